@@ -143,7 +143,7 @@ pub fn fix_energy_body_frame(
 
 /// What the lane-parallel fix did for one lane.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LaneFix {
+pub(crate) enum LaneFix {
     /// Finished: the lane's outputs are final.
     Done(EnergyFixOutcome),
     /// The primary axis could not reach the target; the lane's outputs are its inputs, and
@@ -153,7 +153,7 @@ pub enum LaneFix {
 
 /// The common path of the fix for `N` bodies at once: the safeguards and the primary axis.
 #[inline(always)]
-pub fn fix_energy_lanes<const N: usize>(
+pub(crate) fn fix_energy_lanes<const N: usize>(
     orientation: QuatLanes<N>,
     momentum_body: Vec3Lanes<N>,
     inverse_inertia: Vec3Lanes<N>,
@@ -174,7 +174,10 @@ pub fn fix_energy_lanes<const N: usize>(
     // Lanes that skip or fall back still run the arithmetic and discard it (possibly NaN, which is
     // harmless there): branch-free lanes are what make the batch fast.
     let usable = slope_ok & !negligible & !round_off;
-    let axis = perpendicular_unit(primary, l);
+    // L x w is orthogonal to L up to round-off relative to |L x w|, which the slope test keeps
+    // at least min_slope KE: no projection needed (the fallback axes, built from arbitrary
+    // directions, are projected).
+    let axis = primary.scale(Lanes::splat(1.0) / primary.dot(primary).sqrt());
     let (root, reachable) = solve_along(axis, l, w, inverse_inertia, energy, excess);
     let (q, rotated) = rotate_by_root(orientation, l, &root);
 

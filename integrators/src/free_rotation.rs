@@ -36,7 +36,7 @@
 
 use glam::{DQuat, DVec3};
 
-use crate::lanes::{Lanes, Mask, QuatLanes, Vec3Lanes};
+use crate::lanes::{Lanes, QuatLanes, Vec3Lanes};
 use crate::trig::sin_cos_lanes;
 
 /// Which base update advances the orientation of a dynamic body.
@@ -76,7 +76,7 @@ pub fn advance_free_rotation(
 /// [`advance_free_rotation`] for `N` bodies at once; lane `i` gives exactly what the scalar call
 /// gives for body `i`.
 #[inline(always)]
-pub fn advance_free_rotation_lanes<const N: usize>(
+pub(crate) fn advance_free_rotation_lanes<const N: usize>(
     orientation: QuatLanes<N>,
     momentum_body: Vec3Lanes<N>,
     inverse_inertia: Vec3Lanes<N>,
@@ -97,12 +97,10 @@ pub fn advance_free_rotation_lanes<const N: usize>(
 
 /// One step of the splitting scheme; see the module docs.
 ///
-/// Each lane is first relabelled by a cyclic shift of its body axes (a proper rotation of the
-/// labels, so quaternion components and vector components just move, with no arithmetic) that
-/// puts the axis of the smallest moment first. The outer half-steps then always turn about the
-/// first axis, and the rotations about single axes touch two quaternion pairs and two momentum
-/// components instead of running general formulas; the inner full step turns about the second or
-/// third axis, whichever holds the largest moment.
+/// Each lane is first relabelled so that its body x, y and z axes carry the smallest, middle and
+/// largest moments ([`Relabel`]). The outer half-steps then always turn about x and the inner full
+/// step about z, and those single-axis rotations touch two quaternion pairs and two momentum
+/// components instead of running general formulas.
 #[inline(always)]
 fn split_step<const N: usize>(
     orientation: QuatLanes<N>,
@@ -110,105 +108,102 @@ fn split_step<const N: usize>(
     inverse_inertia: Vec3Lanes<N>,
     dt: f64,
 ) -> (QuatLanes<N>, Vec3Lanes<N>) {
-    let mut shift = [0usize; N];
-    let mut largest_third = Mask::splat(false);
-    for (i, shift) in shift.iter_mut().enumerate() {
-        let (largest, _, smallest) = order_by_moment(inverse_inertia.lane(i));
-        *shift = smallest;
-        largest_third.set(i, largest == (smallest + 2) % 3);
-    }
-    let q = permute_quat(orientation, shift);
-    let l = permute(momentum_body, shift);
-    let inv = permute(inverse_inertia, shift);
-    let inverse_middle = Lanes::select(largest_third, inv.y, inv.z);
-    let inverse_largest = Lanes::select(largest_third, inv.z, inv.y);
+    let relabel: [Relabel; N] = core::array::from_fn(|i| Relabel::sorting(inverse_inertia.lane(i)));
+    let q = QuatLanes {
+        v: Relabel::forward(&relabel, orientation.v),
+        w: orientation.w,
+    };
+    let l = Relabel::forward(&relabel, momentum_body);
+    let inv = Relabel::moments(&relabel, inverse_inertia);
 
     // |L|^2 / (2 I_m): rotation about L by h |L| / I_m; L_b is unchanged.
     let magnitude = l.dot(l).sqrt();
     let moving = magnitude.gt(Lanes::splat(0.0));
     let l_hat = l.scale(Lanes::splat(1.0) / Lanes::select(moving, magnitude, Lanes::splat(1.0)));
-    let (sin_half, cos_half) = sin_cos_lanes(magnitude * inverse_middle * (0.5 * dt));
+    let (sin_half, cos_half) = sin_cos_lanes(magnitude * inv.y * (0.5 * dt));
     let q = q.mul_parts(l_hat.scale(sin_half), cos_half);
 
-    // A(h/2): about the first axis (smallest moment), rate 1/I_s - 1/I_m.
-    let outer_rate = (inv.x - inverse_middle) * (0.5 * dt);
-    let (q, l) = rotate_about_first_axis(q, l, l.x * outer_rate);
-    // C(h): about the axis of the largest moment, rate 1/I_l - 1/I_m.
-    let inner_rate = (inverse_largest - inverse_middle) * dt;
-    let angle = Lanes::select(largest_third, l.z, l.y) * inner_rate;
-    let (q, l) = rotate_about_inner_axis(q, l, angle, largest_third);
-    // A(h/2) again.
-    let (q, l) = rotate_about_first_axis(q, l, l.x * outer_rate);
-    (unpermute_quat(q, shift), unpermute(l, shift))
+    // A(h/2) about x (smallest moment), C(h) about z (largest), A(h/2) again; rates 1/I - 1/I_m.
+    let outer_rate = (inv.x - inv.y) * (0.5 * dt);
+    let inner_rate = (inv.z - inv.y) * dt;
+    let (q, l) = rotate_about_x(q, l, l.x * outer_rate);
+    let (q, l) = rotate_about_z(q, l, l.z * inner_rate);
+    let (q, l) = rotate_about_x(q, l, l.x * outer_rate);
+    let q = QuatLanes {
+        v: Relabel::backward(&relabel, q.v),
+        w: q.w,
+    };
+    (q, Relabel::backward(&relabel, l))
 }
 
-/// Body axes ordered by principal moment: (largest, middle, smallest), given inverse moments.
-/// Ties keep index order.
-#[inline(always)]
-fn order_by_moment(inverse_inertia: DVec3) -> (usize, usize, usize) {
-    let [x, y, z] = inverse_inertia.to_array();
-    if x <= y {
-        if y <= z {
-            (0, 1, 2)
-        } else if x <= z {
-            (0, 2, 1)
-        } else {
-            (2, 0, 1)
+/// A relabelling of one body's axes so that x, y, z carry its smallest, middle and largest
+/// principal moments.
+///
+/// It maps body components `(v_s, v_m, v_l)` to `(v_s, v_m, sign v_l)`, with `sign = -1` when
+/// `(s, m, l)` is an odd permutation. With that sign it is a proper rotation of the body frame, and
+/// on quaternions the same component map is an algebra automorphism (`i j = k` is kept), so
+/// orientations and momenta move between labellings exactly, by copying, with no rounding.
+#[derive(Clone, Copy, Debug)]
+struct Relabel {
+    smallest: usize,
+    middle: usize,
+    largest: usize,
+    sign: f64,
+}
+
+impl Relabel {
+    /// The relabelling that sorts the moments, given inverse moments; ties keep index order.
+    /// Branch-free on purpose: orderings are as random as the bodies, and a mispredicted branch
+    /// per body costs more than these comparisons.
+    #[inline(always)]
+    fn sorting(inverse_inertia: DVec3) -> Self {
+        let inv = inverse_inertia.to_array();
+        let first = usize::from(inv[1] > inv[0]);
+        let smallest = if inv[2] > inv[first] { 2 } else { first };
+        let (after, last) = ((smallest + 1) % 3, (smallest + 2) % 3);
+        let largest_is_last = inv[last] < inv[after];
+        let (middle, largest) = if largest_is_last { (after, last) } else { (last, after) };
+        Self {
+            smallest,
+            middle,
+            largest,
+            sign: if largest_is_last { 1.0 } else { -1.0 },
         }
-    } else if x <= z {
-        (1, 0, 2)
-    } else if y <= z {
-        (1, 2, 0)
-    } else {
-        (2, 1, 0)
+    }
+
+    /// Vectors into the sorted labelling.
+    #[inline(always)]
+    fn forward<const N: usize>(labels: &[Self; N], v: Vec3Lanes<N>) -> Vec3Lanes<N> {
+        Vec3Lanes::gather(core::array::from_fn(|i| {
+            let (r, a) = (labels[i], v.lane(i).to_array());
+            DVec3::new(a[r.smallest], a[r.middle], r.sign * a[r.largest])
+        }))
+    }
+
+    /// Principal moments (or their inverses) into the sorted labelling: no sign.
+    #[inline(always)]
+    fn moments<const N: usize>(labels: &[Self; N], v: Vec3Lanes<N>) -> Vec3Lanes<N> {
+        Vec3Lanes::gather(core::array::from_fn(|i| {
+            let (r, a) = (labels[i], v.lane(i).to_array());
+            DVec3::new(a[r.smallest], a[r.middle], a[r.largest])
+        }))
+    }
+
+    /// Vectors back into the body's own labelling.
+    #[inline(always)]
+    fn backward<const N: usize>(labels: &[Self; N], v: Vec3Lanes<N>) -> Vec3Lanes<N> {
+        Vec3Lanes::gather(core::array::from_fn(|i| {
+            let (r, c) = (labels[i], v.lane(i));
+            let mut a = [0.0; 3];
+            (a[r.smallest], a[r.middle], a[r.largest]) = (c.x, c.y, r.sign * c.z);
+            DVec3::from(a)
+        }))
     }
 }
 
-/// Component `j` of the result is component `(j + shift) mod 3` of the input, lane by lane.
+/// `R' = R exp(angle e_x*)`, `L_b' = exp(-angle e_x*) L_b`, specialized for the x axis.
 #[inline(always)]
-fn permute<const N: usize>(v: Vec3Lanes<N>, shift: [usize; N]) -> Vec3Lanes<N> {
-    Vec3Lanes::gather(core::array::from_fn(|i| {
-        let a = v.lane(i).to_array();
-        let k = shift[i];
-        DVec3::new(a[k], a[(k + 1) % 3], a[(k + 2) % 3])
-    }))
-}
-
-/// Undoes [`permute`].
-#[inline(always)]
-fn unpermute<const N: usize>(v: Vec3Lanes<N>, shift: [usize; N]) -> Vec3Lanes<N> {
-    Vec3Lanes::gather(core::array::from_fn(|i| {
-        let a = v.lane(i).to_array();
-        let k = (3 - shift[i]) % 3;
-        DVec3::new(a[k], a[(k + 1) % 3], a[(k + 2) % 3])
-    }))
-}
-
-/// [`permute`] for the vector part of quaternions; the real part stays.
-#[inline(always)]
-fn permute_quat<const N: usize>(q: QuatLanes<N>, shift: [usize; N]) -> QuatLanes<N> {
-    QuatLanes {
-        v: permute(q.v, shift),
-        w: q.w,
-    }
-}
-
-/// Undoes [`permute_quat`].
-#[inline(always)]
-fn unpermute_quat<const N: usize>(q: QuatLanes<N>, shift: [usize; N]) -> QuatLanes<N> {
-    QuatLanes {
-        v: unpermute(q.v, shift),
-        w: q.w,
-    }
-}
-
-/// `R' = R exp(angle e_x*)`, `L_b' = exp(-angle e_x*) L_b`, specialized for the first body axis.
-#[inline(always)]
-fn rotate_about_first_axis<const N: usize>(
-    q: QuatLanes<N>,
-    l: Vec3Lanes<N>,
-    angle: Lanes<N>,
-) -> (QuatLanes<N>, Vec3Lanes<N>) {
+fn rotate_about_x<const N: usize>(q: QuatLanes<N>, l: Vec3Lanes<N>, angle: Lanes<N>) -> (QuatLanes<N>, Vec3Lanes<N>) {
     let (sin_half, cos_half) = sin_cos_lanes(angle * 0.5);
     let (sin, versine) = (sin_half * cos_half * 2.0, sin_half * sin_half * 2.0);
     let (w, x, y, z) = rotate_pairs(q.w, q.v.x, q.v.y, q.v.z, sin_half, cos_half);
@@ -222,36 +217,19 @@ fn rotate_about_first_axis<const N: usize>(
     )
 }
 
-/// The same about the second body axis where `third` is false, about the third where it is true.
+/// The same about the z axis, whose cyclic order is (z, x, y).
 #[inline(always)]
-fn rotate_about_inner_axis<const N: usize>(
-    q: QuatLanes<N>,
-    l: Vec3Lanes<N>,
-    angle: Lanes<N>,
-    third: Mask<N>,
-) -> (QuatLanes<N>, Vec3Lanes<N>) {
+fn rotate_about_z<const N: usize>(q: QuatLanes<N>, l: Vec3Lanes<N>, angle: Lanes<N>) -> (QuatLanes<N>, Vec3Lanes<N>) {
     let (sin_half, cos_half) = sin_cos_lanes(angle * 0.5);
     let (sin, versine) = (sin_half * cos_half * 2.0, sin_half * sin_half * 2.0);
-    // About y the cyclic order is (y, z, x); about z it is (z, x, y).
-    let (wy, yy, zy, xy) = rotate_pairs(q.w, q.v.y, q.v.z, q.v.x, sin_half, cos_half);
-    let (lzy, lxy) = counter_rotate(l.z, l.x, sin, versine);
-    let (wz, zz, xz, yz) = rotate_pairs(q.w, q.v.z, q.v.x, q.v.y, sin_half, cos_half);
-    let (lxz, lyz) = counter_rotate(l.x, l.y, sin, versine);
-    let pick = |about_z, about_y| Lanes::select(third, about_z, about_y);
+    let (w, z, x, y) = rotate_pairs(q.w, q.v.z, q.v.x, q.v.y, sin_half, cos_half);
+    let (lx, ly) = counter_rotate(l.x, l.y, sin, versine);
     (
         QuatLanes {
-            v: Vec3Lanes {
-                x: pick(xz, xy),
-                y: pick(yz, yy),
-                z: pick(zz, zy),
-            },
-            w: pick(wz, wy),
+            v: Vec3Lanes { x, y, z },
+            w,
         },
-        Vec3Lanes {
-            x: pick(lxz, lxy),
-            y: pick(lyz, l.y),
-            z: pick(l.z, lzy),
-        },
+        Vec3Lanes { x: lx, y: ly, z: l.z },
     )
 }
 

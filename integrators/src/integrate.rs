@@ -14,12 +14,11 @@
 use core::array::from_fn;
 
 use glam::{DQuat, DVec3};
-use rayon::prelude::*;
 
 use crate::energy_fix::{EnergyFixOutcome, EnergyFixSettings, LaneFix, fix_energy_body_frame, fix_energy_lanes};
 use crate::error::IntegratorError;
 use crate::free_rotation::{OrientationScheme, advance_free_rotation, advance_free_rotation_lanes};
-use crate::lanes::{QuatLanes, Vec3Lanes};
+use crate::lanes::{Lanes, QuatLanes, Vec3Lanes};
 use crate::mass::MassProperties;
 use crate::state::{BodyKind, RigidState};
 
@@ -78,7 +77,7 @@ pub fn integrate(
 }
 
 /// [`integrate`] without the input checks: `dt` and the body must already be valid.
-fn advance_validated(
+pub(crate) fn advance_validated(
     state: &mut RigidState,
     mass: &MassProperties,
     kind: BodyKind,
@@ -117,7 +116,7 @@ fn advance_validated(
 /// What happened to one lane of [`advance_dynamic_lanes`]: a small `Copy` value, so the hot loop
 /// moves no error strings around.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum LaneResult {
+pub(crate) enum LaneResult {
     /// The body moved; what the energy fix did, if it ran.
     Advanced(Option<EnergyFixOutcome>),
     /// The update overflowed (finite but absurd input); the body was left unchanged.
@@ -125,7 +124,7 @@ enum LaneResult {
 }
 
 impl LaneResult {
-    fn into_result(self) -> Result<Option<EnergyFixOutcome>, IntegratorError> {
+    pub(crate) fn into_result(self) -> Result<Option<EnergyFixOutcome>, IntegratorError> {
         match self {
             Self::Advanced(outcome) => Ok(outcome),
             Self::Overflowed(quantity, value) => Err(IntegratorError::not_finite(quantity, value)),
@@ -136,7 +135,7 @@ impl LaneResult {
 /// Advances `N` valid dynamic bodies in lock step (see [`crate::lanes`]); each lane's result is
 /// bit-identical to advancing that body alone.
 #[inline(always)]
-fn advance_dynamic_lanes<const N: usize>(
+pub(crate) fn advance_dynamic_lanes<const N: usize>(
     states: [&mut RigidState; N],
     masses: [&MassProperties; N],
     dt: f64,
@@ -184,24 +183,31 @@ fn advance_dynamic_lanes<const N: usize>(
     // it is always low), and that bias compounds over steps into angular-momentum drift; the
     // correctly rounded quotient is not.
     let velocity = momentum.div_elements(inertia);
+    // x * 0 is 0 for finite x and NaN otherwise: one lane-wise sum checks every new component
+    // (the orientation was just renormalized, so its norm needs no check).
+    let poison = [
+        orientation.v.x,
+        orientation.v.y,
+        orientation.v.z,
+        orientation.w,
+        velocity.x,
+        velocity.y,
+        velocity.z,
+    ]
+    .into_iter()
+    .fold(Lanes::splat(0.0), |sum, value| sum + value * 0.0);
     let mut results = [LaneResult::Advanced(None); N];
     for (i, state) in states.into_iter().enumerate() {
-        let next = RigidState {
-            position: state.position + state.linear_velocity * dt,
-            orientation: orientation.lane(i),
-            linear_velocity: state.linear_velocity,
-            body_angular_velocity: velocity.lane(i),
-        };
-        results[i] = if next.is_valid() {
-            *state = next;
+        let position = state.position + state.linear_velocity * dt;
+        results[i] = if poison.0[i] == 0.0 && position.is_finite() {
+            state.position = position;
+            state.orientation = orientation.lane(i);
+            state.body_angular_velocity = velocity.lane(i);
             LaneResult::Advanced(outcomes[i])
-        } else if !next.position.is_finite() {
-            LaneResult::Overflowed("position after the step (m)", next.position)
+        } else if !position.is_finite() {
+            LaneResult::Overflowed("position after the step (m)", position)
         } else {
-            LaneResult::Overflowed(
-                "angular velocity after the step (rad/s, body frame)",
-                next.body_angular_velocity,
-            )
+            LaneResult::Overflowed("angular velocity after the step (rad/s, body frame)", velocity.lane(i))
         };
     }
     results
@@ -237,163 +243,6 @@ fn commit(state: &mut RigidState, next: RigidState) -> Result<(), IntegratorErro
     }
     *state = next;
     Ok(())
-}
-
-/// Counts of what the energy fix did over a batch of bodies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EnergyFixTally {
-    /// Bodies rotated about the primary axis `L x w`.
-    pub primary: usize,
-    /// Bodies rotated about a fallback axis `L x r_max` or `L x r_min`.
-    pub fallback: usize,
-    /// Bodies left alone: error at round-off or energy negligible.
-    pub skipped: usize,
-    /// Bodies whose target energy was out of reach (round-off only); left alone.
-    pub unreachable: usize,
-}
-
-impl EnergyFixTally {
-    fn record(mut self, outcome: Option<EnergyFixOutcome>) -> Self {
-        use crate::energy_fix::FixAxis;
-        match outcome {
-            Some(EnergyFixOutcome::Rotated {
-                axis: FixAxis::Primary, ..
-            }) => self.primary += 1,
-            Some(EnergyFixOutcome::Rotated { .. }) => self.fallback += 1,
-            Some(EnergyFixOutcome::Unreachable { .. }) => self.unreachable += 1,
-            Some(_) => self.skipped += 1,
-            None => {}
-        }
-        self
-    }
-
-    fn merge(self, other: Self) -> Self {
-        Self {
-            primary: self.primary + other.primary,
-            fallback: self.fallback + other.fallback,
-            skipped: self.skipped + other.skipped,
-            unreachable: self.unreachable + other.unreachable,
-        }
-    }
-}
-
-/// A batch integration failed at body `index`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BatchError {
-    /// Index of the first offending body in the slices given.
-    pub index: usize,
-    /// What was wrong with it.
-    pub error: IntegratorError,
-}
-
-impl core::fmt::Display for BatchError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "body {}: {}", self.index, self.error)
-    }
-}
-
-impl std::error::Error for BatchError {}
-
-/// Bodies per rayon task in [`integrate_batch`]; large enough to amortize scheduling, and a
-/// multiple of [`LANES`].
-const BATCH_CHUNK: usize = 4096;
-
-/// Dynamic bodies advanced in lock step by [`integrate_batch`] (see [`crate::lanes`]).
-const LANES: usize = 4;
-
-/// Advances many independent bodies by `dt` seconds on the current rayon pool.
-///
-/// `states`, `masses` and `kinds` are parallel arrays. Every body is checked first; if any is
-/// invalid, the error names the lowest such index and nothing changes. A body whose update would
-/// overflow (finite but absurd velocities) is left unchanged and reported the same way, the
-/// others having moved. Results do not depend on the thread count.
-///
-/// # Panics
-///
-/// If the three slices differ in length (a programming error, not bad data).
-pub fn integrate_batch(
-    states: &mut [RigidState],
-    masses: &[MassProperties],
-    kinds: &[BodyKind],
-    dt: f64,
-    settings: &IntegrationSettings,
-) -> Result<EnergyFixTally, BatchError> {
-    assert!(
-        states.len() == masses.len() && states.len() == kinds.len(),
-        "integrate_batch: states, masses and kinds must have the same length"
-    );
-    validate_time_step(dt).map_err(|error| BatchError { index: 0, error })?;
-    let first_bad = states
-        .par_chunks(BATCH_CHUNK)
-        .zip(masses.par_chunks(BATCH_CHUNK).zip(kinds.par_chunks(BATCH_CHUNK)))
-        .enumerate()
-        .filter_map(|(chunk, (states, (masses, kinds)))| {
-            let valid = |((state, mass), kind): ((&RigidState, &MassProperties), &BodyKind)| {
-                state.is_valid() && !(*kind == BodyKind::Dynamic && mass.is_infinite())
-            };
-            let offset = states.iter().zip(masses).zip(kinds).position(|body| !valid(body))?;
-            Some(chunk * BATCH_CHUNK + offset)
-        })
-        .min();
-    if let Some(index) = first_bad {
-        let error = validate_body(&states[index], &masses[index], kinds[index]).expect_err("found invalid above");
-        return Err(BatchError { index, error });
-    }
-
-    let results: Vec<(EnergyFixTally, Option<BatchError>)> = states
-        .par_chunks_mut(BATCH_CHUNK)
-        .zip(masses.par_chunks(BATCH_CHUNK).zip(kinds.par_chunks(BATCH_CHUNK)))
-        .enumerate()
-        .map(|(chunk, (states, (masses, kinds)))| {
-            let mut tally = EnergyFixTally::default();
-            let mut failure = None;
-            let mut note = |index: usize, result: Result<Option<EnergyFixOutcome>, IntegratorError>| match result {
-                Ok(outcome) => tally = tally.record(outcome),
-                Err(error) => {
-                    if failure.is_none() {
-                        failure = Some(BatchError {
-                            index: chunk * BATCH_CHUNK + index,
-                            error,
-                        });
-                    }
-                }
-            };
-            for (group, ((states, masses), kinds)) in states
-                .chunks_mut(LANES)
-                .zip(masses.chunks(LANES))
-                .zip(kinds.chunks(LANES))
-                .enumerate()
-            {
-                let start = group * LANES;
-                let lanes: Option<&mut [RigidState; LANES]> = states.try_into().ok();
-                match lanes {
-                    Some(lanes) if kinds.iter().all(|k| *k == BodyKind::Dynamic) => {
-                        let results = advance_dynamic_lanes(lanes.each_mut(), from_fn(|i| &masses[i]), dt, settings);
-                        for (i, result) in results.into_iter().enumerate() {
-                            match result {
-                                LaneResult::Advanced(outcome) => note(start + i, Ok(outcome)),
-                                overflow => note(start + i, overflow.into_result()),
-                            }
-                        }
-                    }
-                    _ => {
-                        for (i, ((state, mass), kind)) in states.iter_mut().zip(masses).zip(kinds).enumerate() {
-                            note(start + i, advance_validated(state, mass, *kind, dt, settings));
-                        }
-                    }
-                }
-            }
-            (tally, failure)
-        })
-        .collect();
-    let mut tally = EnergyFixTally::default();
-    for (chunk_tally, failure) in results {
-        if let Some(failure) = failure {
-            return Err(failure);
-        }
-        tally = tally.merge(chunk_tally);
-    }
-    Ok(tally)
 }
 
 /// Applies the energy fix of Su 2009 section 2 to a body on its own, outside [`integrate`], so a

@@ -15,6 +15,7 @@ use glam::{DQuat, DVec3};
 
 /// `N` independent `f64` values.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(32))]
 pub struct Lanes<const N: usize>(pub [f64; N]);
 
 /// One boolean per lane.
@@ -145,22 +146,30 @@ macro_rules! lane_op {
             type Output = Self;
             #[inline(always)]
             fn $method(self, rhs: Self) -> Self {
-                Self(from_fn(|i| self.0[i] $op rhs.0[i]))
+                let mut out = self.0;
+                for (o, r) in out.iter_mut().zip(rhs.0) {
+                    *o $op r;
+                }
+                Self(out)
             }
         }
         impl<const N: usize> $trait<f64> for Lanes<N> {
             type Output = Self;
             #[inline(always)]
             fn $method(self, rhs: f64) -> Self {
-                Self(from_fn(|i| self.0[i] $op rhs))
+                let mut out = self.0;
+                for o in out.iter_mut() {
+                    *o $op rhs;
+                }
+                Self(out)
             }
         }
     };
 }
-lane_op!(Add, add, +);
-lane_op!(Sub, sub, -);
-lane_op!(Mul, mul, *);
-lane_op!(Div, div, /);
+lane_op!(Add, add, +=);
+lane_op!(Sub, sub, -=);
+lane_op!(Mul, mul, *=);
+lane_op!(Div, div, /=);
 
 impl<const N: usize> Neg for Lanes<N> {
     type Output = Self;

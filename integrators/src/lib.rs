@@ -17,6 +17,7 @@
 //!
 //! Units are SI throughout; vectors are world frame unless a name says `body`.
 
+pub mod batch;
 pub mod energy_fix;
 pub mod error;
 pub mod free_rotation;
@@ -29,11 +30,12 @@ pub mod random;
 pub mod state;
 pub mod trig;
 
+pub use batch::{BatchError, EnergyFixTally, Kernel, integrate_batch, integrate_batch_with};
 pub use energy_fix::{EnergyFixOutcome, EnergyFixSettings, FixAxis};
 pub use error::IntegratorError;
 pub use free_rotation::OrientationScheme;
 pub use impulse::{ClampBody, ClampVerdict, ImpulseClamp, PairImpulse, apply_impulse, clamp_pair_impulse};
-pub use integrate::{BatchError, EnergyFixTally, IntegrationSettings, apply_energy_fix, integrate, integrate_batch};
+pub use integrate::{IntegrationSettings, apply_energy_fix, integrate};
 pub use mass::MassProperties;
 pub use principal_axes::{PrincipalAxes, principal_axes};
 pub use random::SplitMix64;
