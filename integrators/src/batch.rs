@@ -1,4 +1,4 @@
-//! Many independent bodies at once: the data-parallel form of [`crate::integrate`].
+//! Many independent bodies at once: the data-parallel form of [`crate::integrate()`].
 //!
 //! Bodies are split into chunks for rayon; inside a chunk, runs of dynamic bodies go through the
 //! lane kernel of [`crate::lanes`] four at a time. On x86-64 machines with AVX2 the chunk loop is

@@ -36,8 +36,8 @@ use crate::state::{BodyKind, RigidState};
 /// pure angular impulse `angular` (N m s) to a body: `v += j / m`, `w += I^-1 (r x j + j_tau)`
 /// (world frame; the state keeps `w` in body frame).
 ///
-/// Static and kinematic bodies are not moved. Inputs must be finite (checked by the caller; see
-/// [`clamp_pair_impulse`], which validates them).
+/// Static and kinematic bodies are not moved. A non-finite input is refused by name and the state
+/// is left as it was.
 pub fn apply_impulse(
     state: &mut RigidState,
     mass: &MassProperties,
@@ -45,13 +45,17 @@ pub fn apply_impulse(
     linear: DVec3,
     arm: DVec3,
     angular: DVec3,
-) {
+) -> Result<(), IntegratorError> {
+    check_finite3("linear impulse (N s)", linear)?;
+    check_finite3("impulse arm (m)", arm)?;
+    check_finite3("angular impulse (N m s)", angular)?;
     if kind != BodyKind::Dynamic || mass.is_infinite() {
-        return;
+        return Ok(());
     }
     state.linear_velocity += linear * mass.inverse_mass();
     let body_impulse = state.orientation.inverse() * (arm.cross(linear) + angular);
     state.body_angular_velocity += body_impulse * mass.inverse_principal_inertia();
+    Ok(())
 }
 
 /// One body of a pair, as the clamp sees it: its kind, its state at the non-split time level and

@@ -1,8 +1,8 @@
 //! One time step of a body's pose: position, then orientation with the optional energy fix.
 //!
 //! This is the `integrate` stage of the world step for a single body, as a pure function over
-//! plain data, plus a data-parallel batch form. Forces and impulses were applied to the velocities
-//! by earlier stages; here the pose moves with those velocities:
+//! plain data ([`crate::batch`] runs it over many bodies). Forces and impulses were applied to the
+//! velocities by earlier stages; here the pose moves with those velocities:
 //!
 //! - dynamic: `x' = x + h v`; the orientation follows torque-free motion with the angular momentum
 //!   `L = I w` held fixed ([`crate::free_rotation`]), then the energy fix restores the rotational

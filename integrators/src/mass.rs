@@ -10,7 +10,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{DMat3, DQuat, DVec3};
 
-use crate::error::{IntegratorError, check_finite, check_finite3};
+use crate::error::{IntegratorError, check_finite};
 use crate::principal_axes::principal_axes;
 
 /// Relative slack allowed in the triangle inequality `I_a + I_b >= I_c` of principal moments, so
@@ -99,10 +99,7 @@ impl MassProperties {
     ///
     /// The principal moments come out in ascending order along the body x, y, z axes.
     pub fn from_inertia_tensor(mass: f64, tensor: DMat3) -> Result<(Self, DQuat), IntegratorError> {
-        for axis in [tensor.x_axis, tensor.y_axis, tensor.z_axis] {
-            check_finite3("inertia tensor column (kg m^2)", axis)?;
-        }
-        let axes = principal_axes(tensor);
+        let axes = principal_axes(tensor)?;
         Ok((Self::try_new(mass, axes.values)?, axes.rotation))
     }
 

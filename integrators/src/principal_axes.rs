@@ -8,6 +8,8 @@
 
 use glam::{DMat3, DQuat, DVec3};
 
+use crate::error::{IntegratorError, check_finite3};
+
 /// Largest number of Jacobi sweeps; a 3x3 symmetric matrix converges quadratically in 4 to 6.
 const MAX_SWEEPS: usize = 32;
 
@@ -22,10 +24,13 @@ pub struct PrincipalAxes {
 
 /// Diagonalizes the symmetric part of `tensor`.
 ///
-/// The input must be finite; only its symmetric part `(T + T^T) / 2` is used. Eigenvalues come out
-/// sorted ascending and the eigenvector frame is right-handed. Deterministic for a given input.
-pub fn principal_axes(tensor: DMat3) -> PrincipalAxes {
-    debug_assert!(tensor.is_finite(), "principal_axes needs a finite tensor");
+/// Only the symmetric part `(T + T^T) / 2` is used. Eigenvalues come out sorted ascending and the
+/// eigenvector frame is right-handed. Deterministic for a given input. Fails, naming the column,
+/// if any entry is not finite.
+pub fn principal_axes(tensor: DMat3) -> Result<PrincipalAxes, IntegratorError> {
+    for column in [tensor.x_axis, tensor.y_axis, tensor.z_axis] {
+        check_finite3("tensor column", column)?;
+    }
     let mut a = [[0.0f64; 3]; 3];
     for (row, a_row) in a.iter_mut().enumerate() {
         for (col, value) in a_row.iter_mut().enumerate() {
@@ -55,10 +60,10 @@ pub fn principal_axes(tensor: DMat3) -> PrincipalAxes {
     let c2 = c0.cross(c1).normalize();
     let c1 = c2.cross(c0).normalize();
     let c0 = c0.normalize();
-    PrincipalAxes {
+    Ok(PrincipalAxes {
         values: DVec3::new(a[order[0]][order[0]], a[order[1]][order[1]], a[order[2]][order[2]]),
         rotation: DQuat::from_mat3(&DMat3::from_cols(c0, c1, c2)).normalize(),
-    }
+    })
 }
 
 /// One Jacobi rotation zeroing `a[p][q]`, accumulated into the eigenvector matrix `v`.
@@ -101,7 +106,7 @@ mod tests {
 
     #[test]
     fn principal_axes_of_a_diagonal_tensor_are_sorted_moments() {
-        let axes = principal_axes(DMat3::from_diagonal(DVec3::new(3.0, 1.0, 2.0)));
+        let axes = principal_axes(DMat3::from_diagonal(DVec3::new(3.0, 1.0, 2.0))).unwrap();
         assert_eq!(axes.values, DVec3::new(1.0, 2.0, 3.0));
         let r = DMat3::from_quat(axes.rotation);
         assert!((r.determinant() - 1.0).abs() < 1e-15);
@@ -110,8 +115,16 @@ mod tests {
     }
 
     #[test]
+    fn principal_axes_refuse_non_finite_tensors() {
+        let mut tensor = DMat3::IDENTITY;
+        tensor.y_axis.z = f64::NAN;
+        let err = principal_axes(tensor).unwrap_err();
+        assert!(err.to_string().contains("tensor column"), "{err}");
+    }
+
+    #[test]
     fn principal_axes_of_a_sphere_tensor_are_exact() {
-        let axes = principal_axes(DMat3::from_diagonal(DVec3::splat(0.4)));
+        let axes = principal_axes(DMat3::from_diagonal(DVec3::splat(0.4))).unwrap();
         assert_eq!(axes.values, DVec3::splat(0.4));
     }
 
@@ -132,7 +145,7 @@ mod tests {
             prop_assume!(axis.length() > 1e-3);
             let r = DMat3::from_quat(DQuat::from_axis_angle(axis.normalize(), angle));
             let tensor = r * DMat3::from_diagonal(m) * r.transpose();
-            let axes = principal_axes(tensor);
+            let axes = principal_axes(tensor).unwrap();
             let back = reconstruct(&axes);
             let scale = m.max_element();
             for c in 0..3 {

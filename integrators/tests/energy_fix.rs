@@ -180,6 +180,55 @@ fn energy_fix_large_corrections_use_fallback_axes_and_hit_the_target() {
     assert!(fallback > 0, "no case exercised a fallback axis");
 }
 
+/// Su 2009 section 2.3 in the paper's own world-frame notation, as an independent oracle: for
+/// small corrections the paper's closed form and our smallest-rotation root are the same rotation.
+#[test]
+fn energy_fix_agrees_with_the_papers_closed_form_for_small_corrections() {
+    let bodies = sample((free_body(50.0), -1e-2..1e-2f64), 256);
+    let mut compared = 0;
+    for ((mass, state), relative) in bodies {
+        let energy = state.rotational_kinetic_energy(&mass);
+        let l = state.angular_momentum(&mass);
+        let w = state.angular_velocity();
+        let inverse_inertia = mass.inverse_inertia_world(state.orientation);
+        let p = l.cross(w);
+        if energy == 0.0 || p.length() < 1e-3 * energy || relative.abs() < 1e-9 {
+            continue;
+        }
+        let target = energy * (1.0 - relative);
+        // Paper, section 2.2-2.3: s = L x w / |L x w|, a, b, c, k, n, r, g, p, then x and y.
+        let s = p.normalize();
+        let s_cross_l = s.cross(l);
+        let a = s_cross_l.dot(w);
+        let b = 0.5 * s_cross_l.dot(inverse_inertia * s_cross_l);
+        let (c, k) = (energy - b, energy - target);
+        let n = c - 2.0 * k;
+        let r = (c * c + a * a).sqrt();
+        let g = a * a + 4.0 * k * (c - k);
+        if g < 0.0 {
+            continue;
+        }
+        let pp = a * a + g + 2.0 * a.abs() * g.sqrt();
+        let x = (pp + (c + n) * (c + n)).sqrt() / (2.0 * r);
+        let y_hat = 2.0 * k.abs() / (pp + (c - n) * (c - n)).sqrt();
+        let y = (k - c * y_hat * y_hat).signum() * y_hat;
+        let expected = DQuat::from_axis_angle(s, y.atan2(x)) * state.orientation;
+
+        let mut fixed = state;
+        let outcome = apply_energy_fix(&mut fixed, &mass, target, &EnergyFixSettings::default()).unwrap();
+        let EnergyFixOutcome::Rotated { sin_angle, .. } = outcome else {
+            panic!("{outcome:?}");
+        };
+        assert!(
+            (sin_angle - y).abs() <= 1e-9 * y.abs() + 1e-15,
+            "sin(eps) {sin_angle} vs the paper's {y}"
+        );
+        assert!(common::rotation_angle(fixed.orientation, expected) <= 1e-9 * y.abs() + 1e-14);
+        compared += 1;
+    }
+    assert!(compared > 200, "only {compared} bodies compared");
+}
+
 #[test]
 fn energy_fix_reports_unreachable_targets_and_changes_nothing() {
     let mass = MassProperties::try_new(1.0, DVec3::new(1.0, 2.0, 2.5)).unwrap();

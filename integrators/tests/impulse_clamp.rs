@@ -23,8 +23,8 @@ fn apply_pair(
     scale: f64,
 ) {
     let (j, tau) = (impulse.linear * scale, impulse.angular * scale);
-    apply_impulse(a, mass_a, kind_a, j, impulse.arm_a, tau);
-    apply_impulse(b, mass_b, kind_b, -j, impulse.arm_b, -tau);
+    apply_impulse(a, mass_a, kind_a, j, impulse.arm_a, tau).unwrap();
+    apply_impulse(b, mass_b, kind_b, -j, impulse.arm_b, -tau).unwrap();
 }
 
 fn kinetic(state: &RigidState, mass: &MassProperties, kind: BodyKind) -> f64 {
@@ -102,7 +102,7 @@ proptest! {
             moved.kinetic_energy(&mass_a)
         };
         let mut a2 = a;
-        apply_impulse(&mut a2, &mass_a, BodyKind::Dynamic, linear * clamp.scale, impulse.arm_a, DVec3::ZERO);
+        apply_impulse(&mut a2, &mass_a, BodyKind::Dynamic, linear * clamp.scale, impulse.arm_a, DVec3::ZERO).unwrap();
         prop_assert!(relative(&a2) <= relative(&a) * (1.0 + 1e-12));
     }
 }
@@ -197,7 +197,8 @@ fn impulse_clamp_elevator_lifts_the_box() {
                     impulse.linear * clamp.scale,
                     impulse.arm_a,
                     DVec3::ZERO,
-                );
+                )
+                .unwrap();
             }
             integrate(&mut cargo, &box_mass, BodyKind::Dynamic, dt, &settings).unwrap();
             integrate(&mut platform, &platform_mass, BodyKind::Kinematic, dt, &settings).unwrap();
@@ -258,6 +259,18 @@ fn impulse_clamp_rejects_non_finite_input_by_name() {
             "{err}"
         );
     }
+    let mut moved = state;
+    let err = apply_impulse(
+        &mut moved,
+        &mass,
+        BodyKind::Dynamic,
+        DVec3::X,
+        DVec3::new(f64::NAN, 0.0, 0.0),
+        DVec3::ZERO,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("impulse arm"), "{err}");
+    assert_eq!(moved, state);
     let mut broken = state;
     broken.linear_velocity.x = f64::NAN;
     let err = clamp_pair_impulse(a, body(BodyKind::Dynamic, &broken, &mass), &good).unwrap_err();
