@@ -1,8 +1,29 @@
 //! Geometry and contact generation for shatter.
 //!
-//! This crate will hold every geometric thing the engine and the fracture methods need: analytic
-//! shapes, triangle and tet meshes with their readers and validation, signed-distance level sets,
-//! surface particles, marching cubes, mass properties from geometry, the broad phase and the narrow
-//! phase. It knows nothing of the solver or the world.
+//! What this crate is for: every geometric thing the engine and the fracture methods need, in one
+//! place, exact where it can be, with clear errors on bad geometry:
+//! - triangle meshes ([`TriMesh`]) with readers and writers for OBJ, STL and PLY, and topology
+//!   checks that say why a mesh does not bound a solid;
+//! - analytic shapes with exact signed distance;
+//! - signed-distance level sets on regular grids ([`SdfGrid`]) built from meshes or shapes, with
+//!   trilinear queries; surface particles; contouring back to meshes; tetrahedral meshes;
+//! - mass properties from meshes, grids and tets;
+//! - the broad phase over moving boxes and the narrow phase that turns overlapping pairs into
+//!   contacts.
 //!
-//! Not yet implemented: the crate holds only its documentation for now.
+//! What it is not: it knows no velocities, no solver and no world. All coordinates are `f64`,
+//! in SI units, in the frame each function states (usually the body frame, origin at the centre of
+//! mass).
+
+pub mod aabb;
+pub mod error;
+pub mod grid;
+pub mod mass_properties;
+pub mod topology;
+pub mod trimesh;
+
+pub use aabb::Aabb;
+pub use error::{GeometryError, MeshDefects};
+pub use grid::{GridSpec, SdfGrid};
+pub use mass_properties::{BodyMassProperties, VolumeIntegrals};
+pub use trimesh::TriMesh;

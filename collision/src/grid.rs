@@ -1,0 +1,311 @@
+//! Regular sample grids and the signed-distance level set stored on them.
+//!
+//! A [`GridSpec`] places `dims[0] x dims[1] x dims[2]` samples at `origin + spacing * (i, j, k)`
+//! in the body frame. An [`SdfGrid`] stores one signed distance per sample (negative inside, in
+//! the body's length unit) and answers trilinear value and gradient queries anywhere, so the level
+//! set of Su 2009 section 4.1 (and the fragment level sets of its section 4.2) are values on the
+//! same kind of grid.
+
+use glam::DVec3;
+use rayon::prelude::*;
+
+use crate::aabb::Aabb;
+use crate::error::GeometryError;
+
+/// Most samples a grid may hold (about 2 GiB of `f64`): larger requests are refused by name.
+pub const MAX_GRID_SAMPLES: usize = 1 << 28;
+
+/// Where the samples of a regular grid are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridSpec {
+    /// Position of sample (0, 0, 0), body frame.
+    pub origin: DVec3,
+    /// Distance between neighbouring samples, the same along every axis.
+    pub spacing: f64,
+    /// Samples along x, y and z (at least 2 each).
+    pub dims: [usize; 3],
+}
+
+impl GridSpec {
+    /// A grid spec, checked: finite origin, positive finite spacing, at least 2 samples per axis
+    /// and at most [`MAX_GRID_SAMPLES`] in all.
+    pub fn try_new(origin: DVec3, spacing: f64, dims: [usize; 3]) -> Result<Self, GeometryError> {
+        if !origin.is_finite() {
+            return Err(GeometryError::invalid("grid origin", origin, "finite coordinates"));
+        }
+        if !(spacing.is_finite() && spacing > 0.0) {
+            return Err(GeometryError::invalid(
+                "grid spacing",
+                spacing,
+                "a positive finite length",
+            ));
+        }
+        if dims.iter().any(|d| *d < 2) {
+            return Err(GeometryError::invalid(
+                "grid dimensions",
+                dims,
+                "at least 2 samples per axis",
+            ));
+        }
+        let count = dims.iter().try_fold(1usize, |n, d| n.checked_mul(*d));
+        if count.is_none_or(|n| n > MAX_GRID_SAMPLES) {
+            return Err(GeometryError::invalid(
+                "grid dimensions",
+                dims,
+                "at most 2^28 samples in all",
+            ));
+        }
+        Ok(Self { origin, spacing, dims })
+    }
+
+    /// The grid with samples `spacing` apart that covers `bounds` with `padding` extra cells on
+    /// every side.
+    pub fn covering(bounds: Aabb, spacing: f64, padding: usize) -> Result<Self, GeometryError> {
+        if bounds.is_empty() || !bounds.min.is_finite() || !bounds.max.is_finite() {
+            return Err(GeometryError::invalid("grid bounds", bounds, "a finite, non-empty box"));
+        }
+        if !(spacing.is_finite() && spacing > 0.0) {
+            return Err(GeometryError::invalid(
+                "grid spacing",
+                spacing,
+                "a positive finite length",
+            ));
+        }
+        let cells = (bounds.size() / spacing).ceil();
+        if !(cells.max_element() < MAX_GRID_SAMPLES as f64) {
+            return Err(GeometryError::invalid(
+                "grid spacing",
+                spacing,
+                "a spacing not tiny against the bounds",
+            ));
+        }
+        let pad = padding as f64 * spacing;
+        let dims = cells.to_array().map(|c| c as usize + 1 + 2 * padding);
+        // Centre the samples on the bounds.
+        let slack = (cells * spacing - bounds.size()) * 0.5;
+        Self::try_new(bounds.min - slack - DVec3::splat(pad), spacing, dims)
+    }
+
+    /// The grid with `cells` cells along the longest side of `bounds` (plus `padding` cells on
+    /// every side).
+    pub fn with_resolution(bounds: Aabb, cells: usize, padding: usize) -> Result<Self, GeometryError> {
+        if cells == 0 {
+            return Err(GeometryError::invalid("grid resolution", cells, "at least one cell"));
+        }
+        let longest = bounds.size().max_element();
+        if !(longest.is_finite() && longest > 0.0) {
+            return Err(GeometryError::invalid(
+                "grid bounds",
+                bounds,
+                "a finite box of positive size",
+            ));
+        }
+        Self::covering(bounds, longest / cells as f64, padding)
+    }
+
+    /// Total number of samples.
+    pub fn sample_count(&self) -> usize {
+        self.dims[0] * self.dims[1] * self.dims[2]
+    }
+
+    /// Linear index of sample `(i, j, k)`: x fastest.
+    pub fn index(&self, i: usize, j: usize, k: usize) -> usize {
+        i + self.dims[0] * (j + self.dims[1] * k)
+    }
+
+    /// Sample coordinates `(i, j, k)` of a linear index.
+    pub fn coordinates(&self, index: usize) -> [usize; 3] {
+        let (nx, ny) = (self.dims[0], self.dims[1]);
+        [index % nx, (index / nx) % ny, index / (nx * ny)]
+    }
+
+    /// Position of sample `(i, j, k)`.
+    pub fn position(&self, i: usize, j: usize, k: usize) -> DVec3 {
+        self.origin + DVec3::new(i as f64, j as f64, k as f64) * self.spacing
+    }
+
+    /// The box spanned by the samples.
+    pub fn bounds(&self) -> Aabb {
+        let last = DVec3::new(
+            (self.dims[0] - 1) as f64,
+            (self.dims[1] - 1) as f64,
+            (self.dims[2] - 1) as f64,
+        );
+        Aabb::new(self.origin, self.origin + last * self.spacing)
+    }
+
+    /// Volume of one cell.
+    pub fn cell_volume(&self) -> f64 {
+        self.spacing * self.spacing * self.spacing
+    }
+}
+
+/// A signed-distance level set sampled on a grid: negative inside, positive outside.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SdfGrid {
+    spec: GridSpec,
+    values: Vec<f64>,
+}
+
+impl SdfGrid {
+    /// A level set from sample values in [`GridSpec::index`] order; every value must be finite.
+    pub fn try_from_values(spec: GridSpec, values: Vec<f64>) -> Result<Self, GeometryError> {
+        if values.len() != spec.sample_count() {
+            return Err(GeometryError::invalid(
+                "grid value count",
+                values.len(),
+                "one value per sample of the grid spec",
+            ));
+        }
+        if let Some((index, v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(GeometryError::NotFinite {
+                what: "grid value",
+                index,
+                value: format!("{v:?}"),
+            });
+        }
+        Ok(Self { spec, values })
+    }
+
+    /// A level set from a signed-distance function evaluated at every sample, in parallel.
+    pub fn from_fn(spec: GridSpec, distance: impl Fn(DVec3) -> f64 + Sync) -> Result<Self, GeometryError> {
+        let values = (0..spec.sample_count())
+            .into_par_iter()
+            .map(|index| {
+                let [i, j, k] = spec.coordinates(index);
+                distance(spec.position(i, j, k))
+            })
+            .collect();
+        Self::try_from_values(spec, values)
+    }
+
+    /// Where the samples are.
+    pub fn spec(&self) -> &GridSpec {
+        &self.spec
+    }
+
+    /// Sample values in [`GridSpec::index`] order.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// The value at sample `(i, j, k)`.
+    pub fn sample(&self, i: usize, j: usize, k: usize) -> f64 {
+        self.values[self.spec.index(i, j, k)]
+    }
+
+    /// Trilinear value at `point` (body frame). Outside the grid, the value at the nearest point of
+    /// the grid plus the distance to it: an upper bound of the signed distance (the level set is
+    /// 1-Lipschitz), positive wherever the grid's border is.
+    pub fn value(&self, point: DVec3) -> f64 {
+        self.value_and_gradient(point).0
+    }
+
+    /// Gradient of the trilinear interpolant at `point` (not normalized). Outside the grid, the
+    /// direction away from it.
+    pub fn gradient(&self, point: DVec3) -> DVec3 {
+        self.value_and_gradient(point).1
+    }
+
+    /// [`SdfGrid::value`] and [`SdfGrid::gradient`] together.
+    pub fn value_and_gradient(&self, point: DVec3) -> (f64, DVec3) {
+        let bounds = self.spec.bounds();
+        let clamped = bounds.closest_point(point);
+        let (value, gradient) = self.trilinear(clamped);
+        let outside = point - clamped;
+        let distance = outside.length();
+        if distance > 0.0 {
+            (value + distance, outside / distance)
+        } else {
+            (value, gradient)
+        }
+    }
+
+    /// Trilinear interpolation and its exact gradient at a point inside the grid's bounds.
+    fn trilinear(&self, point: DVec3) -> (f64, DVec3) {
+        let spec = &self.spec;
+        let local = (point - spec.origin) / spec.spacing;
+        let [nx, ny, nz] = spec.dims;
+        let cell = |x: f64, n: usize| (x.floor().max(0.0) as usize).min(n - 2);
+        let (i, j, k) = (cell(local.x, nx), cell(local.y, ny), cell(local.z, nz));
+        let t = local - DVec3::new(i as f64, j as f64, k as f64);
+        let base = spec.index(i, j, k);
+        let (sx, sy) = (1, nx);
+        let sz = nx * ny;
+        let v = |offset: usize| self.values[base + offset];
+        let (c000, c100, c010, c110) = (v(0), v(sx), v(sy), v(sx + sy));
+        let (c001, c101, c011, c111) = (v(sz), v(sx + sz), v(sy + sz), v(sx + sy + sz));
+        // Interpolate along x, then y, then z; differentiate the same expression.
+        let (c00, c10) = (lerp(c000, c100, t.x), lerp(c010, c110, t.x));
+        let (c01, c11) = (lerp(c001, c101, t.x), lerp(c011, c111, t.x));
+        let (c0, c1) = (lerp(c00, c10, t.y), lerp(c01, c11, t.y));
+        let value = lerp(c0, c1, t.z);
+        let dx0 = lerp(c100 - c000, c110 - c010, t.y);
+        let dx1 = lerp(c101 - c001, c111 - c011, t.y);
+        let dx = lerp(dx0, dx1, t.z);
+        let dy = lerp(c10 - c00, c11 - c01, t.z);
+        let dz = c1 - c0;
+        (value, DVec3::new(dx, dy, dz) / spec.spacing)
+    }
+}
+
+fn lerp(a: f64, b: f64, t: f64) -> f64 {
+    a + (b - a) * t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_trilinear_reproduces_linear_fields_exactly() {
+        let spec = GridSpec::try_new(DVec3::new(-1.0, -2.0, 0.5), 0.25, [9, 17, 5]).unwrap();
+        let plane = |p: DVec3| 0.3 * p.x - 0.7 * p.y + 0.2 * p.z + 0.1;
+        let grid = SdfGrid::from_fn(spec, plane).unwrap();
+        for p in [
+            DVec3::new(0.1, -0.33, 0.77),
+            DVec3::new(-1.0, -2.0, 0.5),
+            DVec3::new(0.99, 1.99, 1.49),
+        ] {
+            let (value, gradient) = grid.value_and_gradient(p);
+            assert!((value - plane(p)).abs() < 1e-14, "{value} vs {}", plane(p));
+            assert!((gradient - DVec3::new(0.3, -0.7, 0.2)).length() < 1e-13, "{gradient}");
+        }
+        // Outside: the border value plus the distance to the border.
+        let far = DVec3::new(5.0, 0.0, 1.0);
+        let border = DVec3::new(1.0, 0.0, 1.0);
+        assert!((grid.value(far) - (plane(border) + 4.0)).abs() < 1e-13);
+        assert_eq!(grid.gradient(far), DVec3::X);
+    }
+
+    #[test]
+    fn grid_spec_covers_bounds_and_rejects_bad_input_by_name() {
+        let bounds = Aabb::new(DVec3::new(-1.0, 0.0, 0.0), DVec3::new(1.0, 0.5, 0.25));
+        let spec = GridSpec::covering(bounds, 0.1, 2).unwrap();
+        assert!(spec.bounds().contains(&bounds.expanded(0.2 - 1e-12)));
+        assert_eq!(spec.dims, [25, 10, 8]);
+        let spec = GridSpec::with_resolution(bounds, 64, 1).unwrap();
+        assert!((spec.spacing - 2.0 / 64.0).abs() < 1e-15);
+        assert!(
+            GridSpec::try_new(DVec3::ZERO, 0.0, [4, 4, 4])
+                .unwrap_err()
+                .to_string()
+                .contains("grid spacing")
+        );
+        assert!(
+            GridSpec::try_new(DVec3::ZERO, 1.0, [1, 4, 4])
+                .unwrap_err()
+                .to_string()
+                .contains("dimensions")
+        );
+        assert!(GridSpec::try_new(DVec3::ZERO, 1.0, [1 << 20, 1 << 20, 4]).is_err());
+        let err = SdfGrid::try_from_values(GridSpec::try_new(DVec3::ZERO, 1.0, [2, 2, 2]).unwrap(), vec![0.0; 7])
+            .unwrap_err();
+        assert!(err.to_string().contains("grid value count"), "{err}");
+        let mut values = vec![0.0; 8];
+        values[5] = f64::INFINITY;
+        let err =
+            SdfGrid::try_from_values(GridSpec::try_new(DVec3::ZERO, 1.0, [2, 2, 2]).unwrap(), values).unwrap_err();
+        assert_eq!(err.to_string(), "grid value 5 is not finite: inf");
+    }
+}
