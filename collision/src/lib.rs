@@ -16,14 +16,19 @@
 //! mass).
 
 pub mod aabb;
+pub mod bvh;
 pub mod error;
 pub mod grid;
+pub mod level_set;
 pub mod mass_properties;
+pub mod shapes;
 pub mod topology;
 pub mod trimesh;
+pub mod winding;
 
 pub use aabb::Aabb;
 pub use error::{GeometryError, MeshDefects};
 pub use grid::{GridSpec, SdfGrid};
 pub use mass_properties::{BodyMassProperties, VolumeIntegrals};
+pub use shapes::{Capsule, Cuboid, HalfSpace, Shape, SignedDistance, Sphere};
 pub use trimesh::TriMesh;

