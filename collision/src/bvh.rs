@@ -327,8 +327,14 @@ mod tests {
         assert!((inside - DVec3::new(0.2, 0.2, 0.0)).length() < 1e-15);
         assert_eq!(closest_point_on_triangle(DVec3::new(-1.0, -1.0, 0.0), a, b, c), a);
         assert_eq!(closest_point_on_triangle(DVec3::new(2.0, -0.5, 1.0), a, b, c), b);
-        assert_eq!(closest_point_on_triangle(DVec3::new(0.5, -3.0, 0.0), a, b, c), DVec3::new(0.5, 0.0, 0.0));
-        assert_eq!(closest_point_on_triangle(DVec3::new(1.0, 1.0, 0.0), a, b, c), DVec3::new(0.5, 0.5, 0.0));
+        assert_eq!(
+            closest_point_on_triangle(DVec3::new(0.5, -3.0, 0.0), a, b, c),
+            DVec3::new(0.5, 0.0, 0.0)
+        );
+        assert_eq!(
+            closest_point_on_triangle(DVec3::new(1.0, 1.0, 0.0), a, b, c),
+            DVec3::new(0.5, 0.5, 0.0)
+        );
         // Degenerate triangle: a segment.
         let p = closest_point_on_triangle(DVec3::new(0.5, 1.0, 0.0), a, b, DVec3::X * 0.5);
         assert!((p - DVec3::new(0.5, 0.0, 0.0)).length() < 1e-15);
@@ -355,7 +361,16 @@ mod tests {
     fn bvh_bound_prunes_and_empty_mesh_finds_nothing() {
         let bvh = TriangleBvh::build(&TriMesh::cuboid(DVec3::ONE));
         assert!(bvh.closest_point(DVec3::new(5.0, 0.0, 0.0), 15.9).is_none());
-        assert_eq!(bvh.closest_point(DVec3::new(5.0, 0.0, 0.0), 16.1).unwrap().distance_squared, 16.0);
-        assert!(TriangleBvh::build(&TriMesh::default()).closest_point(DVec3::ZERO, f64::INFINITY).is_none());
+        assert_eq!(
+            bvh.closest_point(DVec3::new(5.0, 0.0, 0.0), 16.1)
+                .unwrap()
+                .distance_squared,
+            16.0
+        );
+        assert!(
+            TriangleBvh::build(&TriMesh::default())
+                .closest_point(DVec3::ZERO, f64::INFINITY)
+                .is_none()
+        );
     }
 }

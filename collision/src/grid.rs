@@ -198,31 +198,62 @@ impl SdfGrid {
     /// the grid plus the distance to it: an upper bound of the signed distance (the level set is
     /// 1-Lipschitz), positive wherever the grid's border is.
     pub fn value(&self, point: DVec3) -> f64 {
-        self.value_and_gradient(point).0
+        let clamped = self.spec.bounds().closest_point(point);
+        self.trilinear(clamped) + (point - clamped).length()
     }
 
-    /// Gradient of the trilinear interpolant at `point` (not normalized). Outside the grid, the
+    /// The level set's gradient at `point` (not normalized): central differences at the 8 corners
+    /// of the cell, blended trilinearly. This is second-order accurate and continuous across
+    /// cells, unlike the derivative of the trilinear interpolant, whose direction errs by about
+    /// 1.2 degrees on a sphere 64 cells across where this errs by 0.014. Outside the grid, the unit
     /// direction away from it.
     pub fn gradient(&self, point: DVec3) -> DVec3 {
-        self.value_and_gradient(point).1
+        let clamped = self.spec.bounds().closest_point(point);
+        let outside = point - clamped;
+        let distance = outside.length();
+        if distance > 0.0 {
+            outside / distance
+        } else {
+            self.smooth_gradient(clamped)
+        }
     }
 
     /// [`SdfGrid::value`] and [`SdfGrid::gradient`] together.
     pub fn value_and_gradient(&self, point: DVec3) -> (f64, DVec3) {
-        let bounds = self.spec.bounds();
-        let clamped = bounds.closest_point(point);
-        let (value, gradient) = self.trilinear(clamped);
-        let outside = point - clamped;
-        let distance = outside.length();
-        if distance > 0.0 {
-            (value + distance, outside / distance)
-        } else {
-            (value, gradient)
-        }
+        (self.value(point), self.gradient(point))
     }
 
-    /// Trilinear interpolation and its exact gradient at a point inside the grid's bounds.
-    fn trilinear(&self, point: DVec3) -> (f64, DVec3) {
+    /// Gradient from central differences at the 8 corners of the cell (one-sided at the border),
+    /// blended trilinearly, at a point inside the grid's bounds.
+    fn smooth_gradient(&self, point: DVec3) -> DVec3 {
+        let spec = &self.spec;
+        let local = (point - spec.origin) / spec.spacing;
+        let [nx, ny, nz] = spec.dims;
+        let cell = |x: f64, n: usize| (x.floor().max(0.0) as usize).min(n - 2);
+        let (i, j, k) = (cell(local.x, nx), cell(local.y, ny), cell(local.z, nz));
+        let t = local - DVec3::new(i as f64, j as f64, k as f64);
+        let node_gradient = |i: usize, j: usize, k: usize| {
+            let around = |a: usize, n: usize| (a.saturating_sub(1), (a + 1).min(n - 1));
+            let (x0, x1) = around(i, nx);
+            let (y0, y1) = around(j, ny);
+            let (z0, z1) = around(k, nz);
+            DVec3::new(
+                (self.sample(x1, j, k) - self.sample(x0, j, k)) / ((x1 - x0) as f64),
+                (self.sample(i, y1, k) - self.sample(i, y0, k)) / ((y1 - y0) as f64),
+                (self.sample(i, j, z1) - self.sample(i, j, z0)) / ((z1 - z0) as f64),
+            ) / spec.spacing
+        };
+        let g = |di: usize, dj: usize, dk: usize| node_gradient(i + di, j + dj, k + dk);
+        let lerp3 = |a: DVec3, b: DVec3, s: f64| a + (b - a) * s;
+        let x00 = lerp3(g(0, 0, 0), g(1, 0, 0), t.x);
+        let x10 = lerp3(g(0, 1, 0), g(1, 1, 0), t.x);
+        let x01 = lerp3(g(0, 0, 1), g(1, 0, 1), t.x);
+        let x11 = lerp3(g(0, 1, 1), g(1, 1, 1), t.x);
+        lerp3(lerp3(x00, x10, t.y), lerp3(x01, x11, t.y), t.z)
+    }
+
+    /// Trilinear interpolation at a point inside the grid's bounds.
+    fn trilinear(&self, point: DVec3) -> f64 {
         let spec = &self.spec;
         let local = (point - spec.origin) / spec.spacing;
         let [nx, ny, nz] = spec.dims;
@@ -235,17 +266,10 @@ impl SdfGrid {
         let v = |offset: usize| self.values[base + offset];
         let (c000, c100, c010, c110) = (v(0), v(sx), v(sy), v(sx + sy));
         let (c001, c101, c011, c111) = (v(sz), v(sx + sz), v(sy + sz), v(sx + sy + sz));
-        // Interpolate along x, then y, then z; differentiate the same expression.
+        // Interpolate along x, then y, then z.
         let (c00, c10) = (lerp(c000, c100, t.x), lerp(c010, c110, t.x));
         let (c01, c11) = (lerp(c001, c101, t.x), lerp(c011, c111, t.x));
-        let (c0, c1) = (lerp(c00, c10, t.y), lerp(c01, c11, t.y));
-        let value = lerp(c0, c1, t.z);
-        let dx0 = lerp(c100 - c000, c110 - c010, t.y);
-        let dx1 = lerp(c101 - c001, c111 - c011, t.y);
-        let dx = lerp(dx0, dx1, t.z);
-        let dy = lerp(c10 - c00, c11 - c01, t.z);
-        let dz = c1 - c0;
-        (value, DVec3::new(dx, dy, dz) / spec.spacing)
+        lerp(lerp(c00, c10, t.y), lerp(c01, c11, t.y), t.z)
     }
 }
 
@@ -276,6 +300,20 @@ mod tests {
         let border = DVec3::new(1.0, 0.0, 1.0);
         assert!((grid.value(far) - (plane(border) + 4.0)).abs() < 1e-13);
         assert_eq!(grid.gradient(far), DVec3::X);
+    }
+
+    #[test]
+    fn grid_normals_of_a_sphere_are_within_a_hundredth_of_a_degree() {
+        let spec = GridSpec::with_resolution(Aabb::from_center(DVec3::ZERO, DVec3::ONE), 64, 3).unwrap();
+        let grid = SdfGrid::from_fn(spec, |p| p.length() - 1.0).unwrap();
+        let mut rng = shatter_integrators::SplitMix64::new(1);
+        let mut worst = 0.0f64;
+        for _ in 0..20_000 {
+            let direction = rng.unit_vector();
+            let p = direction * rng.range(0.95, 1.05);
+            worst = worst.max(grid.gradient(p).angle_between(direction).to_degrees());
+        }
+        assert!(worst < 0.02, "worst normal error {worst} degrees");
     }
 
     #[test]

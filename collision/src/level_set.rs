@@ -9,7 +9,6 @@
 //! cell (the sample is farther from the mesh than the cell's diagonal, so the winding number is
 //! harmonic and free of jumps there). Every other sample gets its own winding number.
 
-use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::bvh::TriangleBvh;
@@ -151,6 +150,7 @@ impl CoarseWinding {
 mod tests {
     use super::*;
     use crate::aabb::Aabb;
+    use glam::DVec3;
 
     #[test]
     fn level_set_of_a_sphere_mesh_is_within_half_a_cell_of_the_sphere() {
@@ -164,7 +164,10 @@ mod tests {
             let exact = spec.position(i, j, k).length() - 1.0;
             worst = worst.max((value - exact).abs());
         }
-        assert!(worst <= half_cell, "worst error {worst} against half a cell {half_cell}");
+        assert!(
+            worst <= half_cell,
+            "worst error {worst} against half a cell {half_cell}"
+        );
     }
 
     #[test]

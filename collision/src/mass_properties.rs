@@ -209,7 +209,9 @@ pub fn grid_integrals(grid: &SdfGrid, subsamples: usize) -> Result<VolumeIntegra
             sum
         })
         .collect();
-    let total = slabs.into_iter().fold(VolumeIntegrals::default(), VolumeIntegrals::plus);
+    let total = slabs
+        .into_iter()
+        .fold(VolumeIntegrals::default(), VolumeIntegrals::plus);
     Ok(total.about(-spec.origin))
 }
 
@@ -307,17 +309,34 @@ mod tests {
         // At 64 cells across, both rules err by about 0.1 percent (h^2 on a curved surface).
         for (subsamples, tolerance) in [(1, 1.5e-3), (4, 1.5e-3)] {
             let props = BodyMassProperties::from_grid(&grid, density, subsamples).unwrap();
-            assert!((props.volume / volume - 1.0).abs() < tolerance, "m = {subsamples}: {}", props.volume / volume);
+            assert!(
+                (props.volume / volume - 1.0).abs() < tolerance,
+                "m = {subsamples}: {}",
+                props.volume / volume
+            );
             assert!((props.center_of_mass - center).length() < tolerance * radius);
             for moment in props.mass.principal_inertia().to_array() {
-                assert!((moment / inertia - 1.0).abs() < 2.0 * tolerance, "m = {subsamples}: {moment} vs {inertia}");
+                assert!(
+                    (moment / inertia - 1.0).abs() < 2.0 * tolerance,
+                    "m = {subsamples}: {moment} vs {inertia}"
+                );
             }
             // And it agrees with the mesh's exact surface integrals to the same tolerance.
             assert!((props.volume / mesh.volume - 1.0).abs() < tolerance + 3e-4);
         }
-        assert!(BodyMassProperties::from_grid(&grid, density, 0).unwrap_err().to_string().contains("subsamples"));
+        assert!(
+            BodyMassProperties::from_grid(&grid, density, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("subsamples")
+        );
         let empty = SdfGrid::from_fn(spec, |_| 1.0).unwrap();
-        assert!(BodyMassProperties::from_grid(&empty, density, 1).unwrap_err().to_string().contains("volume"));
+        assert!(
+            BodyMassProperties::from_grid(&empty, density, 1)
+                .unwrap_err()
+                .to_string()
+                .contains("volume")
+        );
     }
 
     #[test]

@@ -68,7 +68,11 @@ impl<'a> WindingNumbers<'a> {
                     area_sum += area;
                     plain += (*a + *b + *c) / 3.0;
                 }
-                let center = if area_sum > 0.0 { weighted / area_sum } else { plain / triangles.len() as f64 };
+                let center = if area_sum > 0.0 {
+                    weighted / area_sum
+                } else {
+                    plain / triangles.len() as f64
+                };
                 let radius = triangles
                     .iter()
                     .flatten()

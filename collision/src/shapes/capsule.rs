@@ -42,7 +42,10 @@ impl Capsule {
 
     /// The segment's end points (the caps' centres).
     pub fn segment(&self) -> [DVec3; 2] {
-        [DVec3::new(0.0, -self.half_height, 0.0), DVec3::new(0.0, self.half_height, 0.0)]
+        [
+            DVec3::new(0.0, -self.half_height, 0.0),
+            DVec3::new(0.0, self.half_height, 0.0),
+        ]
     }
 
     /// Volume, m^3: a cylinder plus a ball.
@@ -81,9 +84,26 @@ mod tests {
         assert_eq!(capsule.distance(DVec3::new(0.0, 4.0, 0.0)), 2.5);
         assert_eq!(capsule.distance(DVec3::new(0.0, -1.0, 0.0)), -0.5);
         assert!((capsule.distance(DVec3::new(3.0, 5.0, 0.0)) - (5.0 - 0.5)).abs() < 1e-15);
-        check_gradient(&capsule, &[DVec3::new(0.2, 0.9, -0.1), DVec3::new(1.0, -3.0, 2.0), DVec3::new(-0.3, 0.0, 0.1)]);
+        check_gradient(
+            &capsule,
+            &[
+                DVec3::new(0.2, 0.9, -0.1),
+                DVec3::new(1.0, -3.0, 2.0),
+                DVec3::new(-0.3, 0.0, 0.1),
+            ],
+        );
         assert!((capsule.volume() - std::f64::consts::PI * 0.25 * (2.0 + 2.0 / 3.0)).abs() < 1e-14);
-        assert!(Capsule::try_new(-1.0, 1.0).unwrap_err().to_string().contains("capsule half height"));
-        assert!(Capsule::try_new(1.0, 0.0).unwrap_err().to_string().contains("capsule radius"));
+        assert!(
+            Capsule::try_new(-1.0, 1.0)
+                .unwrap_err()
+                .to_string()
+                .contains("capsule half height")
+        );
+        assert!(
+            Capsule::try_new(1.0, 0.0)
+                .unwrap_err()
+                .to_string()
+                .contains("capsule radius")
+        );
     }
 }

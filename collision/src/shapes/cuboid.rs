@@ -103,6 +103,11 @@ mod tests {
             ],
         );
         assert_eq!(cuboid.corners()[5], DVec3::new(1.0, -2.0, 3.0));
-        assert!(Cuboid::try_new(DVec3::new(1.0, 0.0, 1.0)).unwrap_err().to_string().contains("cuboid half extent"));
+        assert!(
+            Cuboid::try_new(DVec3::new(1.0, 0.0, 1.0))
+                .unwrap_err()
+                .to_string()
+                .contains("cuboid half extent")
+        );
     }
 }

@@ -20,10 +20,18 @@ impl HalfSpace {
     pub fn try_new(normal: DVec3, offset: f64) -> Result<Self, GeometryError> {
         let length = normal.length();
         if !(length.is_finite() && length > 0.0) {
-            return Err(GeometryError::invalid("half-space normal", normal, "a non-zero finite vector"));
+            return Err(GeometryError::invalid(
+                "half-space normal",
+                normal,
+                "a non-zero finite vector",
+            ));
         }
         if !offset.is_finite() {
-            return Err(GeometryError::invalid("half-space offset", offset, "a finite distance in metres"));
+            return Err(GeometryError::invalid(
+                "half-space offset",
+                offset,
+                "a finite distance in metres",
+            ));
         }
         Ok(Self {
             normal: normal / length,
@@ -69,7 +77,12 @@ mod tests {
         assert_eq!(ground.distance(DVec3::new(0.0, -1.0, 0.0)), -2.0);
         assert_eq!(ground.distance_and_gradient(DVec3::ZERO).1, DVec3::Y);
         assert!(ground.bounds().is_none());
-        assert!(HalfSpace::try_new(DVec3::ZERO, 0.0).unwrap_err().to_string().contains("half-space normal"));
+        assert!(
+            HalfSpace::try_new(DVec3::ZERO, 0.0)
+                .unwrap_err()
+                .to_string()
+                .contains("half-space normal")
+        );
         assert!(HalfSpace::try_new(DVec3::Y, f64::NAN).is_err());
     }
 }

@@ -73,7 +73,11 @@ pub(crate) fn check_length(name: &'static str, value: f64) -> Result<f64, Geomet
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
-        Err(GeometryError::invalid(name, value, "a positive finite length in metres"))
+        Err(GeometryError::invalid(
+            name,
+            value,
+            "a positive finite length in metres",
+        ))
     }
 }
 
@@ -93,7 +97,10 @@ pub(crate) mod testing {
                 shape.distance(p + DVec3::Y * h) - shape.distance(p - DVec3::Y * h),
                 shape.distance(p + DVec3::Z * h) - shape.distance(p - DVec3::Z * h),
             ) / (2.0 * h);
-            assert!((numeric - g).length() < 1e-6, "gradient {g} vs numeric {numeric} at {p} (d = {d})");
+            assert!(
+                (numeric - g).length() < 1e-6,
+                "gradient {g} vs numeric {numeric} at {p} (d = {d})"
+            );
         }
     }
 }

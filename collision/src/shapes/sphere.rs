@@ -56,7 +56,12 @@ mod tests {
         assert_eq!(sphere.distance(DVec3::ZERO), -2.0);
         assert_eq!(sphere.distance_and_gradient(DVec3::ZERO).1, DVec3::Y);
         check_gradient(&sphere, &[DVec3::new(0.3, -1.0, 0.2), DVec3::new(5.0, 1.0, -2.0)]);
-        assert!(Sphere::try_new(-1.0).unwrap_err().to_string().contains("sphere radius = -1.0"));
+        assert!(
+            Sphere::try_new(-1.0)
+                .unwrap_err()
+                .to_string()
+                .contains("sphere radius = -1.0")
+        );
         assert!(Sphere::try_new(f64::NAN).is_err());
     }
 }

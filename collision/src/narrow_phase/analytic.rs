@@ -1,0 +1,97 @@
+//! Closed-form contacts for the pairs that have them: sphere-sphere, and sphere, capsule and box
+//! against a half-space. Exact depths and normals, no particles.
+
+use glam::DVec3;
+use smallvec::SmallVec;
+
+use super::{Collider, Contact, ContactManifold, FeatureId, reduce, shape_of};
+use crate::pose::Pose;
+use crate::shapes::{HalfSpace, Shape};
+
+/// The exact manifold when the pair has a closed form, `None` otherwise.
+pub(super) fn collide(
+    a: &Collider,
+    pose_a: &Pose,
+    b: &Collider,
+    pose_b: &Pose,
+    margin: f64,
+) -> Option<ContactManifold> {
+    let (shape_a, shape_b) = (shape_of(a)?, shape_of(b)?);
+    let mut contacts: Vec<Contact> = match (shape_a, shape_b) {
+        (Shape::Sphere(sa), Shape::Sphere(sb)) => {
+            let (ca, cb) = (pose_a.position, pose_b.position);
+            let offset = ca - cb;
+            let distance = offset.length();
+            let depth = sa.radius() + sb.radius() - distance;
+            if depth <= -margin {
+                return Some(ContactManifold::default());
+            }
+            // Concentric balls: any direction separates them; +y is the fixed choice.
+            let normal = if distance > 0.0 { offset / distance } else { DVec3::Y };
+            // Midway between B's surface point and A's surface point along the normal.
+            let point = cb + normal * (sb.radius() - 0.5 * depth);
+            vec![Contact {
+                point,
+                normal,
+                depth,
+                feature: FeatureId::of_a(0),
+            }]
+        }
+        (_, Shape::HalfSpace(plane)) => against_plane(shape_a, pose_a, plane, pose_b, margin, false)?,
+        (Shape::HalfSpace(plane), _) => against_plane(shape_b, pose_b, plane, pose_a, margin, true)?,
+        _ => return None,
+    };
+    Some(reduce::reduce(&mut contacts))
+}
+
+/// Contacts of `shape` against the half-space `plane`; `None` for shapes without a closed form
+/// here. `swapped` says the shape is body B.
+fn against_plane(
+    shape: &Shape,
+    shape_pose: &Pose,
+    plane: &HalfSpace,
+    plane_pose: &Pose,
+    margin: f64,
+    swapped: bool,
+) -> Option<Vec<Contact>> {
+    let normal = plane_pose.orientation * plane.normal();
+    let offset = normal.dot(plane_pose.position) + plane.offset();
+    // Points of the shape (world), each with the radius of the ball around it that is the shape's
+    // local piece: corners have radius 0, sphere and capsule centres their radius.
+    let features: SmallVec<[(DVec3, f64); 8]> = match shape {
+        Shape::Sphere(s) => smallvec::smallvec![(shape_pose.position, s.radius())],
+        Shape::Capsule(c) => c
+            .segment()
+            .iter()
+            .map(|p| (shape_pose.transform_point(*p), c.radius()))
+            .collect(),
+        Shape::Cuboid(c) => c
+            .corners()
+            .iter()
+            .map(|p| (shape_pose.transform_point(*p), 0.0))
+            .collect(),
+        Shape::HalfSpace(_) => return Some(Vec::new()),
+    };
+    let mut contacts = Vec::new();
+    for (index, (center, radius)) in features.into_iter().enumerate() {
+        let separation = normal.dot(center) - offset - radius;
+        if separation >= margin {
+            continue;
+        }
+        let depth = -separation;
+        // The shape's deepest point is `center - normal * radius`; the plane is `depth` above it.
+        let point = center - normal * (radius - 0.5 * depth);
+        let (n, feature) = if swapped {
+            (-normal, FeatureId::of_b(index))
+        } else {
+            (normal, FeatureId::of_a(index))
+        };
+        contacts.push(Contact {
+            point,
+            normal: n,
+            depth,
+            feature,
+        });
+    }
+    Some(contacts)
+}

@@ -1,0 +1,139 @@
+//! The narrow phase: turns a pair of posed colliders into a small contact manifold.
+//!
+//! The general path is the one of Su 2009 section 4.1 (after Guendelman, Bridson and Fedkiw
+//! 2003): every surface particle of each body is looked up in the other body's signed distance,
+//! and each particle within the margin becomes a contact whose normal is the other body's distance
+//! gradient. Pairs with a closed-form answer (sphere-sphere, sphere and capsule against a
+//! half-space, box against a half-space) take exact paths instead. Either way the manifold is then
+//! reduced to at most four points (see [`reduce`]).
+//!
+//! Conventions: the normal is a world-frame unit vector pointing from body B towards body A (the
+//! direction in which B pushes A); `depth` is the penetration along it (negative for a speculative
+//! contact up to `margin` apart); `point` is midway between the two surfaces, world frame.
+
+mod analytic;
+mod collider;
+pub mod reduce;
+mod sampled;
+
+pub use collider::{Collider, Geometry};
+
+use glam::DVec3;
+use smallvec::SmallVec;
+
+use crate::error::GeometryError;
+use crate::pose::Pose;
+use crate::shapes::Shape;
+
+/// Most contacts a manifold keeps.
+pub const MAX_CONTACTS: usize = 4;
+
+/// Which feature produced a contact, stable from step to step so the solver can warm-start.
+///
+/// The top bit says whose feature it is (0: body A's, 1: body B's); the rest is that body's
+/// particle index, or for analytic pairs the corner or end index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FeatureId(pub u32);
+
+impl FeatureId {
+    const B_BIT: u32 = 1 << 31;
+
+    /// Feature `index` of body A.
+    pub fn of_a(index: usize) -> Self {
+        Self(index as u32 & !Self::B_BIT)
+    }
+
+    /// Feature `index` of body B.
+    pub fn of_b(index: usize) -> Self {
+        Self(index as u32 | Self::B_BIT)
+    }
+
+    /// Whether the feature belongs to body B.
+    pub fn is_b(&self) -> bool {
+        self.0 & Self::B_BIT != 0
+    }
+
+    /// The feature's index on its body.
+    pub fn index(&self) -> usize {
+        (self.0 & !Self::B_BIT) as usize
+    }
+}
+
+/// One contact point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contact {
+    /// Midway between the two surfaces, world frame, m.
+    pub point: DVec3,
+    /// Unit normal from body B towards body A, world frame.
+    pub normal: DVec3,
+    /// Penetration along the normal, m; negative for a speculative contact within the margin.
+    pub depth: f64,
+    /// What produced it.
+    pub feature: FeatureId,
+}
+
+/// The contacts of one pair, at most [`MAX_CONTACTS`], sorted by feature id.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContactManifold {
+    /// The contacts.
+    pub contacts: SmallVec<[Contact; MAX_CONTACTS]>,
+}
+
+impl ContactManifold {
+    /// Whether there is no contact.
+    pub fn is_empty(&self) -> bool {
+        self.contacts.is_empty()
+    }
+
+    /// Number of contacts.
+    pub fn len(&self) -> usize {
+        self.contacts.len()
+    }
+
+    /// The deepest penetration, m (`None` without contacts).
+    pub fn max_depth(&self) -> Option<f64> {
+        self.contacts.iter().map(|c| c.depth).reduce(f64::max)
+    }
+}
+
+/// Contacts between collider `a` at `pose_a` and collider `b` at `pose_b`, including speculative
+/// ones whose surfaces are less than `margin` m apart.
+///
+/// Fails on a non-finite or non-unit pose, or a negative or non-finite margin, naming it.
+pub fn collide(
+    a: &Collider,
+    pose_a: &Pose,
+    b: &Collider,
+    pose_b: &Pose,
+    margin: f64,
+) -> Result<ContactManifold, GeometryError> {
+    for (name, pose) in [("pose of body A", pose_a), ("pose of body B", pose_b)] {
+        if !pose.is_valid() {
+            return Err(GeometryError::invalid(
+                name,
+                pose,
+                "a finite position and a unit orientation",
+            ));
+        }
+    }
+    if !(margin.is_finite() && margin >= 0.0) {
+        return Err(GeometryError::invalid(
+            "contact margin",
+            margin,
+            "a non-negative finite distance in metres",
+        ));
+    }
+    if let Some(manifold) = analytic::collide(a, pose_a, b, pose_b, margin) {
+        return Ok(manifold);
+    }
+    let mut candidates = sampled::collide(a, pose_a, b, pose_b, margin);
+    Ok(reduce::reduce(&mut candidates))
+}
+
+/// The shape of a collider, if it is analytic.
+fn shape_of(collider: &Collider) -> Option<&Shape> {
+    match collider.geometry() {
+        Geometry::Shape(shape) => Some(shape),
+        Geometry::LevelSet(_) => None,
+    }
+}
