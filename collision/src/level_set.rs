@@ -1,30 +1,46 @@
-//! Level sets from triangle meshes: exact unsigned distance, sign from the generalized winding
-//! number, so that open scans (the Stanford bunny's holed base) still get a sensible inside.
+//! Level sets from triangle meshes: unsigned distance to the triangles, sign from the generalized
+//! winding number, so that open scans (the Stanford bunny's holed base) still get a sensible
+//! inside.
 //!
-//! The distance at every sample is exact: the closest triangle by a BVH query whose search radius
-//! starts from the previous sample's distance plus one spacing (distance is 1-Lipschitz), which
-//! prunes almost the whole tree. The sign needs the winding number, which is costly near the
-//! surface, so it is evaluated on a lattice four times coarser first; a sample takes the sign of
-//! its coarse cell when all eight coarse corners agree by a margin and no surface can cross the
-//! cell (the sample is farther from the mesh than the cell's diagonal, so the winding number is
-//! harmonic and free of jumps there). Every other sample gets its own winding number.
+//! Distance comes in two parts. Within [`BAND_CELLS`] cells of the surface it is exact: every
+//! triangle is splatted onto the samples of its bounding box grown by the band, each sample
+//! keeping its nearest triangle, so a sample within the band of its closest point has certainly
+//! seen that triangle. Farther out, where only the sign matters to collisions (Su 2009 section
+//! 4.2), nearest triangles are propagated sample to sample along the grid lines (closest-point
+//! propagation, in both directions along x, y and z, twice): each sample takes the nearer of its
+//! own triangle and its neighbour's, measured exactly. The far field is therefore the true
+//! distance to some triangle, an upper bound of the exact distance and almost always equal to it
+//! (measured in the tests). A bounding volume hierarchy answered every sample exactly before, at
+//! three times the cost: far from the surface its search ball touches hundreds of leaves.
+//!
+//! The sign needs the winding number, which is costly near the surface, so it is evaluated on a
+//! lattice four times coarser first; a sample takes the sign of its coarse cell when all eight
+//! coarse corners agree by a margin and no surface can cross the cell (the sample is farther from
+//! the mesh than the cell's diagonal, so the winding number is harmonic and free of jumps there).
+//! Every other sample gets its own winding number.
 
+use glam::DVec3;
 use rayon::prelude::*;
 
-use crate::bvh::TriangleBvh;
+use crate::bvh::{TriangleBvh, closest_point_on_triangle};
 use crate::error::GeometryError;
 use crate::grid::{GridSpec, SdfGrid};
 use crate::trimesh::TriMesh;
 use crate::winding::{DEFAULT_ACCURACY, WindingNumbers};
 
+/// Width of the band around the surface, in cells, within which distances are exact.
+pub const BAND_CELLS: f64 = 2.0;
 /// Coarse lattice stride for the winding number.
 const COARSE_STRIDE: usize = 4;
 /// A coarse cell decides its samples' sign only when every corner's winding number is at least
 /// this far from the 1/2 threshold.
 const COARSE_MARGIN: f64 = 0.25;
+/// No triangle yet.
+const NONE: u32 = u32::MAX;
 
-/// Signed distance to `mesh` at every sample of `spec`: exact distance, negative where the
-/// generalized winding number exceeds 1/2.
+/// Signed distance to `mesh` at every sample of `spec`: exact within [`BAND_CELLS`] cells of the
+/// surface, the distance to a nearest-found triangle beyond; negative where the generalized
+/// winding number exceeds 1/2.
 ///
 /// Works for open and self-intersecting meshes too (the winding number decides inside); fails
 /// only for an empty mesh.
@@ -32,12 +48,16 @@ pub fn level_set_from_mesh(mesh: &TriMesh, spec: GridSpec) -> Result<SdfGrid, Ge
     if mesh.is_empty() {
         return Err(GeometryError::Empty { what: "mesh" });
     }
+    let triangles: Vec<[DVec3; 3]> = (0..mesh.triangles().len()).map(|i| mesh.triangle(i)).collect();
     let bvh = TriangleBvh::build(mesh);
+    let mut field = NearestTriangles::splat(&triangles, &spec);
+    field.seed_from_coarse_lattice(&bvh, &triangles, &spec);
+    field.propagate(&triangles, &spec);
     let winding = WindingNumbers::new(&bvh, DEFAULT_ACCURACY);
-    let distances = unsigned_distances(&bvh, &spec);
     let coarse = CoarseWinding::evaluate(&winding, &spec);
     let diagonal = coarse.cell_diagonal(&spec);
-    let values: Vec<f64> = distances
+    let values: Vec<f64> = field
+        .distance
         .par_iter()
         .enumerate()
         .map(|(index, distance)| {
@@ -52,67 +72,218 @@ pub fn level_set_from_mesh(mesh: &TriMesh, spec: GridSpec) -> Result<SdfGrid, Ge
     SdfGrid::try_from_values(spec, values)
 }
 
-/// Exact unsigned distance at every sample, row by row in parallel.
-fn unsigned_distances(bvh: &TriangleBvh, spec: &GridSpec) -> Vec<f64> {
-    let [nx, ny, nz] = spec.dims;
-    let mut distances = vec![0.0; spec.sample_count()];
-    distances.par_chunks_mut(nx).enumerate().for_each(|(row, out)| {
-        let (j, k) = (row % ny, row / ny);
-        debug_assert!(k < nz);
-        let mut previous = f64::INFINITY;
-        for (i, value) in out.iter_mut().enumerate() {
-            let query = spec.position(i, j, k);
-            // The neighbour's distance plus the step bounds this one (1-Lipschitz); the slack
-            // keeps round-off from excluding the true closest point.
-            let bound = previous + spec.spacing * (1.0 + 1e-9) + 1e-12;
-            let found = bvh
-                .closest_point(query, bound * bound)
-                .or_else(|| bvh.closest_point(query, f64::INFINITY));
-            previous = found.map_or(f64::INFINITY, |c| c.distance_squared.sqrt());
-            *value = previous;
-        }
-    });
-    distances
+/// Per sample: the nearest triangle found so far and the exact distance to it.
+struct NearestTriangles {
+    distance: Vec<f64>,
+    triangle: Vec<u32>,
 }
 
-/// Winding numbers on a lattice `COARSE_STRIDE` times coarser (plus the last sample on every
-/// axis).
-struct CoarseWinding {
-    /// Fine sample index of each coarse sample, per axis.
-    axes: [Vec<usize>; 3],
-    /// Winding numbers, x fastest.
-    values: Vec<f64>,
-}
-
-impl CoarseWinding {
-    fn evaluate(winding: &WindingNumbers<'_>, spec: &GridSpec) -> Self {
-        let axes = spec.dims.map(|n| {
-            let mut axis: Vec<usize> = (0..n).step_by(COARSE_STRIDE).collect();
-            if axis.last() != Some(&(n - 1)) {
-                axis.push(n - 1);
+impl NearestTriangles {
+    /// Exact nearest triangles within the band: each triangle visits the samples of its bounding
+    /// box grown by the band. Planes of constant z are independent, so they run in parallel, each
+    /// visiting its triangles in index order (ties keep the lower index: deterministic).
+    fn splat(triangles: &[[DVec3; 3]], spec: &GridSpec) -> Self {
+        let [nx, ny, nz] = spec.dims;
+        let band = BAND_CELLS * spec.spacing;
+        let range = |low: f64, high: f64, n: usize| -> Option<(usize, usize)> {
+            let a = ((low - band) / spec.spacing).ceil().max(0.0);
+            let b = ((high + band) / spec.spacing).floor().min((n - 1) as f64);
+            (a <= b).then_some((a as usize, b as usize))
+        };
+        // Sample ranges per triangle, and the triangles meeting each z plane.
+        let mut boxes = Vec::with_capacity(triangles.len());
+        let mut planes: Vec<Vec<u32>> = vec![Vec::new(); nz];
+        for (t, [a, b, c]) in triangles.iter().enumerate() {
+            let low = a.min(*b).min(*c) - spec.origin;
+            let high = a.max(*b).max(*c) - spec.origin;
+            let ranges = (
+                range(low.x, high.x, nx),
+                range(low.y, high.y, ny),
+                range(low.z, high.z, nz),
+            );
+            if let (Some(x), Some(y), Some(z)) = ranges {
+                for plane in &mut planes[z.0..=z.1] {
+                    plane.push(t as u32);
+                }
+                boxes.push((x, y));
+            } else {
+                boxes.push(((1, 0), (1, 0)));
             }
-            axis
-        });
-        let (cx, cy) = (axes[0].len(), axes[1].len());
-        let count = cx * cy * axes[2].len();
-        let values = (0..count)
+        }
+        let plane_size = nx * ny;
+        let mut distance = vec![f64::INFINITY; spec.sample_count()];
+        let mut triangle = vec![NONE; spec.sample_count()];
+        distance
+            .par_chunks_mut(plane_size)
+            .zip(triangle.par_chunks_mut(plane_size))
+            .enumerate()
+            .for_each(|(k, (distance, nearest))| {
+                for t in &planes[k] {
+                    let ((x0, x1), (y0, y1)) = boxes[*t as usize];
+                    let [a, b, c] = triangles[*t as usize];
+                    for j in y0..=y1 {
+                        for i in x0..=x1 {
+                            let p = spec.position(i, j, k);
+                            let d = (closest_point_on_triangle(p, a, b, c) - p).length();
+                            let slot = i + nx * j;
+                            if d < distance[slot] {
+                                distance[slot] = d;
+                                nearest[slot] = *t;
+                            }
+                        }
+                    }
+                }
+            });
+        Self { distance, triangle }
+    }
+
+    /// Exact nearest triangles (by the BVH) at the samples of a lattice [`COARSE_STRIDE`] times
+    /// coarser, offered to every sample outside the band as candidates from its coarse cell's
+    /// eight corners. Propagation along lines alone misses the nearest triangle where it changes
+    /// fast (near the medial axis, deep inside): seeded this way, the far field's worst error on a
+    /// sphere falls from about one cell to a tenth of one.
+    fn seed_from_coarse_lattice(&mut self, bvh: &TriangleBvh, triangles: &[[DVec3; 3]], spec: &GridSpec) {
+        let lattice = CoarseLattice::new(spec);
+        let seeds: Vec<u32> = (0..lattice.len())
             .into_par_iter()
             .map(|c| {
-                let (a, b, d) = (c % cx, (c / cx) % cy, c / (cx * cy));
-                winding.winding_number(spec.position(axes[0][a], axes[1][b], axes[2][d]))
+                let [i, j, k] = lattice.sample(c);
+                bvh.closest_point(spec.position(i, j, k), f64::INFINITY)
+                    .map_or(NONE, |found| found.triangle)
             })
             .collect();
-        Self { axes, values }
+        let band = BAND_CELLS * spec.spacing;
+        self.distance
+            .par_iter_mut()
+            .zip(self.triangle.par_iter_mut())
+            .enumerate()
+            .for_each(|(index, (distance, nearest))| {
+                if *distance <= band {
+                    return;
+                }
+                let [i, j, k] = spec.coordinates(index);
+                let p = spec.position(i, j, k);
+                for corner in lattice.corners(i, j, k) {
+                    offer(triangles, p, seeds[corner], distance, nearest);
+                }
+            });
     }
 
-    /// Longest diagonal of a coarse cell, m.
-    fn cell_diagonal(&self, spec: &GridSpec) -> f64 {
-        (3f64).sqrt() * (COARSE_STRIDE as f64) * spec.spacing
+    /// Closest-point propagation along grid lines: both directions along x, y and z, twice.
+    fn propagate(&mut self, triangles: &[[DVec3; 3]], spec: &GridSpec) {
+        let [nx, ny, nz] = spec.dims;
+        let plane_size = nx * ny;
+        let offer = |p: DVec3, candidate: u32, distance: &mut f64, nearest: &mut u32| {
+            offer(triangles, p, candidate, distance, nearest);
+        };
+        for _ in 0..2 {
+            // Along x: rows are independent.
+            self.distance
+                .par_chunks_mut(nx)
+                .zip(self.triangle.par_chunks_mut(nx))
+                .enumerate()
+                .for_each(|(row, (distance, nearest))| {
+                    let (j, k) = (row % ny, row / ny);
+                    for order in [Sweep::Forward, Sweep::Backward] {
+                        for (from, to) in order.steps(nx) {
+                            let candidate = nearest[from];
+                            offer(spec.position(to, j, k), candidate, &mut distance[to], &mut nearest[to]);
+                        }
+                    }
+                });
+            // Along y: planes of constant z are independent.
+            self.distance
+                .par_chunks_mut(plane_size)
+                .zip(self.triangle.par_chunks_mut(plane_size))
+                .enumerate()
+                .for_each(|(k, (distance, nearest))| {
+                    for order in [Sweep::Forward, Sweep::Backward] {
+                        for (from, to) in order.steps(ny) {
+                            for i in 0..nx {
+                                let candidate = nearest[i + nx * from];
+                                let slot = i + nx * to;
+                                offer(
+                                    spec.position(i, to, k),
+                                    candidate,
+                                    &mut distance[slot],
+                                    &mut nearest[slot],
+                                );
+                            }
+                        }
+                    }
+                });
+            // Along z: planes depend on their neighbour, rows within a plane do not.
+            for order in [Sweep::Forward, Sweep::Backward] {
+                for (from, to) in order.steps(nz) {
+                    let source: Vec<u32> = self.triangle[from * plane_size..(from + 1) * plane_size].to_vec();
+                    let target = to * plane_size..(to + 1) * plane_size;
+                    self.distance[target.clone()]
+                        .par_chunks_mut(nx)
+                        .zip(self.triangle[target].par_chunks_mut(nx))
+                        .enumerate()
+                        .for_each(|(j, (distance, nearest))| {
+                            for i in 0..nx {
+                                let candidate = source[i + nx * j];
+                                offer(spec.position(i, j, to), candidate, &mut distance[i], &mut nearest[i]);
+                            }
+                        });
+                }
+            }
+        }
+    }
+}
+
+/// Takes `candidate` as the nearest triangle of the sample at `p` if it is nearer (ties keep the
+/// lower index, so results do not depend on the order candidates arrive in).
+fn offer(triangles: &[[DVec3; 3]], p: DVec3, candidate: u32, distance: &mut f64, nearest: &mut u32) {
+    if candidate == NONE || candidate == *nearest {
+        return;
+    }
+    let [a, b, c] = triangles[candidate as usize];
+    let d = (closest_point_on_triangle(p, a, b, c) - p).length();
+    if d < *distance || (d == *distance && candidate < *nearest) {
+        *distance = d;
+        *nearest = candidate;
+    }
+}
+
+/// The samples of a lattice [`COARSE_STRIDE`] times coarser than a grid (plus the last sample on
+/// every axis), and the coarse cell around any fine sample.
+struct CoarseLattice {
+    /// Fine sample index of each coarse sample, per axis.
+    axes: [Vec<usize>; 3],
+}
+
+impl CoarseLattice {
+    fn new(spec: &GridSpec) -> Self {
+        Self {
+            axes: spec.dims.map(|n| {
+                let mut axis: Vec<usize> = (0..n).step_by(COARSE_STRIDE).collect();
+                if axis.last() != Some(&(n - 1)) {
+                    axis.push(n - 1);
+                }
+                axis
+            }),
+        }
     }
 
-    /// The sign the coarse cell around fine sample `(i, j, k)` decides: `Some(inside)` when every
-    /// corner is on the same side of 1/2 by the margin.
-    fn decided(&self, i: usize, j: usize, k: usize) -> Option<bool> {
+    /// Number of coarse samples.
+    fn len(&self) -> usize {
+        self.axes.iter().map(Vec::len).product()
+    }
+
+    /// Fine coordinates of coarse sample `c` (x fastest).
+    fn sample(&self, c: usize) -> [usize; 3] {
+        let (cx, cy) = (self.axes[0].len(), self.axes[1].len());
+        [
+            self.axes[0][c % cx],
+            self.axes[1][(c / cx) % cy],
+            self.axes[2][c / (cx * cy)],
+        ]
+    }
+
+    /// Coarse indices of the eight corners of the coarse cell holding fine sample `(i, j, k)`.
+    fn corners(&self, i: usize, j: usize, k: usize) -> [usize; 8] {
         let cell = |axis: &[usize], f: usize| {
             let c = (f / COARSE_STRIDE).min(axis.len() - 2);
             (c, c + 1)
@@ -121,24 +292,68 @@ impl CoarseWinding {
         let (y0, y1) = cell(&self.axes[1], j);
         let (z0, z1) = cell(&self.axes[2], k);
         let (cx, cy) = (self.axes[0].len(), self.axes[1].len());
-        let (mut all_inside, mut all_outside) = (true, true);
-        for (x, y, z) in [
-            (x0, y0, z0),
-            (x1, y0, z0),
-            (x0, y1, z0),
-            (x1, y1, z0),
-            (x0, y0, z1),
-            (x1, y0, z1),
-            (x0, y1, z1),
-            (x1, y1, z1),
-        ] {
-            let w = self.values[x + cx * (y + cy * z)];
-            all_inside &= w > 0.5 + COARSE_MARGIN;
-            all_outside &= w < 0.5 - COARSE_MARGIN;
+        let at = |x: usize, y: usize, z: usize| x + cx * (y + cy * z);
+        [
+            at(x0, y0, z0),
+            at(x1, y0, z0),
+            at(x0, y1, z0),
+            at(x1, y1, z0),
+            at(x0, y0, z1),
+            at(x1, y0, z1),
+            at(x0, y1, z1),
+            at(x1, y1, z1),
+        ]
+    }
+}
+
+/// The direction of a sweep along one grid line.
+#[derive(Clone, Copy)]
+enum Sweep {
+    Forward,
+    Backward,
+}
+
+impl Sweep {
+    /// `(from, to)` index pairs along a line of `n` samples, in sweep order.
+    fn steps(self, n: usize) -> Box<dyn Iterator<Item = (usize, usize)>> {
+        match self {
+            Sweep::Forward => Box::new((1..n).map(|i| (i - 1, i))),
+            Sweep::Backward => Box::new((0..n.saturating_sub(1)).rev().map(|i| (i + 1, i))),
         }
-        if all_inside {
+    }
+}
+
+/// Winding numbers on the coarse lattice.
+struct CoarseWinding {
+    lattice: CoarseLattice,
+    values: Vec<f64>,
+}
+
+impl CoarseWinding {
+    fn evaluate(winding: &WindingNumbers<'_>, spec: &GridSpec) -> Self {
+        let lattice = CoarseLattice::new(spec);
+        let values = (0..lattice.len())
+            .into_par_iter()
+            .map(|c| {
+                let [i, j, k] = lattice.sample(c);
+                winding.winding_number(spec.position(i, j, k))
+            })
+            .collect();
+        Self { lattice, values }
+    }
+
+    /// Longest diagonal of a coarse cell, m.
+    fn cell_diagonal(&self, spec: &GridSpec) -> f64 {
+        3f64.sqrt() * COARSE_STRIDE as f64 * spec.spacing
+    }
+
+    /// The sign the coarse cell around fine sample `(i, j, k)` decides: `Some(inside)` when every
+    /// corner is on the same side of 1/2 by the margin.
+    fn decided(&self, i: usize, j: usize, k: usize) -> Option<bool> {
+        let corners = self.lattice.corners(i, j, k).map(|c| self.values[c]);
+        if corners.iter().all(|w| *w > 0.5 + COARSE_MARGIN) {
             Some(true)
-        } else if all_outside {
+        } else if corners.iter().all(|w| *w < 0.5 - COARSE_MARGIN) {
             Some(false)
         } else {
             None
@@ -167,6 +382,39 @@ mod tests {
         assert!(
             worst <= half_cell,
             "worst error {worst} against half a cell {half_cell}"
+        );
+    }
+
+    #[test]
+    fn level_set_far_field_matches_exact_distances_to_the_mesh() {
+        // A non-convex solid: a box with a box-shaped notch, so the medial axis bends.
+        let notch =
+            TriMesh::cuboid(DVec3::new(0.4, 0.6, 0.6)).transformed(glam::DAffine3::from_translation(DVec3::X * 0.7));
+        let body = TriMesh::cuboid(DVec3::new(1.0, 0.5, 0.5));
+        let (mut vertices, mut triangles) = body.into_parts();
+        let offset = vertices.len() as u32;
+        vertices.extend_from_slice(notch.vertices());
+        triangles.extend(notch.triangles().iter().map(|t| t.map(|i| i + offset)));
+        let mesh = TriMesh::try_new(vertices, triangles).unwrap();
+        let spec = GridSpec::with_resolution(mesh.bounds().unwrap(), 48, 4).unwrap();
+        let grid = level_set_from_mesh(&mesh, spec).unwrap();
+        let bvh = TriangleBvh::build(&mesh);
+        let mut worst = 0.0f64;
+        for index in (0..spec.sample_count()).step_by(7) {
+            let [i, j, k] = spec.coordinates(index);
+            let exact = bvh
+                .closest_point(spec.position(i, j, k), f64::INFINITY)
+                .unwrap()
+                .distance_squared
+                .sqrt();
+            let found = grid.values()[index].abs();
+            assert!(found >= exact * (1.0 - 1e-12), "never below the exact distance");
+            worst = worst.max(found - exact);
+        }
+        assert!(
+            worst <= 0.2 * spec.spacing,
+            "far-field error {} cells",
+            worst / spec.spacing
         );
     }
 
