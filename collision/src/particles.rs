@@ -85,7 +85,7 @@ pub fn sample_surface(mesh: &TriMesh, spacing: f64, seed: u64) -> Result<Vec<DVe
 /// Moves each point onto the zero level set of `distance` by Newton steps along its gradient
 /// (`p - phi grad / |grad|^2`), at most `iterations` times or until `|phi|` is below `tolerance`.
 /// Use it to put particles sampled on a contoured mesh exactly on the level set or analytic shape
-/// they came from.
+/// they came from. A step that would leave a point non-finite is not taken.
 pub fn project_to_surface(
     points: &mut [DVec3],
     distance: impl Fn(DVec3) -> (f64, DVec3),
@@ -99,7 +99,11 @@ pub fn project_to_surface(
             if phi.abs() <= tolerance || !(g2 > 0.0) {
                 break;
             }
-            *p -= gradient * (phi / g2);
+            let next = *p - gradient * (phi / g2);
+            if !next.is_finite() {
+                break;
+            }
+            *p = next;
         }
     }
 }
