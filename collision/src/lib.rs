@@ -20,6 +20,7 @@ pub mod bvh;
 pub mod error;
 pub mod grid;
 pub mod level_set;
+pub mod marching_cubes;
 pub mod mass_properties;
 pub mod narrow_phase;
 pub mod particles;
