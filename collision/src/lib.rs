@@ -26,6 +26,7 @@ pub mod particles;
 pub mod pose;
 pub mod shapes;
 pub mod tet_mesh;
+pub mod tetrahedralize;
 pub mod topology;
 pub mod trimesh;
 pub mod winding;
@@ -38,4 +39,5 @@ pub use narrow_phase::{Collider, Contact, ContactManifold, FeatureId, Geometry, 
 pub use pose::Pose;
 pub use shapes::{Capsule, Cuboid, HalfSpace, Shape, SignedDistance, Sphere};
 pub use tet_mesh::TetMesh;
+pub use tetrahedralize::{LatticeResolution, tetrahedralize, tetrahedralize_with_report};
 pub use trimesh::TriMesh;
