@@ -128,15 +128,20 @@ fn statements(bytes: &[u8]) -> impl Iterator<Item = (usize, Cow<'_, [u8]>)> {
     std::iter::from_fn(move || {
         let (number, first) = physical.next()?;
         let mut joined = Cow::Borrowed(first);
-        if first.trim_ascii_start().first() != Some(&b'#') {
-            while let Some(head) = joined.trim_ascii_end().strip_suffix(b"\\") {
-                let mut owned = head.to_vec();
-                owned.push(b' ');
-                if let Some((_, next)) = physical.next() {
-                    owned.extend_from_slice(next);
-                }
-                joined = Cow::Owned(owned);
-            }
+        if first.trim_ascii_start().first() == Some(&b'#') {
+            return Some((number, joined));
+        }
+        // Extend one buffer in place: copying the joined line per continuation would make a
+        // long chain of continued lines quadratic.
+        while let Some(head) = joined.trim_ascii_end().strip_suffix(b"\\").map(<[u8]>::len) {
+            let Some((_, next)) = physical.next() else {
+                joined = Cow::Owned(joined[..head].to_vec());
+                break;
+            };
+            let owned = joined.to_mut();
+            owned.truncate(head);
+            owned.push(b' ');
+            owned.extend_from_slice(next);
         }
         Some((number, joined))
     })
@@ -306,6 +311,17 @@ mod tests {
         );
         // A Latin-1 comment is fine.
         assert!(read_obj(b"# caf\xe9\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3").is_ok());
+    }
+
+    #[test]
+    fn io_obj_joins_long_chains_of_continued_lines() {
+        let mut source = String::from("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 \\\n");
+        source.push_str(&" \\\n".repeat(100_000));
+        source.push_str("2 3 \\");
+        let mesh = read_obj(source.as_bytes()).unwrap();
+        assert_eq!(mesh.triangles(), &[[0, 1, 2]]);
+        // A comment line does not continue, even when it ends in a backslash.
+        assert!(read_obj(b"# note \\\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").is_ok());
     }
 
     #[test]
