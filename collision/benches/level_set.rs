@@ -1,6 +1,6 @@
 //! `level_set`: building the signed-distance level set of the Stanford bunny (69,451 triangles,
 //! an open scan, so signs come from the generalized winding number) on a grid with 128 cells
-//! along its longest side plus 3 cells of padding (135 x 134 x 109 samples), on rayon pools of one
+//! along its longest side plus 3 cells of padding (135 x 134 x 107 samples), on rayon pools of one
 //! and two threads; throughput counts grid samples.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
