@@ -19,6 +19,7 @@ pub mod aabb;
 pub mod bvh;
 pub mod error;
 pub mod grid;
+pub mod io;
 pub mod level_set;
 pub mod marching_cubes;
 pub mod mass_properties;

@@ -12,36 +12,10 @@ use shatter_collision::{
     level_set::level_set_from_mesh, tetrahedralize, tetrahedralize_with_report,
 };
 
-// Replaced by the crate's OBJ reader once it lands.
-/// Triangles of an OBJ file (`v x y z` and `f a b c`, `a/b/c` taking the first index), vertices
-/// welded by bit-equal position.
+/// A test mesh from `shared/meshes`, welded by position.
 fn load_obj(name: &str) -> TriMesh {
     let path = format!("{}/../../shared/meshes/{name}.obj", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let (mut vertices, mut triangles, mut welded) = (Vec::new(), Vec::new(), Vec::new());
-    let mut by_position = std::collections::HashMap::new();
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        match words.next() {
-            Some("v") => {
-                let p: Vec<f64> = words.take(3).map(|w| w.parse().unwrap()).collect();
-                let v = DVec3::new(p[0], p[1], p[2]);
-                let next = vertices.len() as u32;
-                welded.push(*by_position.entry(v.to_array().map(f64::to_bits)).or_insert(next));
-                if welded.last() == Some(&next) {
-                    vertices.push(v);
-                }
-            }
-            Some("f") => {
-                let f: Vec<u32> = words
-                    .map(|w| welded[w.split('/').next().unwrap().parse::<usize>().unwrap() - 1])
-                    .collect();
-                triangles.push([f[0], f[1], f[2]]);
-            }
-            _ => {}
-        }
-    }
-    TriMesh::try_new(vertices, triangles).unwrap()
+    TriMesh::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Smallest dihedral angle of the mesh, degrees.
