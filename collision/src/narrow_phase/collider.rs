@@ -9,7 +9,7 @@ use crate::aabb::Aabb;
 use crate::error::GeometryError;
 use crate::grid::{GridSpec, SdfGrid};
 use crate::level_set::level_set_from_mesh;
-use crate::particles::{project_to_surface, sample_surface};
+use crate::particles::{project_to_surface, sample_level_set, sample_surface};
 use crate::shapes::{Capsule, Shape, SignedDistance};
 use crate::trimesh::TriMesh;
 
@@ -71,6 +71,14 @@ impl Collider {
             particles: particles.into(),
             bounds: Some(bounds),
         })
+    }
+
+    /// A level set with particles about `particle_spacing` m apart sampled on its own zero set
+    /// ([`crate::particles::sample_level_set`]): for bodies known only by a grid, such as
+    /// fragments cut from a level set.
+    pub fn from_grid(grid: SdfGrid, particle_spacing: f64) -> Result<Self, GeometryError> {
+        let particles = sample_level_set(&grid, particle_spacing, 0)?;
+        Self::from_level_set(grid, particles)
     }
 
     /// A level set of `mesh` (body frame) with `cells` cells along its longest side and three
