@@ -161,7 +161,7 @@ fn narrow_phase_grid_only_body_gets_particles_on_its_zero_set() {
     let radius = 0.5;
     let bounds = shatter_collision::Aabb::from_center(DVec3::ZERO, DVec3::splat(radius));
     let spec = GridSpec::with_resolution(bounds, 32, 3).unwrap();
-    let grid = shatter_collision::SdfGrid::from_fn(spec, |p| p.length() - radius).unwrap();
+    let grid = SdfGrid::from_fn(spec, |p| p.length() - radius).unwrap();
     let ball = Collider::from_grid(grid, 0.05).unwrap();
     let cell = spec.spacing;
     // The trilinear zero set departs from the sphere by at most 3 h^2 / (8 r) (interpolation
