@@ -1,0 +1,167 @@
+//! The contact cache: last step's contact impulses, keyed by body pair and feature, to warm-start
+//! this step's solve.
+//!
+//! Warm starting (Catto 2005, "Iterative dynamics with temporal coherence") starts the projected
+//! Gauss-Seidel iteration from the previous step's impulses, so a resting stack needs a few
+//! iterations per step instead of many. A contact is the same contact from one step to the next
+//! when its pair and its [`FeatureId`] are (the narrow phase keeps feature ids stable).
+//!
+//! The cache is a vector sorted by key, not a hash map: contacts arrive sorted by pair and
+//! feature, so building it is a push per contact, lookups are a binary search, and its bytes
+//! (part of a world snapshot) have one order.
+
+use bytemuck::{Pod, Zeroable};
+use shatter_collision::FeatureId;
+
+use crate::contacts::PairContacts;
+use crate::handle::BodyId;
+
+/// One remembered contact: its key and its impulses.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct CachedContact {
+    /// Lower body of the pair.
+    pub body_a: BodyId,
+    /// Higher body of the pair.
+    pub body_b: BodyId,
+    /// The contact's feature id (see [`FeatureId`]).
+    pub feature: u32,
+    /// Padding, zero.
+    pub padding: u32,
+    /// Normal impulse, then the two friction impulses, N s.
+    pub impulses: [f64; 3],
+}
+
+impl CachedContact {
+    fn key(&self) -> (BodyId, BodyId, u32) {
+        (self.body_a, self.body_b, self.feature)
+    }
+}
+
+/// Last step's contact impulses. See the [module docs](self).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContactCache {
+    entries: Vec<CachedContact>,
+}
+
+impl ContactCache {
+    /// The impulses remembered for feature `feature` of pair `(a, b)` (`a < b`): normal, then
+    /// friction, N s; `None` for a new contact.
+    pub fn lookup(&self, a: BodyId, b: BodyId, feature: FeatureId) -> Option<[f64; 3]> {
+        self.entries
+            .binary_search_by(|entry| entry.key().cmp(&(a, b, feature.0)))
+            .ok()
+            .map(|i| self.entries[i].impulses)
+    }
+
+    /// Number of remembered contacts.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entries, sorted by key.
+    pub fn entries(&self) -> &[CachedContact] {
+        &self.entries
+    }
+
+    /// Replaces the cache with the solve impulses of `pairs` (sorted by pair, contacts by
+    /// feature, as the collide stage leaves them).
+    pub(crate) fn rebuild(&mut self, pairs: &[PairContacts]) {
+        self.entries.clear();
+        for pair in pairs {
+            for contact in &pair.contacts {
+                self.entries.push(CachedContact {
+                    body_a: pair.body_a,
+                    body_b: pair.body_b,
+                    feature: contact.feature.0,
+                    padding: 0,
+                    impulses: [
+                        contact.normal_impulse,
+                        contact.friction_impulse[0],
+                        contact.friction_impulse[1],
+                    ],
+                });
+            }
+        }
+        debug_assert!(self.entries.windows(2).all(|w| w[0].key() < w[1].key()));
+    }
+
+    /// Replaces the entries wholesale (snapshot restore); fails unless they are sorted and unique.
+    pub(crate) fn replace(&mut self, entries: Vec<CachedContact>) -> Result<(), String> {
+        if !entries.windows(2).all(|w| w[0].key() < w[1].key()) {
+            return Err("contact cache entries are not sorted by pair and feature".into());
+        }
+        if let Some(bad) = entries.iter().find(|e| !e.impulses.iter().all(|v| v.is_finite())) {
+            return Err(format!("contact cache impulse {:?} is not finite", bad.impulses));
+        }
+        self.entries = entries;
+        Ok(())
+    }
+
+    /// Forgets every contact of body `id` (it was removed).
+    pub(crate) fn forget_body(&mut self, id: BodyId) {
+        self.entries.retain(|e| e.body_a != id && e.body_b != id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::DVec3;
+    use smallvec::smallvec;
+
+    use crate::contacts::{ContactPoint, tangent_basis};
+
+    fn contact(feature: FeatureId, normal_impulse: f64) -> ContactPoint {
+        ContactPoint {
+            point: DVec3::ZERO,
+            normal: DVec3::Y,
+            depth: 0.0,
+            feature,
+            tangents: tangent_basis(DVec3::Y),
+            collision_impulse: 0.0,
+            normal_impulse,
+            friction_impulse: [0.25, -0.5],
+        }
+    }
+
+    #[test]
+    fn contact_cache_finds_what_the_last_step_solved() {
+        let (a, b, c) = (BodyId::new(0, 0), BodyId::new(1, 0), BodyId::new(2, 4));
+        let pairs = vec![
+            PairContacts {
+                body_a: a,
+                body_b: b,
+                friction: 0.5,
+                restitution: 0.0,
+                contacts: smallvec![contact(FeatureId::of_a(1), 2.0), contact(FeatureId::of_b(0), 3.0)],
+                dense: [0, 1],
+            },
+            PairContacts {
+                body_a: a,
+                body_b: c,
+                friction: 0.5,
+                restitution: 0.0,
+                contacts: smallvec![contact(FeatureId::of_a(0), 5.0)],
+                dense: [0, 2],
+            },
+        ];
+        let mut cache = ContactCache::default();
+        cache.rebuild(&pairs);
+        assert_eq!(cache.len(), 3);
+        assert_eq!(cache.lookup(a, b, FeatureId::of_b(0)), Some([3.0, 0.25, -0.5]));
+        assert_eq!(cache.lookup(a, c, FeatureId::of_a(0)).map(|i| i[0]), Some(5.0));
+        assert_eq!(cache.lookup(a, c, FeatureId::of_a(1)), None);
+        assert_eq!(cache.lookup(b, c, FeatureId::of_a(0)), None);
+        cache.forget_body(b);
+        assert_eq!(cache.len(), 1);
+        let mut shuffled = cache.entries().to_vec();
+        shuffled.push(shuffled[0]);
+        assert!(cache.replace(shuffled).is_err(), "duplicate keys are refused");
+    }
+}

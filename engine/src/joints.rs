@@ -1,0 +1,259 @@
+//! Joints: constraints between two bodies (or a body and the world), their store, and the
+//! impulses the solve gave their rows, as fracture models read them.
+//!
+//! A joint is described in world terms at creation ([`JointDesc`]: an anchor point and, for a
+//! hinge, an axis, both world frame at the bodies' current poses) and kept in body terms (anchors
+//! and axes in each body's frame, plus the relative orientation a fixed joint holds), so it moves
+//! with the bodies. Joints live behind generational [`JointId`]s like bodies; removing a body
+//! removes its joints.
+
+use glam::{DQuat, DVec3};
+use smallvec::SmallVec;
+
+use crate::handle::{BodyId, JointId, SlotTable};
+
+/// What a joint holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum JointKind {
+    /// Ball and socket: the anchor points of the two bodies coincide (3 rows).
+    Ball,
+    /// Weld: anchors coincide and the relative orientation stays as it was at creation (6 rows).
+    Fixed,
+    /// Hinge: anchors coincide and the bodies turn only about `axis` (5 rows).
+    Hinge {
+        /// The hinge axis, world frame at creation; normalized by the world.
+        axis: DVec3,
+    },
+}
+
+/// A joint to add with [`crate::World::add_joint`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointDesc {
+    /// The first body; must be live.
+    pub body_a: BodyId,
+    /// The second body, or `None` to attach body A to the world at the anchor.
+    pub body_b: Option<BodyId>,
+    /// What the joint holds.
+    pub kind: JointKind,
+    /// The point where the bodies are joined, world frame, m (at the bodies' current poses).
+    pub anchor: DVec3,
+}
+
+impl JointDesc {
+    /// A joint of `kind` between `body_a` and `body_b` (or the world) at world point `anchor`.
+    pub fn new(kind: JointKind, body_a: BodyId, body_b: Option<BodyId>, anchor: DVec3) -> Self {
+        Self {
+            body_a,
+            body_b,
+            kind,
+            anchor,
+        }
+    }
+}
+
+/// A joint as stored: in body terms.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Joint {
+    /// Its handle.
+    pub id: JointId,
+    /// The first body.
+    pub body_a: BodyId,
+    /// The second body, `None` for the world.
+    pub body_b: Option<BodyId>,
+    /// What it holds (a hinge's axis as given, world frame at creation).
+    pub kind: JointKind,
+    /// Anchor in body A's frame, m.
+    pub local_anchor_a: DVec3,
+    /// Anchor in body B's frame (world frame for the world), m.
+    pub local_anchor_b: DVec3,
+    /// Hinge axis in body A's frame (unit; zero for other kinds).
+    pub local_axis_a: DVec3,
+    /// Hinge axis in body B's frame (world frame for the world).
+    pub local_axis_b: DVec3,
+    /// Orientation of B relative to A at creation, `q_a^-1 q_b` (fixed joints hold it).
+    pub reference_rotation: DQuat,
+    /// Row impulses of the last solve (warm start), N s or N m s per row.
+    pub impulses: [f64; 6],
+}
+
+/// One row of a joint after the solve: what a fracture model needs to judge it (Li 2018 section
+/// 3: the impulse `lambda`, and the ERP and CFM from which the row's stiffness and stored energy
+/// `E = 1/2 h^-2 lambda^2 C` follow).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointRowImpulse {
+    /// Jacobian of the row: linear and angular parts for body A, then for body B, world frame.
+    pub jacobian: [DVec3; 4],
+    /// The row's impulse this step, N s (N m s for angular rows).
+    pub lambda: f64,
+    /// Error reduction parameter of the row, in (0, 1].
+    pub erp: f64,
+    /// Constraint force mixing of the row, >= 0.
+    pub cfm: f64,
+}
+
+/// A joint as the fracture stage sees it after the solve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolvedJoint {
+    /// Its handle.
+    pub id: JointId,
+    /// The first body.
+    pub body_a: BodyId,
+    /// The second body, `None` for the world.
+    pub body_b: Option<BodyId>,
+    /// Body A's anchor this step, world frame, m.
+    pub anchor_a: DVec3,
+    /// Body B's anchor this step, world frame, m.
+    pub anchor_b: DVec3,
+    /// Its rows with their impulses.
+    pub rows: SmallVec<[JointRowImpulse; 6]>,
+}
+
+impl SolvedJoint {
+    /// The generalized impulse the joint gave body A this step: linear (N s) and angular about
+    /// A's centre of mass (N m s), `J_a^T lambda` summed over rows.
+    pub fn impulse_on_a(&self) -> (DVec3, DVec3) {
+        self.rows.iter().fold((DVec3::ZERO, DVec3::ZERO), |(l, a), row| {
+            (l + row.jacobian[0] * row.lambda, a + row.jacobian[1] * row.lambda)
+        })
+    }
+}
+
+/// Every joint of a world, dense, behind generational handles.
+#[derive(Clone, Debug, Default)]
+pub struct JointStore {
+    slots: SlotTable,
+    joints: Vec<Joint>,
+}
+
+impl JointStore {
+    /// Number of joints.
+    pub fn len(&self) -> usize {
+        self.joints.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.joints.is_empty()
+    }
+
+    /// The joints, dense order.
+    pub fn joints(&self) -> &[Joint] {
+        &self.joints
+    }
+
+    /// Joint `id`, if live.
+    pub fn get(&self, id: JointId) -> Option<&Joint> {
+        self.slots.dense(id.index, id.generation).map(|i| &self.joints[i])
+    }
+
+    pub(crate) fn joints_mut(&mut self) -> &mut [Joint] {
+        &mut self.joints
+    }
+
+    /// Stores `joint` (its id is overwritten) and returns the id.
+    pub(crate) fn insert(&mut self, mut joint: Joint) -> JointId {
+        let (index, generation) = self.slots.allocate(self.joints.len());
+        joint.id = JointId { index, generation };
+        self.joints.push(joint);
+        joint.id
+    }
+
+    /// Removes joint `id`; `None` when stale.
+    pub(crate) fn remove(&mut self, id: JointId) -> Option<Joint> {
+        let dense = self.slots.dense(id.index, id.generation)?;
+        let joint = self.joints.swap_remove(dense);
+        self.slots.release(id.index);
+        if let Some(moved) = self.joints.get(dense) {
+            self.slots.relocate(moved.id.index, dense);
+        }
+        Some(joint)
+    }
+
+    /// The joints attached to body `body`, in dense order.
+    pub(crate) fn attached_to(&self, body: BodyId) -> Vec<JointId> {
+        self.joints
+            .iter()
+            .filter(|j| j.body_a == body || j.body_b == Some(body))
+            .map(|j| j.id)
+            .collect()
+    }
+}
+
+impl crate::World {
+    /// Adds a joint; fails, changing nothing, on a stale body, a joint of a body with itself, a
+    /// joint with no dynamic body, or a non-finite anchor or bad hinge axis. Wakes the bodies.
+    pub fn add_joint(&mut self, desc: JointDesc) -> Result<JointId, crate::EngineError> {
+        use crate::EngineError;
+        use shatter_integrators::BodyKind;
+        let dense_a = self.bodies.dense_index(desc.body_a)?;
+        let dense_b = desc.body_b.map(|b| self.bodies.dense_index(b)).transpose()?;
+        if desc.body_b == Some(desc.body_a) {
+            return Err(EngineError::description(format!(
+                "a joint needs two different bodies; {} was given twice",
+                desc.body_a
+            )));
+        }
+        let dynamic = |dense: Option<usize>| dense.is_some_and(|i| self.bodies.kinds()[i] == BodyKind::Dynamic);
+        if !dynamic(Some(dense_a)) && !dynamic(dense_b) {
+            return Err(EngineError::description(format!(
+                "a joint needs at least one dynamic body; {} and {} cannot move",
+                desc.body_a,
+                desc.body_b.map_or("the world".to_string(), |b| b.to_string())
+            )));
+        }
+        crate::error::check_finite3("joint anchor (m)", desc.anchor)?;
+        let axis = match desc.kind {
+            JointKind::Hinge { axis } => {
+                let length = axis.length();
+                if !(length.is_finite() && length > 0.0) {
+                    return Err(EngineError::invalid("hinge axis", axis, "a non-zero finite vector"));
+                }
+                axis / length
+            }
+            _ => DVec3::ZERO,
+        };
+        let state_a = self.bodies.states()[dense_a];
+        let (position_b, orientation_b) = match dense_b {
+            Some(i) => (self.bodies.states()[i].position, self.bodies.states()[i].orientation),
+            None => (DVec3::ZERO, DQuat::IDENTITY),
+        };
+        let inverse_a = state_a.orientation.inverse();
+        let inverse_b = orientation_b.inverse();
+        let joint = Joint {
+            id: JointId {
+                index: 0,
+                generation: 0,
+            },
+            body_a: desc.body_a,
+            body_b: desc.body_b,
+            kind: desc.kind,
+            local_anchor_a: inverse_a * (desc.anchor - state_a.position),
+            local_anchor_b: inverse_b * (desc.anchor - position_b),
+            local_axis_a: inverse_a * axis,
+            local_axis_b: inverse_b * axis,
+            reference_rotation: (inverse_a * orientation_b).normalize(),
+            impulses: [0.0; 6],
+        };
+        let id = self.joints.insert(joint);
+        self.wake(desc.body_a)?;
+        if let Some(b) = desc.body_b {
+            self.wake(b)?;
+        }
+        Ok(id)
+    }
+
+    /// Removes joint `id` and wakes its bodies; fails naming a stale handle.
+    pub fn remove_joint(&mut self, id: JointId) -> Result<(), crate::EngineError> {
+        let joint = self.joints.remove(id).ok_or(crate::EngineError::StaleJoint { id })?;
+        for body in [Some(joint.body_a), joint.body_b].into_iter().flatten() {
+            // Bodies of a live joint are live: removing a body removes its joints.
+            self.wake(body)?;
+        }
+        Ok(())
+    }
+
+    /// Joint `id`; fails naming a stale handle.
+    pub fn joint(&self, id: JointId) -> Result<&Joint, crate::EngineError> {
+        self.joints.get(id).ok_or(crate::EngineError::StaleJoint { id })
+    }
+}

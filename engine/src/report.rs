@@ -1,0 +1,120 @@
+//! What one step did: [`StepReport`]. Tests, the command-line tool and benches read it.
+//!
+//! Energies: kinetic energy sums `1/2 m |v|^2 + 1/2 w . I w` over dynamic bodies; potential energy
+//! is that of uniform gravity, `-m g . x` summed over dynamic bodies (zero at the world origin).
+//! "Before" is measured at the start of the step, "after" at its end, both at non-split states.
+
+use core::time::Duration;
+
+use crate::commands::Spawned;
+use crate::handle::BodyId;
+use crate::step::Stage;
+
+/// A body whose state went non-finite (or would have overflowed) during the step. It was put
+/// back where the step began, with zero velocity, and is held still (quarantined) until the user
+/// sets its pose or velocity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quarantine {
+    /// The body.
+    pub id: BodyId,
+    /// The stage after which it was caught.
+    pub stage: Stage,
+    /// What was wrong.
+    pub detail: String,
+}
+
+/// A fracture model that returned an error; what it queued in that call was discarded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FractureFailure {
+    /// The model's name.
+    pub model: String,
+    /// Its message.
+    pub message: String,
+}
+
+/// Per-stage figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageReport {
+    /// Wall-clock time spent in the stage.
+    pub time: Duration,
+    /// How many items the stage handled: pairs (broad phase), contacts (collide), bodies
+    /// (forces, integrate), rows (solve), hooks (fracture), islands put to sleep (sleep).
+    pub count: usize,
+}
+
+/// What one [`crate::World::step`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// The time step, s.
+    pub dt: f64,
+    /// Candidate pairs from the broad phase.
+    pub pairs: usize,
+    /// Pairs with at least one contact.
+    pub manifolds: usize,
+    /// Contact points.
+    pub contacts: usize,
+    /// Impulses applied by the elastic collision pass.
+    pub collision_impulses: usize,
+    /// Impulses of the collision pass that the energy clamp scaled down or dropped.
+    pub clamped_collisions: usize,
+    /// Constraint rows solved (contacts and joints).
+    pub solver_rows: usize,
+    /// Solver iterations run (velocity and split passes together).
+    pub solver_iterations: usize,
+    /// Joints broken (by fracture models or removed with their bodies) in the step.
+    pub broken_joints: usize,
+    /// Bodies removed by fracture models (parents replaced by fragments).
+    pub fractures: usize,
+    /// Bodies added by fracture models, with their tickets.
+    pub spawned: Vec<Spawned>,
+    /// Fracture models that failed.
+    pub fracture_failures: Vec<FractureFailure>,
+    /// Queued commands that could not be applied (a bad description, a stale handle).
+    pub command_failures: Vec<String>,
+    /// Bodies quarantined in the step.
+    pub quarantined: Vec<Quarantine>,
+    /// Bodies that fell asleep at the end of the step.
+    pub fell_asleep: usize,
+    /// Bodies woken at the end of the step by contacts and joints with moving bodies.
+    pub woken: usize,
+    /// Awake dynamic bodies at the end of the step.
+    pub awake_bodies: usize,
+    /// Per stage, indexed by [`Stage::index`].
+    pub stages: [StageReport; Stage::COUNT],
+    /// Kinetic energy of the dynamic bodies at the start of the step, J.
+    pub kinetic_energy_before: f64,
+    /// Kinetic energy of the dynamic bodies at the end of the step, J.
+    pub kinetic_energy_after: f64,
+    /// Gravitational potential energy `-sum m g . x` at the start of the step, J.
+    pub potential_energy_before: f64,
+    /// Gravitational potential energy at the end of the step, J.
+    pub potential_energy_after: f64,
+    /// Kinetic energy that impulse clamping (Su 2009 section 3.2) kept from being added, in the
+    /// collision pass and the solve, J (>= 0).
+    pub energy_removed_by_clamping: f64,
+    /// Change of kinetic energy across the fracture stage and its commands (impulses applied,
+    /// bodies spawned and despawned), J; positive when fracture added energy.
+    pub energy_injected_by_fracture: f64,
+}
+
+impl StepReport {
+    /// The figures of one stage.
+    pub fn stage(&self, stage: Stage) -> &StageReport {
+        &self.stages[stage.index()]
+    }
+
+    /// Total mechanical energy at the start of the step, J.
+    pub fn energy_before(&self) -> f64 {
+        self.kinetic_energy_before + self.potential_energy_before
+    }
+
+    /// Total mechanical energy at the end of the step, J.
+    pub fn energy_after(&self) -> f64 {
+        self.kinetic_energy_after + self.potential_energy_after
+    }
+
+    /// Wall-clock time of all stages together.
+    pub fn total_time(&self) -> Duration {
+        self.stages.iter().map(|s| s.time).sum()
+    }
+}

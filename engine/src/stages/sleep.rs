@@ -1,0 +1,141 @@
+//! Stage `sleep`: islands at rest go to sleep; islands touched by something awake wake up.
+//!
+//! Every awake dynamic body counts how long it has stayed below both velocity thresholds
+//! ([`crate::SleepSettings`]). Islands are the connected groups of dynamic bodies linked by the
+//! step's contacts and joints (see [`crate::islands`]); an island sleeps when its least rested
+//! body has rested for `time_to_sleep`: its velocities are zeroed and it leaves the step (no
+//! gravity, no integration, no pairs among its own bodies) until it is woken. Each sleeper records
+//! its island's tag (the slot index of the island's lowest body), so the island wakes as a whole.
+//!
+//! Waking: a joint between a sleeping body and a moving one wakes the sleeper's island at the
+//! start of the step; a contact does so in the collide stage, which then finds the woken bodies'
+//! own pairs and contacts, so they take part in the step fully (Box2D v3 also wakes islands
+//! between collide and solve). Only a chain of islands too long to wake in one step leaves wake
+//! requests, granted here at the end of the step; until then such a sleeper acts as a fixed body.
+//! User calls that change a body's motion wake its island at once.
+
+use glam::DVec3;
+use shatter_integrators::BodyKind;
+
+use crate::islands::UnionFind;
+use crate::settings::SleepSettings;
+use crate::store::{BodyMotion, BodyStore};
+
+/// What the stage did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SleepOutcome {
+    /// Bodies that fell asleep.
+    pub(crate) fell_asleep: usize,
+    /// Bodies woken by requests.
+    pub(crate) woken: usize,
+}
+
+/// Wakes every sleeping dynamic body of island `tag`; returns how many woke.
+pub(crate) fn wake_island(bodies: &mut BodyStore, tag: u32) -> usize {
+    let sleepers: Vec<usize> = (0..bodies.len())
+        .filter(|&i| {
+            let m = bodies.motion()[i];
+            bodies.kinds()[i] == BodyKind::Dynamic && !m.is_awake() && !m.is_quarantined() && m.island == tag
+        })
+        .collect();
+    let motion = bodies.motion_mut();
+    for &i in &sleepers {
+        motion[i].flags |= BodyMotion::AWAKE;
+        motion[i].resting_time = 0.0;
+    }
+    sleepers.len()
+}
+
+/// The wake request a link between bodies `a` and `b` (dense) files, if any: the island tag of a
+/// sleeper linked to a body that moves.
+pub(crate) fn wake_request(bodies: &BodyStore, a: usize, b: usize) -> Option<u32> {
+    let asleep = |i: usize| {
+        let m = bodies.motion()[i];
+        bodies.kinds()[i] == BodyKind::Dynamic && !m.is_awake() && !m.is_quarantined()
+    };
+    let moves = |i: usize| {
+        let state = bodies.states()[i];
+        bodies.is_awake_dynamic(i)
+            || (bodies.kinds()[i] == BodyKind::Kinematic
+                && (state.linear_velocity != DVec3::ZERO || state.body_angular_velocity != DVec3::ZERO))
+    };
+    if asleep(a) && moves(b) {
+        Some(bodies.motion()[a].island)
+    } else if asleep(b) && moves(a) {
+        Some(bodies.motion()[b].island)
+    } else {
+        None
+    }
+}
+
+/// Grants `requests`, counts resting time, and puts resting islands to sleep. `links` are the
+/// step's contact and joint pairs as dense indices.
+pub(crate) fn run(
+    bodies: &mut BodyStore,
+    links: &[[u32; 2]],
+    requests: &mut Vec<u32>,
+    dt: f64,
+    settings: &SleepSettings,
+) -> SleepOutcome {
+    let mut outcome = SleepOutcome::default();
+    requests.sort_unstable();
+    requests.dedup();
+    for tag in requests.drain(..) {
+        outcome.woken += wake_island(bodies, tag);
+    }
+    if !settings.enabled {
+        return outcome;
+    }
+    let n = bodies.len();
+    let awake: Vec<bool> = (0..n).map(|i| bodies.is_awake_dynamic(i)).collect();
+    {
+        let states = bodies.states().to_vec();
+        let motion = bodies.motion_mut();
+        for i in (0..n).filter(|&i| awake[i]) {
+            let s = &states[i];
+            let resting = s.linear_velocity.length() < settings.linear_threshold
+                && s.body_angular_velocity.length() < settings.angular_threshold;
+            motion[i].resting_time = if resting { motion[i].resting_time + dt } else { 0.0 };
+        }
+    }
+    let mut islands = UnionFind::new(n);
+    for &[a, b] in links {
+        let (a, b) = (a as usize, b as usize);
+        if bodies.kinds()[a] == BodyKind::Dynamic && bodies.kinds()[b] == BodyKind::Dynamic {
+            islands.union(a, b);
+        }
+    }
+    let roots = islands.roots();
+    // Least resting time per island; an island with any member not awake (a sleeper that was
+    // linked but not woken, or a quarantined body) stays as it is.
+    let mut least = vec![f64::INFINITY; n];
+    for i in 0..n {
+        if bodies.kinds()[i] != BodyKind::Dynamic {
+            continue;
+        }
+        let time = if awake[i] {
+            bodies.motion()[i].resting_time
+        } else {
+            f64::NEG_INFINITY
+        };
+        least[roots[i]] = least[roots[i]].min(time);
+    }
+    let tags: Vec<u32> = (0..n).map(|i| bodies.records()[roots[i]].id.index).collect();
+    let sleepers: Vec<usize> = (0..n)
+        // Summed time steps fall short of their product by rounding (15 x 1/30 < 0.5); that must
+        // not cost a whole step.
+        .filter(|&i| awake[i] && least[roots[i]] >= settings.time_to_sleep * (1.0 - 1e-9))
+        .collect();
+    let (states, _, _) = bodies.dynamics_mut();
+    for &i in &sleepers {
+        states[i].linear_velocity = DVec3::ZERO;
+        states[i].body_angular_velocity = DVec3::ZERO;
+    }
+    let motion = bodies.motion_mut();
+    for &i in &sleepers {
+        motion[i].flags &= !BodyMotion::AWAKE;
+        motion[i].island = tags[i];
+    }
+    outcome.fell_asleep = sleepers.len();
+    outcome
+}

@@ -1,0 +1,270 @@
+//! The body store: every body of a world, behind generational handles, in dense arrays.
+//!
+//! Data comes in tiers (Box2D v3 body.h, Avian's solver bodies), each a dense array indexed by
+//! the body's *dense index* (its place in the arrays; it changes when another body is removed,
+//! which is why users hold [`BodyId`]s, never indices):
+//! - the stable record ([`BodyRecord`]): handle, user data, collider, material, geometry frame;
+//!   cold, read by the narrow phase and the user;
+//! - simulation data: [`RigidState`], [`MassProperties`], [`BodyKind`] and [`BodyMotion`] (sleep
+//!   bookkeeping); hot, plain data (`Pod` except the kind), snapshotted as bytes;
+//! - per-awake-body solver data, built by the step each time in its own dense arrays over the
+//!   awake bodies only (see the solve stage), so sleeping bodies cost nothing there.
+//!
+//! Removal is a swap-remove: the last body moves into the hole and its slot is re-pointed, so the
+//! arrays stay dense and the order depends only on the sequence of inserts and removes.
+
+use bytemuck::{Pod, Zeroable};
+use shatter_collision::{Collider, Pose};
+use shatter_integrators::{BodyKind, MassProperties, RigidState};
+
+use crate::build::ResolvedBody;
+use crate::desc::Material;
+use crate::error::EngineError;
+use crate::handle::{BodyId, SlotTable};
+
+/// The stable, cold part of a body.
+#[derive(Clone, Debug)]
+pub struct BodyRecord {
+    /// The body's handle.
+    pub id: BodyId,
+    /// The user's number, stored untouched.
+    pub user_data: u64,
+    /// Collision geometry in the body frame.
+    pub collider: Collider,
+    /// Surface properties.
+    pub material: Material,
+    /// Where the body frame (centre of mass, principal axes) sits in the geometry frame the body
+    /// was described in; identity for colliders given in body frame.
+    pub geometry_frame: Pose,
+}
+
+/// Sleep bookkeeping and flags of a body: plain data, part of a snapshot.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct BodyMotion {
+    /// How long the body has stayed below the sleep velocity thresholds, s.
+    pub resting_time: f64,
+    /// While asleep: the slot index of the lowest body of the island it fell asleep with; the
+    /// island wakes as a whole.
+    pub island: u32,
+    /// Bit set of `BodyMotion::AWAKE`, `BodyMotion::QUARANTINED`.
+    pub flags: u32,
+}
+
+impl BodyMotion {
+    /// The body takes part in the step (dynamic bodies only; kinematic bodies always move and
+    /// static bodies never do).
+    pub const AWAKE: u32 = 1;
+    /// The body's state went non-finite in a step; it was put back where the step began and is
+    /// held still until the user sets its pose or velocity.
+    pub const QUARANTINED: u32 = 2;
+
+    /// Whether the body is awake.
+    pub fn is_awake(&self) -> bool {
+        self.flags & Self::AWAKE != 0
+    }
+
+    /// Whether the body is quarantined.
+    pub fn is_quarantined(&self) -> bool {
+        self.flags & Self::QUARANTINED != 0
+    }
+}
+
+/// A read-only view of one body, every tier at once.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyView<'a> {
+    /// Stable record.
+    pub record: &'a BodyRecord,
+    /// Pose and velocities.
+    pub state: &'a RigidState,
+    /// Mass properties (infinite for static and kinematic bodies).
+    pub mass: &'a MassProperties,
+    /// How it moves.
+    pub kind: BodyKind,
+    /// Sleep bookkeeping and flags.
+    pub motion: &'a BodyMotion,
+}
+
+impl BodyView<'_> {
+    /// The body's pose (centre of mass and principal frame), world frame.
+    pub fn pose(&self) -> Pose {
+        Pose::new(self.state.position, self.state.orientation)
+    }
+}
+
+/// Every body of a world. See the [module docs](self).
+#[derive(Clone, Debug, Default)]
+pub struct BodyStore {
+    slots: SlotTable,
+    records: Vec<BodyRecord>,
+    states: Vec<RigidState>,
+    masses: Vec<MassProperties>,
+    kinds: Vec<BodyKind>,
+    motion: Vec<BodyMotion>,
+}
+
+impl BodyStore {
+    /// Number of bodies.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether there is no body.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Whether `id` names a live body.
+    pub fn contains(&self, id: BodyId) -> bool {
+        self.slots.dense(id.index, id.generation).is_some()
+    }
+
+    /// The dense index of body `id`, or [`EngineError::StaleBody`] naming it.
+    pub fn dense_index(&self, id: BodyId) -> Result<usize, EngineError> {
+        self.slots
+            .dense(id.index, id.generation)
+            .ok_or(EngineError::StaleBody { id })
+    }
+
+    /// Every body's handle, in dense order.
+    pub fn ids(&self) -> impl ExactSizeIterator<Item = BodyId> + '_ {
+        self.records.iter().map(|record| record.id)
+    }
+
+    /// A view of body `id`.
+    pub fn get(&self, id: BodyId) -> Result<BodyView<'_>, EngineError> {
+        Ok(self.view(self.dense_index(id)?))
+    }
+
+    /// A view of the body at dense index `dense`.
+    ///
+    /// # Panics
+    ///
+    /// If `dense >= self.len()` (a programming error: dense indices come from this store).
+    pub fn view(&self, dense: usize) -> BodyView<'_> {
+        BodyView {
+            record: &self.records[dense],
+            state: &self.states[dense],
+            mass: &self.masses[dense],
+            kind: self.kinds[dense],
+            motion: &self.motion[dense],
+        }
+    }
+
+    /// Stable records, dense order.
+    pub fn records(&self) -> &[BodyRecord] {
+        &self.records
+    }
+
+    /// States, dense order.
+    pub fn states(&self) -> &[RigidState] {
+        &self.states
+    }
+
+    /// Mass properties, dense order.
+    pub fn masses(&self) -> &[MassProperties] {
+        &self.masses
+    }
+
+    /// Kinds, dense order.
+    pub fn kinds(&self) -> &[BodyKind] {
+        &self.kinds
+    }
+
+    /// Sleep bookkeeping and flags, dense order.
+    pub fn motion(&self) -> &[BodyMotion] {
+        &self.motion
+    }
+
+    /// Whether the body at `dense` moves this step: an awake dynamic body or a kinematic one,
+    /// not quarantined.
+    pub fn is_moving(&self, dense: usize) -> bool {
+        let motion = &self.motion[dense];
+        !motion.is_quarantined()
+            && match self.kinds[dense] {
+                BodyKind::Dynamic => motion.is_awake(),
+                BodyKind::Kinematic => true,
+                BodyKind::Static => false,
+            }
+    }
+
+    /// Whether the body at `dense` is an awake, non-quarantined dynamic body.
+    pub fn is_awake_dynamic(&self, dense: usize) -> bool {
+        self.kinds[dense] == BodyKind::Dynamic && self.is_moving(dense)
+    }
+
+    pub(crate) fn states_mut(&mut self) -> &mut [RigidState] {
+        &mut self.states
+    }
+
+    pub(crate) fn motion_mut(&mut self) -> &mut [BodyMotion] {
+        &mut self.motion
+    }
+
+    /// States, masses and kinds at once, the first mutable (for the integrator and impulses).
+    pub(crate) fn dynamics_mut(&mut self) -> (&mut [RigidState], &[MassProperties], &[BodyKind]) {
+        (&mut self.states, &self.masses, &self.kinds)
+    }
+
+    pub(crate) fn record_mut(&mut self, dense: usize) -> &mut BodyRecord {
+        &mut self.records[dense]
+    }
+
+    /// Adds a validated body; dynamic bodies start awake.
+    pub(crate) fn insert(&mut self, body: ResolvedBody) -> BodyId {
+        let dense = self.records.len();
+        let (index, generation) = self.slots.allocate(dense);
+        let id = BodyId::new(index, generation);
+        self.records.push(BodyRecord {
+            id,
+            user_data: body.user_data,
+            collider: body.collider,
+            material: body.material,
+            geometry_frame: body.geometry_frame,
+        });
+        self.states.push(body.state);
+        self.masses.push(body.mass);
+        self.kinds.push(body.kind);
+        self.motion.push(BodyMotion {
+            resting_time: 0.0,
+            island: index,
+            flags: BodyMotion::AWAKE,
+        });
+        id
+    }
+
+    /// Removes body `id` and returns its record; fails naming `id` when it is stale.
+    pub(crate) fn remove(&mut self, id: BodyId) -> Result<BodyRecord, EngineError> {
+        let dense = self.dense_index(id)?;
+        let record = self.records.swap_remove(dense);
+        self.states.swap_remove(dense);
+        self.masses.swap_remove(dense);
+        self.kinds.swap_remove(dense);
+        self.motion.swap_remove(dense);
+        self.slots.release(id.index);
+        if let Some(moved) = self.records.get(dense) {
+            self.slots.relocate(moved.id.index, dense);
+        }
+        Ok(record)
+    }
+
+    /// Structural self-check (handles and dense arrays agree); for tests and debugging.
+    pub fn check_consistency(&self) -> Result<(), String> {
+        let n = self.records.len();
+        if [
+            self.states.len(),
+            self.masses.len(),
+            self.kinds.len(),
+            self.motion.len(),
+        ] != [n; 4]
+        {
+            return Err("dense arrays differ in length".into());
+        }
+        for (dense, record) in self.records.iter().enumerate() {
+            if self.slots.dense(record.id.index, record.id.generation) != Some(dense) {
+                return Err(format!("{} does not map to dense index {dense}", record.id));
+            }
+        }
+        Ok(())
+    }
+}

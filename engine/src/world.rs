@@ -1,0 +1,340 @@
+//! The [`World`]: the one owner of every store (bodies, joints, the contact cache, fracture
+//! models, the command buffer) and the body and joint API. The step itself is in `step.rs`,
+//! snapshots in `snapshot.rs`.
+//!
+//! Every call that takes user data checks it and, on error, names the bad value and leaves the
+//! world exactly as it was. Calls that change how a body moves (pose, velocity, impulse) wake its
+//! island and lift a quarantine.
+
+use core::fmt;
+
+use glam::DVec3;
+use shatter_collision::Pose;
+use shatter_integrators::{BodyKind, RigidState};
+
+use crate::build::{check_pose, resolve};
+use crate::commands::CommandBuffer;
+use crate::contact_cache::ContactCache;
+use crate::contacts::PairContacts;
+use crate::desc::BodyDesc;
+use crate::error::{EngineError, check_finite3};
+use crate::fracture::FractureModel;
+use crate::handle::BodyId;
+use crate::joints::JointStore;
+use crate::settings::WorldSettings;
+use crate::stages::sleep::wake_island;
+use crate::step::StepScratch;
+use crate::store::{BodyMotion, BodyStore, BodyView};
+
+/// A simulated world. See the [crate docs](crate) for the step.
+pub struct World {
+    pub(crate) settings: WorldSettings,
+    pub(crate) bodies: BodyStore,
+    pub(crate) joints: JointStore,
+    pub(crate) contact_cache: ContactCache,
+    pub(crate) fracture_models: Vec<Box<dyn FractureModel>>,
+    pub(crate) commands: CommandBuffer,
+    /// The last step's contacts, for the user to read.
+    pub(crate) contacts: Vec<PairContacts>,
+    pub(crate) time: f64,
+    pub(crate) steps: u64,
+    pub(crate) scratch: StepScratch,
+}
+
+impl Default for World {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for World {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("World")
+            .field("bodies", &self.bodies.len())
+            .field("joints", &self.joints.len())
+            .field("fracture_models", &self.fracture_models.len())
+            .field("time", &self.time)
+            .field("steps", &self.steps)
+            .finish()
+    }
+}
+
+impl World {
+    /// An empty world with the default settings (gravity 9.81 m/s^2 down the y axis).
+    pub fn new() -> Self {
+        Self {
+            settings: WorldSettings::default(),
+            bodies: BodyStore::default(),
+            joints: JointStore::default(),
+            contact_cache: ContactCache::default(),
+            fracture_models: Vec::new(),
+            commands: CommandBuffer::default(),
+            contacts: Vec::new(),
+            time: 0.0,
+            steps: 0,
+            scratch: StepScratch::default(),
+        }
+    }
+
+    /// An empty world with `settings`; fails naming the first bad setting.
+    pub fn try_with_settings(settings: WorldSettings) -> Result<Self, EngineError> {
+        settings.validate()?;
+        Ok(Self {
+            settings,
+            ..Self::new()
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &WorldSettings {
+        &self.settings
+    }
+
+    /// Replaces the settings; fails, changing nothing, naming the first bad one.
+    pub fn set_settings(&mut self, settings: WorldSettings) -> Result<(), EngineError> {
+        settings.validate()?;
+        self.settings = settings;
+        Ok(())
+    }
+
+    /// Gravity, m/s^2.
+    pub fn gravity(&self) -> DVec3 {
+        self.settings.gravity
+    }
+
+    /// Sets gravity (m/s^2); fails on a non-finite vector.
+    pub fn set_gravity(&mut self, gravity: DVec3) -> Result<(), EngineError> {
+        check_finite3("gravity (m/s^2)", gravity)?;
+        self.settings.gravity = gravity;
+        Ok(())
+    }
+
+    /// Simulated time, s: the sum of the time steps taken.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Number of steps taken.
+    pub fn step_count(&self) -> u64 {
+        self.steps
+    }
+
+    /// Every body, read only.
+    pub fn bodies(&self) -> &BodyStore {
+        &self.bodies
+    }
+
+    /// Every joint, read only.
+    pub fn joints(&self) -> &JointStore {
+        &self.joints
+    }
+
+    /// The contact pairs of the last step with their impulses, sorted by body pair.
+    pub fn contacts(&self) -> &[PairContacts] {
+        &self.contacts
+    }
+
+    /// The contact cache (last step's impulses by pair and feature).
+    pub fn contact_cache(&self) -> &ContactCache {
+        &self.contact_cache
+    }
+
+    /// Adds a body; fails, changing nothing, on a description that cannot be simulated (NaN pose
+    /// or velocity, non-unit orientation, bad mass or density, bad geometry), naming the value.
+    pub fn add_body(&mut self, desc: BodyDesc) -> Result<BodyId, EngineError> {
+        let body = resolve(desc)?;
+        Ok(self.bodies.insert(body))
+    }
+
+    /// Removes body `id` with its joints and cached contacts; fails naming a stale handle.
+    /// Returns how many joints went with it.
+    pub fn remove_body(&mut self, id: BodyId) -> Result<usize, EngineError> {
+        self.bodies.dense_index(id)?;
+        let joints = self.joints.attached_to(id);
+        for joint in &joints {
+            self.joints.remove(*joint);
+        }
+        self.bodies.remove(id)?;
+        self.contact_cache.forget_body(id);
+        Ok(joints.len())
+    }
+
+    /// Whether `id` names a live body.
+    pub fn contains(&self, id: BodyId) -> bool {
+        self.bodies.contains(id)
+    }
+
+    /// A read-only view of body `id`.
+    pub fn body(&self, id: BodyId) -> Result<BodyView<'_>, EngineError> {
+        self.bodies.get(id)
+    }
+
+    /// The state (pose and velocities) of body `id`.
+    pub fn state(&self, id: BodyId) -> Result<RigidState, EngineError> {
+        Ok(*self.bodies.get(id)?.state)
+    }
+
+    /// The pose of body `id`: its centre of mass and principal frame, world frame.
+    pub fn pose(&self, id: BodyId) -> Result<Pose, EngineError> {
+        Ok(self.bodies.get(id)?.pose())
+    }
+
+    /// Where body `id`'s frame sits in the geometry frame it was described in (identity unless
+    /// it was built from a mesh); the geometry frame's pose is `pose * geometry_frame^-1`.
+    pub fn geometry_frame(&self, id: BodyId) -> Result<Pose, EngineError> {
+        Ok(self.bodies.get(id)?.record.geometry_frame)
+    }
+
+    /// Velocity of body `id`'s centre of mass, world frame, m/s.
+    pub fn linear_velocity(&self, id: BodyId) -> Result<DVec3, EngineError> {
+        Ok(self.bodies.get(id)?.state.linear_velocity)
+    }
+
+    /// Angular velocity of body `id`, world frame, rad/s.
+    pub fn angular_velocity(&self, id: BodyId) -> Result<DVec3, EngineError> {
+        Ok(self.bodies.get(id)?.state.angular_velocity())
+    }
+
+    /// Whether body `id` is awake (static bodies never are; kinematic bodies always are).
+    pub fn is_awake(&self, id: BodyId) -> Result<bool, EngineError> {
+        let dense = self.bodies.dense_index(id)?;
+        Ok(self.bodies.is_moving(dense))
+    }
+
+    /// The user's number of body `id`.
+    pub fn user_data(&self, id: BodyId) -> Result<u64, EngineError> {
+        Ok(self.bodies.get(id)?.record.user_data)
+    }
+
+    /// Sets the user's number of body `id`.
+    pub fn set_user_data(&mut self, id: BodyId, user_data: u64) -> Result<(), EngineError> {
+        let dense = self.bodies.dense_index(id)?;
+        self.bodies.record_mut(dense).user_data = user_data;
+        Ok(())
+    }
+
+    /// Moves body `id` (its centre of mass and principal frame) to `pose`; wakes it. Fails,
+    /// changing nothing, on a stale handle or a non-finite or non-unit pose.
+    pub fn set_pose(&mut self, id: BodyId, pose: Pose) -> Result<(), EngineError> {
+        let dense = self.bodies.dense_index(id)?;
+        check_pose("body pose", &pose)?;
+        let state = &mut self.bodies.states_mut()[dense];
+        let angular = state.angular_velocity();
+        state.position = pose.position;
+        state.orientation = pose.orientation;
+        state.set_angular_velocity(angular);
+        self.touch(dense);
+        Ok(())
+    }
+
+    /// Sets the velocities of body `id`: centre of mass `linear` (m/s) and `angular` (rad/s),
+    /// world frame; wakes it. Static bodies refuse (they never move).
+    pub fn set_velocity(&mut self, id: BodyId, linear: DVec3, angular: DVec3) -> Result<(), EngineError> {
+        let dense = self.bodies.dense_index(id)?;
+        check_finite3("linear velocity (m/s)", linear)?;
+        check_finite3("angular velocity (rad/s)", angular)?;
+        if self.bodies.kinds()[dense] == BodyKind::Static {
+            return Err(EngineError::description(format!(
+                "{id} is static and cannot be given a velocity; make it kinematic to move it"
+            )));
+        }
+        let state = &mut self.bodies.states_mut()[dense];
+        state.linear_velocity = linear;
+        state.set_angular_velocity(angular);
+        self.touch(dense);
+        Ok(())
+    }
+
+    /// Applies a linear impulse `linear` (N s) at world point `point` (m) to body `id` and wakes
+    /// it; static and kinematic bodies do not move. Fails, changing nothing, on a stale handle or
+    /// a non-finite value.
+    pub fn apply_impulse(&mut self, id: BodyId, linear: DVec3, point: DVec3) -> Result<(), EngineError> {
+        self.apply_impulse_at(id, linear, point, DVec3::ZERO)
+    }
+
+    /// Applies linear impulse `linear` (N s) at world `point` (m) and pure angular impulse
+    /// `angular` (N m s) to body `id`, waking it.
+    pub(crate) fn apply_impulse_at(
+        &mut self,
+        id: BodyId,
+        linear: DVec3,
+        point: DVec3,
+        angular: DVec3,
+    ) -> Result<(), EngineError> {
+        let dense = self.bodies.dense_index(id)?;
+        check_finite3("impulse (N s)", linear)?;
+        check_finite3("impulse point (m)", point)?;
+        check_finite3("angular impulse (N m s)", angular)?;
+        let (states, masses, kinds) = self.bodies.dynamics_mut();
+        let state = &mut states[dense];
+        let arm = point - state.position;
+        shatter_integrators::apply_impulse(state, &masses[dense], kinds[dense], linear, arm, angular)
+            .map_err(EngineError::integrator("impulse"))?;
+        if kinds[dense] == BodyKind::Dynamic {
+            self.touch(dense);
+        }
+        Ok(())
+    }
+
+    /// Wakes body `id` and its island.
+    pub fn wake(&mut self, id: BodyId) -> Result<(), EngineError> {
+        let dense = self.bodies.dense_index(id)?;
+        self.touch(dense);
+        Ok(())
+    }
+
+    /// Registers a fracture model; it is called every step after those registered before it.
+    pub fn add_fracture_model(&mut self, model: Box<dyn FractureModel>) {
+        self.fracture_models.push(model);
+    }
+
+    /// Number of registered fracture models.
+    pub fn fracture_model_count(&self) -> usize {
+        self.fracture_models.len()
+    }
+
+    /// Total kinetic energy of the dynamic bodies, J.
+    pub fn kinetic_energy(&self) -> f64 {
+        kinetic_energy(&self.bodies)
+    }
+
+    /// Total gravitational potential energy of the dynamic bodies, `-sum m g . x`, J.
+    pub fn potential_energy(&self) -> f64 {
+        potential_energy(&self.bodies, self.settings.gravity)
+    }
+
+    /// Wakes the body at `dense` (with its island, if it slept) and lifts a quarantine.
+    fn touch(&mut self, dense: usize) {
+        if self.bodies.kinds()[dense] != BodyKind::Dynamic {
+            return;
+        }
+        let motion = self.bodies.motion()[dense];
+        if !motion.is_awake() && !motion.is_quarantined() {
+            wake_island(&mut self.bodies, motion.island);
+        }
+        let motion = &mut self.bodies.motion_mut()[dense];
+        motion.flags = BodyMotion::AWAKE;
+        motion.resting_time = 0.0;
+    }
+}
+
+/// Kinetic energy of the dynamic bodies of `bodies`, J, summed in dense order.
+pub(crate) fn kinetic_energy(bodies: &BodyStore) -> f64 {
+    bodies
+        .states()
+        .iter()
+        .zip(bodies.masses())
+        .map(|(s, m)| s.kinetic_energy(m))
+        .sum()
+}
+
+/// Potential energy `-sum m g . x` of the dynamic bodies, J.
+pub(crate) fn potential_energy(bodies: &BodyStore, gravity: DVec3) -> f64 {
+    bodies
+        .states()
+        .iter()
+        .zip(bodies.masses())
+        .filter(|(_, m)| !m.is_infinite())
+        .map(|(s, m)| -m.mass() * gravity.dot(s.position))
+        .sum()
+}
