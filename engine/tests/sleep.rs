@@ -1,0 +1,94 @@
+//! Sleep: resting islands go to sleep, and wake on impulses, contacts and joints.
+
+mod common;
+
+use common::{FRAME, ball, cuboid, ground, weightless};
+use glam::DVec3;
+use shatter_engine::{BodyDesc, JointDesc, JointKind, Material, World};
+
+#[test]
+fn sleep_a_resting_body_sleeps_after_the_time_to_sleep_and_an_impulse_wakes_it() {
+    let mut world = weightless();
+    let id = world.add_body(BodyDesc::dynamic(ball(0.5))).unwrap();
+    let time_to_sleep = world.settings().sleep.time_to_sleep;
+    let mut slept_at = None;
+    for step in 1..=40 {
+        let report = world.step(FRAME).unwrap();
+        if report.fell_asleep > 0 {
+            slept_at = Some(step);
+            break;
+        }
+        assert!(world.is_awake(id).unwrap());
+    }
+    // Resting time grows by dt per step; the island sleeps on the first step it reaches the limit.
+    assert_eq!(slept_at, Some((time_to_sleep / FRAME).round() as i32));
+    assert!(!world.is_awake(id).unwrap());
+    // Asleep, it ignores gravity.
+    world.set_gravity(DVec3::new(0.0, -9.81, 0.0)).unwrap();
+    let report = world.step(FRAME).unwrap();
+    assert_eq!(report.awake_bodies, 0);
+    assert_eq!(world.pose(id).unwrap().position, DVec3::ZERO);
+    // An impulse wakes it; it moves with the impulse and gravity from the next step.
+    world.apply_impulse(id, DVec3::X, DVec3::ZERO).unwrap();
+    assert!(world.is_awake(id).unwrap());
+    world.step(FRAME).unwrap();
+    assert!(world.pose(id).unwrap().position.x > 0.0);
+    assert!(world.pose(id).unwrap().position.y < 0.0);
+}
+
+#[test]
+fn sleep_a_moving_body_wakes_a_sleeper_it_hits_and_momentum_carries_over() {
+    let mut world = weightless();
+    let elastic = Material {
+        friction: 0.0,
+        restitution: 1.0,
+    };
+    let sleeper = world
+        .add_body(BodyDesc::dynamic(ball(0.5)).with_material(elastic))
+        .unwrap();
+    for _ in 0..20 {
+        world.step(FRAME).unwrap();
+    }
+    assert!(!world.is_awake(sleeper).unwrap());
+    let hitter = world
+        .add_body(
+            BodyDesc::dynamic(ball(0.5))
+                .with_position(DVec3::new(-1.5, 0.0, 0.0))
+                .with_velocity(DVec3::X * 3.0, DVec3::ZERO)
+                .with_material(elastic),
+        )
+        .unwrap();
+    let mut woke = false;
+    for _ in 0..10 {
+        let report = world.step(FRAME).unwrap();
+        woke |= report.woken > 0;
+    }
+    assert!(woke && world.is_awake(sleeper).unwrap());
+    // Woken within the step of the hit, the sleeper takes the hitter's momentum (equal masses, e = 1).
+    assert!((world.linear_velocity(sleeper).unwrap() - DVec3::X * 3.0).length() < 1e-9);
+    assert!(world.linear_velocity(hitter).unwrap().length() < 1e-9);
+}
+
+#[test]
+fn sleep_islands_sleep_and_wake_as_a_whole() {
+    let mut world = World::new();
+    world.add_body(ground()).unwrap();
+    // Two boxes held together by a joint form one island with each other but not with the ground.
+    let a = world
+        .add_body(BodyDesc::dynamic(cuboid(DVec3::splat(0.2))).with_position(DVec3::Y * 0.2))
+        .unwrap();
+    let b = world
+        .add_body(BodyDesc::dynamic(cuboid(DVec3::splat(0.2))).with_position(DVec3::new(2.0, 0.2, 0.0)))
+        .unwrap();
+    world
+        .add_joint(JointDesc::new(JointKind::Ball, a, Some(b), DVec3::new(1.0, 0.2, 0.0)))
+        .unwrap();
+    world.set_gravity(DVec3::ZERO).unwrap();
+    for _ in 0..30 {
+        world.step(FRAME).unwrap();
+    }
+    assert!(!world.is_awake(a).unwrap() && !world.is_awake(b).unwrap());
+    // Waking one wakes its island partner.
+    world.wake(a).unwrap();
+    assert!(world.is_awake(b).unwrap());
+}
