@@ -2,9 +2,10 @@
 //! impulses the solve gave their rows, as fracture models read them.
 //!
 //! A joint is described in world terms at creation ([`JointDesc`]: an anchor point and, for a
-//! hinge, an axis, both world frame at the bodies' current poses) and kept in body terms (anchors
-//! and axes in each body's frame, plus the relative orientation a fixed joint holds), so it moves
-//! with the bodies. Joints live behind generational [`JointId`]s like bodies; removing a body
+//! hinge, an axis, both world frame at the bodies' current poses) and kept in body terms: in each
+//! body's frame, the anchor and a joint frame whose x axis is the hinge axis (the solver's
+//! convention), so it moves with the bodies. At creation the two joint frames coincide in the
+//! world, which is the state a fixed joint holds. Joints live behind generational [`JointId`]s like bodies; removing a body
 //! removes its joints.
 
 use glam::{DQuat, DVec3};
@@ -66,12 +67,12 @@ pub struct Joint {
     pub local_anchor_a: DVec3,
     /// Anchor in body B's frame (world frame for the world), m.
     pub local_anchor_b: DVec3,
-    /// Hinge axis in body A's frame (unit; zero for other kinds).
-    pub local_axis_a: DVec3,
-    /// Hinge axis in body B's frame (world frame for the world).
-    pub local_axis_b: DVec3,
-    /// Orientation of B relative to A at creation, `q_a^-1 q_b` (fixed joints hold it).
-    pub reference_rotation: DQuat,
+    /// Orientation of the joint frame in body A's frame. The joint frame's x axis is the hinge
+    /// axis; a fixed joint holds the two joint frames aligned.
+    pub frame_a: DQuat,
+    /// Orientation of the joint frame in body B's frame (world frame for the world). At creation
+    /// both joint frames have the same world orientation: `q_a frame_a = q_b frame_b`.
+    pub frame_b: DQuat,
     /// Row impulses of the last solve (warm start), N s or N m s per row.
     pub impulses: [f64; 6],
 }
@@ -202,15 +203,16 @@ impl crate::World {
             )));
         }
         crate::error::check_finite3("joint anchor (m)", desc.anchor)?;
-        let axis = match desc.kind {
+        // The joint frame in world frame: x along the hinge axis (identity for other kinds).
+        let joint_frame = match desc.kind {
             JointKind::Hinge { axis } => {
                 let length = axis.length();
                 if !(length.is_finite() && length > 0.0) {
                     return Err(EngineError::invalid("hinge axis", axis, "a non-zero finite vector"));
                 }
-                axis / length
+                DQuat::from_rotation_arc(DVec3::X, axis / length)
             }
-            _ => DVec3::ZERO,
+            _ => DQuat::IDENTITY,
         };
         let state_a = self.bodies.states()[dense_a];
         let (position_b, orientation_b) = match dense_b {
@@ -229,9 +231,8 @@ impl crate::World {
             kind: desc.kind,
             local_anchor_a: inverse_a * (desc.anchor - state_a.position),
             local_anchor_b: inverse_b * (desc.anchor - position_b),
-            local_axis_a: inverse_a * axis,
-            local_axis_b: inverse_b * axis,
-            reference_rotation: (inverse_a * orientation_b).normalize(),
+            frame_a: (inverse_a * joint_frame).normalize(),
+            frame_b: (inverse_b * joint_frame).normalize(),
             impulses: [0.0; 6],
         };
         let id = self.joints.insert(joint);

@@ -252,3 +252,27 @@ fn step_quarantines_a_body_whose_state_would_overflow() {
     world.step(FRAME).unwrap();
     assert!((world.pose(wild).unwrap().position.y - (5.0 + FRAME)).abs() < 1e-14);
 }
+
+#[test]
+fn step_a_moving_kinematic_body_pushes_what_it_meets() {
+    // Su 2009 section 3.2 measures energy in the kinematic body's frame; measured in the world
+    // frame, the push would count as added energy and be dropped, and the wall would pass through.
+    let mut world = weightless();
+    let wall = world
+        .add_body(BodyDesc::kinematic(cuboid(DVec3::new(0.1, 1.0, 1.0))).with_velocity(DVec3::X, DVec3::ZERO))
+        .unwrap();
+    let ball_id = world
+        .add_body(BodyDesc::dynamic(ball(0.3)).with_position(DVec3::X * 0.5))
+        .unwrap();
+    for _ in 0..30 {
+        world.step(FRAME).unwrap();
+    }
+    let gap = world.pose(ball_id).unwrap().position.x - world.pose(wall).unwrap().position.x;
+    assert!(
+        gap >= 0.4 - 1e-9,
+        "the wall passed into the ball: centres {gap} m apart"
+    );
+    assert!((world.linear_velocity(ball_id).unwrap().x - 1.0).abs() < 1e-9);
+    // The kinematic body keeps its prescribed velocity.
+    assert_eq!(world.linear_velocity(wall).unwrap(), DVec3::X);
+}
