@@ -148,14 +148,35 @@ impl World {
 
     /// Removes body `id` with its joints and cached contacts; fails naming a stale handle.
     /// Returns how many joints went with it.
+    ///
+    /// What rested on the body or hung from it must not stay asleep in mid-air: the body's island
+    /// (if it slept) and every body it touched in the last step or was jointed to are woken.
     pub fn remove_body(&mut self, id: BodyId) -> Result<usize, EngineError> {
-        self.bodies.dense_index(id)?;
+        let dense = self.bodies.dense_index(id)?;
+        let mut neighbours: Vec<BodyId> = self
+            .contacts
+            .iter()
+            .filter(|pair| pair.body_a == id || pair.body_b == id)
+            .map(|pair| if pair.body_a == id { pair.body_b } else { pair.body_a })
+            .collect();
         let joints = self.joints.attached_to(id);
         for joint in &joints {
-            self.joints.remove(*joint);
+            if let Some(joint) = self.joints.remove(*joint) {
+                neighbours.extend([Some(joint.body_a), joint.body_b].into_iter().flatten());
+            }
+        }
+        let motion = self.bodies.motion()[dense];
+        if self.bodies.kinds()[dense] == BodyKind::Dynamic && !motion.is_awake() && !motion.is_quarantined() {
+            wake_island(&mut self.bodies, motion.island);
         }
         self.bodies.remove(id)?;
+        for neighbour in neighbours {
+            if let Ok(dense) = self.bodies.dense_index(neighbour) {
+                self.touch_sleeper(dense);
+            }
+        }
         self.contact_cache.forget_body(id);
+        self.contacts.retain(|pair| pair.body_a != id && pair.body_b != id);
         Ok(joints.len())
     }
 
@@ -301,6 +322,14 @@ impl World {
     /// Total gravitational potential energy of the dynamic bodies, `-sum m g . x`, J.
     pub fn potential_energy(&self) -> f64 {
         potential_energy(&self.bodies, self.settings.gravity)
+    }
+
+    /// Wakes the body at `dense` with its island if it sleeps (a quarantine stays).
+    fn touch_sleeper(&mut self, dense: usize) {
+        let motion = self.bodies.motion()[dense];
+        if self.bodies.kinds()[dense] == BodyKind::Dynamic && !motion.is_awake() && !motion.is_quarantined() {
+            wake_island(&mut self.bodies, motion.island);
+        }
     }
 
     /// Wakes the body at `dense` (with its island, if it slept) and lifts a quarantine.

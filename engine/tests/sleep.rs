@@ -92,3 +92,25 @@ fn sleep_islands_sleep_and_wake_as_a_whole() {
     world.wake(a).unwrap();
     assert!(world.is_awake(b).unwrap());
 }
+
+#[test]
+fn sleep_removing_a_body_wakes_what_touched_it() {
+    let mut world = weightless();
+    let below = world.add_body(BodyDesc::dynamic(cuboid(DVec3::splat(0.2)))).unwrap();
+    let above = world
+        .add_body(BodyDesc::dynamic(cuboid(DVec3::splat(0.2))).with_position(DVec3::Y * 0.4))
+        .unwrap();
+    let apart = world
+        .add_body(BodyDesc::dynamic(cuboid(DVec3::splat(0.2))).with_position(DVec3::X * 5.0))
+        .unwrap();
+    for _ in 0..20 {
+        world.step(FRAME).unwrap();
+    }
+    assert!(!world.is_awake(above).unwrap() && !world.is_awake(apart).unwrap());
+    world.remove_body(below).unwrap();
+    assert!(
+        world.is_awake(above).unwrap(),
+        "the body resting on the removed one must wake"
+    );
+    assert!(!world.is_awake(apart).unwrap(), "a body far away sleeps on");
+}
