@@ -396,3 +396,26 @@ impl World {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stage table in this module's docs is checked against [`Stage::ALL`], so the two cannot
+    /// drift apart.
+    #[test]
+    fn step_docs_list_the_stages_in_enum_order() {
+        let documented: Vec<&str> = include_str!("step.rs")
+            .lines()
+            .filter_map(|line| line.strip_prefix("//! | `"))
+            .filter_map(|rest| rest.split('`').next())
+            .collect();
+        let declared: Vec<&str> = Stage::ALL.iter().map(|stage| stage.name()).collect();
+        assert_eq!(documented, declared);
+        assert!(
+            Stage::ALL
+                .windows(2)
+                .all(|w| w[0] < w[1] && w[0].index() + 1 == w[1].index())
+        );
+    }
+}

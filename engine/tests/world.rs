@@ -306,3 +306,56 @@ fn world_settings_refuse_bad_values() {
     assert!(world.set_settings(settings).is_err());
     assert_eq!(world.settings().sleep.time_to_sleep, 0.5);
 }
+
+mod random_descriptions {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn number() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            4 => -10.0..10.0f64,
+            1 => Just(0.0),
+            1 => Just(f64::NAN),
+            1 => Just(f64::INFINITY),
+            1 => Just(-1.0),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Whatever numbers a description holds, adding it either succeeds with a valid body or
+        /// fails leaving the world as it was; it never panics.
+        #[test]
+        fn world_add_body_never_panics_and_failures_change_nothing(
+            p in prop::array::uniform3(number()),
+            v in prop::array::uniform3(number()),
+            q in prop::array::uniform4(number()),
+            density in number(),
+            friction in number(),
+            restitution in number(),
+        ) {
+            let mut world = World::new();
+            world.add_body(ground()).unwrap();
+            let before = world.state_hash();
+            let desc = BodyDesc::dynamic(ball(0.5))
+                .with_position(DVec3::from(p))
+                .with_orientation(DQuat::from_array(q))
+                .with_velocity(DVec3::from(v), DVec3::ZERO)
+                .with_density(density)
+                .with_material(Material { friction, restitution });
+            match world.add_body(desc) {
+                Ok(id) => {
+                    let view = world.body(id).unwrap();
+                    prop_assert!(view.state.is_valid());
+                    prop_assert!(view.mass.mass().is_finite() && view.mass.mass() > 0.0);
+                }
+                Err(error) => {
+                    prop_assert!(!error.to_string().is_empty());
+                    prop_assert_eq!(world.state_hash(), before);
+                    prop_assert_eq!(world.bodies().len(), 1);
+                }
+            }
+        }
+    }
+}
