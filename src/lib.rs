@@ -10,5 +10,6 @@ pub use shatter_integrators as integrators;
 pub use shatter_solver as solver;
 
 pub mod export;
+pub mod scene_file;
 pub mod scenes;
 pub mod spin_drift;
