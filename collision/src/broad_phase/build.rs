@@ -1,0 +1,151 @@
+//! Top-down rebuild of a [`Tree`] from its leaves: after a bulk load, where inserting one box at
+//! a time leaves a tree shaped by the insertion order.
+//!
+//! Each range of leaves is split at the cheapest of [`BINS`] planes along the axis of largest
+//! centroid spread by the surface area heuristic (binned SAH, Wald 2007, as `crate::bvh` does for
+//! triangles), down to single leaves. Leaves are first put in proxy order, so the result depends
+//! only on the set of boxes, not on the tree it replaces.
+
+use glam::DVec3;
+
+use super::tree::{NULL, Node, Tree};
+use crate::aabb::Aabb;
+
+/// Candidate split planes per range.
+const BINS: usize = 16;
+
+/// A leaf to place.
+#[derive(Clone, Copy)]
+struct Item {
+    bounds: Aabb,
+    centroid: DVec3,
+    proxy: u32,
+}
+
+impl Tree {
+    /// Rebuilds the tree over its current leaves; leaf node indices change (read them back with
+    /// [`Tree::leaf_nodes`]).
+    pub(super) fn rebuild(&mut self) {
+        let mut items: Vec<Item> = self
+            .leaf_nodes()
+            .map(|(node, proxy)| {
+                let bounds = self.nodes[node as usize].bounds;
+                Item {
+                    bounds,
+                    centroid: bounds.center(),
+                    proxy,
+                }
+            })
+            .collect();
+        items.sort_unstable_by_key(|item| item.proxy);
+        self.nodes.clear();
+        self.free.clear();
+        self.root = NULL;
+        self.fresh = 0;
+        self.leaves = items.len();
+        if items.is_empty() {
+            return;
+        }
+        self.nodes.reserve(2 * items.len() - 1);
+        // Depth first with an explicit stack (a skewed split sequence can be deep); children get
+        // larger indices than their parent, and the left subtree is laid out first, which keeps
+        // nearby boxes nearby in memory.
+        let mut stack: Vec<(usize, usize, u32, usize)> = vec![(0, items.len(), NULL, 0)];
+        while let Some((start, end, parent, slot)) = stack.pop() {
+            let index = self.nodes.len() as u32;
+            let leaf = end - start == 1;
+            self.nodes.push(Node {
+                bounds: if leaf { items[start].bounds } else { Aabb::EMPTY },
+                parent,
+                children: if leaf { [items[start].proxy, NULL] } else { [NULL; 2] },
+                height: 0,
+                leaf,
+                dirty: false,
+            });
+            if parent == NULL {
+                self.root = index;
+            } else {
+                self.nodes[parent as usize].children[slot] = index;
+            }
+            if !leaf {
+                let mid = split(&mut items[start..end]) + start;
+                stack.push((mid, end, index, 1));
+                stack.push((start, mid, index, 0));
+            }
+        }
+        // Children come after their parent: one backward sweep sets boxes and heights.
+        for index in (0..self.nodes.len()).rev() {
+            let node = self.nodes[index];
+            if node.leaf {
+                continue;
+            }
+            let [a, b] = node.children.map(|c| self.nodes[c as usize]);
+            self.nodes[index].bounds = a.bounds.union(b.bounds);
+            self.nodes[index].height = 1 + a.height.max(b.height);
+        }
+    }
+}
+
+/// Reorders `items` (at least two) around the cheapest binned SAH plane and returns how many go
+/// left (at least one, at most all but one).
+fn split(items: &mut [Item]) -> usize {
+    let count = items.len();
+    let centroids = Aabb::from_points(items.iter().map(|item| item.centroid));
+    let extent = centroids.size();
+    let axis = if extent.x >= extent.y && extent.x >= extent.z {
+        0
+    } else if extent.y >= extent.z {
+        1
+    } else {
+        2
+    };
+    let (low, width) = (centroids.min[axis], extent[axis]);
+    if !(width > 0.0) {
+        // Coincident centroids: no plane separates them; halve the range to stay balanced.
+        return count / 2;
+    }
+    let bin_of = |item: &Item| (((item.centroid[axis] - low) / width * BINS as f64) as usize).min(BINS - 1);
+    let mut bin_bounds = [Aabb::EMPTY; BINS];
+    let mut bin_counts = [0usize; BINS];
+    for item in items.iter() {
+        let bin = bin_of(item);
+        bin_bounds[bin] = bin_bounds[bin].union(item.bounds);
+        bin_counts[bin] += 1;
+    }
+    let mut right_area = [0.0; BINS];
+    let mut right_count = [0usize; BINS];
+    let (mut acc, mut n) = (Aabb::EMPTY, 0);
+    for i in (1..BINS).rev() {
+        acc = acc.union(bin_bounds[i]);
+        n += bin_counts[i];
+        right_area[i] = acc.surface_area();
+        right_count[i] = n;
+    }
+    let (mut acc, mut n) = (Aabb::EMPTY, 0);
+    let mut best: Option<(f64, usize)> = None;
+    for i in 0..BINS - 1 {
+        acc = acc.union(bin_bounds[i]);
+        n += bin_counts[i];
+        if n == 0 || right_count[i + 1] == 0 {
+            continue;
+        }
+        let cost = acc.surface_area() * n as f64 + right_area[i + 1] * right_count[i + 1] as f64;
+        if best.is_none_or(|(c, _)| cost < c) {
+            best = Some((cost, i));
+        }
+    }
+    let Some((_, split_bin)) = best else {
+        // Every centroid in one bin (spread below the bin width's rounding): halve.
+        return count / 2;
+    };
+    // In-place partition: deterministic, and the order within each side does not matter since
+    // each side is split again by the same rule.
+    let mut left = 0;
+    for i in 0..count {
+        if bin_of(&items[i]) <= split_bin {
+            items.swap(i, left);
+            left += 1;
+        }
+    }
+    left
+}

@@ -1,0 +1,222 @@
+//! Structural tests of the trees and the proxy table; the public contract (pairs against brute
+//! force, errors, determinism) is tested in tests/broad_phase.rs.
+
+use glam::DVec3;
+use proptest::prelude::*;
+
+use super::tree::{NULL, Tree};
+use super::*;
+
+/// Checks every invariant of `tree` holding the live proxies of `kind`; with `refitted`, also that
+/// no node is dirty and every box and height is exact.
+fn check_tree(bp: &BroadPhase, kind: ProxyKind, refitted: bool) {
+    let tree: &Tree = &bp.trees[kind.tree()];
+    let live: Vec<u32> = (0..bp.proxies.slots.len() as u32)
+        .filter(|i| {
+            let p = &bp.proxies.slots[*i as usize];
+            p.live && p.kind == kind
+        })
+        .collect();
+    assert_eq!(tree.leaves, live.len());
+    if tree.root == NULL {
+        assert!(live.is_empty());
+        return;
+    }
+    assert_eq!(tree.nodes[tree.root as usize].parent, NULL);
+    let mut reached = 0;
+    let mut stack = vec![tree.root];
+    while let Some(index) = stack.pop() {
+        reached += 1;
+        let node = &tree.nodes[index as usize];
+        if node.leaf {
+            let proxy = &bp.proxies.slots[node.children[0] as usize];
+            assert!(proxy.live && proxy.node == index, "leaf {index} does not map back");
+            assert_eq!(proxy.fat, node.bounds);
+            assert_eq!(node.height, 0);
+            continue;
+        }
+        let [a, b] = node.children.map(|c| &tree.nodes[c as usize]);
+        for (child, c) in [(a, node.children[0]), (b, node.children[1])] {
+            assert_eq!(child.parent, index, "parent link of {c}");
+            assert!(
+                node.bounds.contains(&child.bounds),
+                "node {index} does not hold child {c}"
+            );
+            assert!(!child.dirty || node.dirty, "dirty node {c} under clean node {index}");
+        }
+        if refitted {
+            assert!(!node.dirty);
+            assert_eq!(node.bounds, a.bounds.union(b.bounds));
+            assert_eq!(node.height, 1 + a.height.max(b.height));
+        }
+        stack.extend(node.children);
+    }
+    assert_eq!(reached, 2 * live.len() - 1, "unreachable or shared nodes");
+    assert_eq!(reached + tree.free.len(), tree.nodes.len(), "leaked nodes");
+    for index in live {
+        let node = bp.proxies.slots[index as usize].node;
+        assert!(tree.nodes[node as usize].leaf && tree.nodes[node as usize].children[0] == index);
+    }
+}
+
+fn check(bp: &BroadPhase, refitted: bool) {
+    check_tree(bp, ProxyKind::Static, refitted);
+    check_tree(bp, ProxyKind::Dynamic, refitted);
+    for (index, proxy) in bp.proxies.slots.iter().enumerate() {
+        if proxy.live {
+            assert_eq!(
+                proxy.moved,
+                bp.moved.contains(&(index as u32)),
+                "move buffer out of step at {index}"
+            );
+        }
+    }
+    assert!(bp.touched.iter().all(|t| !t));
+}
+
+#[derive(Clone, Debug)]
+enum Edit {
+    Insert([f64; 3], f64, bool),
+    Remove(usize),
+    Nudge(usize, [f64; 3]),
+    Jump(usize, [f64; 3]),
+    Pairs,
+    Rebuild,
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let point = || prop::array::uniform3(-4.0..4.0f64);
+    prop_oneof![
+        4 => (point(), 0.0..0.8f64, prop::bool::weighted(0.2)).prop_map(|(c, h, s)| Edit::Insert(c, h, s)),
+        1 => any::<usize>().prop_map(Edit::Remove),
+        4 => (any::<usize>(), prop::array::uniform3(-0.15..0.15f64)).prop_map(|(i, d)| Edit::Nudge(i, d)),
+        1 => (any::<usize>(), point()).prop_map(|(i, c)| Edit::Jump(i, c)),
+        1 => Just(Edit::Pairs),
+        1 => Just(Edit::Rebuild),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn broad_phase_tree_invariants_hold_under_random_edits(edits in prop::collection::vec(edit(), 1..160)) {
+        let mut bp = BroadPhase::new();
+        let mut ids: Vec<ProxyId> = Vec::new();
+        for (step, e) in edits.into_iter().enumerate() {
+            match e {
+                Edit::Insert(c, h, is_static) => {
+                    let aabb = Aabb::from_center(DVec3::from(c), DVec3::splat(h));
+                    let kind = if is_static { ProxyKind::Static } else { ProxyKind::Dynamic };
+                    ids.push(bp.insert_with_kind(aabb, step as u64, kind).unwrap());
+                }
+                Edit::Remove(i) if !ids.is_empty() => {
+                    let id = ids.swap_remove(i % ids.len());
+                    bp.remove(id).unwrap();
+                }
+                Edit::Nudge(i, d) if !ids.is_empty() => {
+                    let id = ids[i % ids.len()];
+                    let b = bp.aabb(id).unwrap();
+                    bp.update(id, Aabb::new(b.min + DVec3::from(d), b.max + DVec3::from(d))).unwrap();
+                }
+                Edit::Jump(i, c) if !ids.is_empty() => {
+                    let id = ids[i % ids.len()];
+                    let half = 0.5 * bp.aabb(id).unwrap().size();
+                    bp.update(id, Aabb::from_center(DVec3::from(c), half)).unwrap();
+                }
+                Edit::Pairs => {
+                    bp.pairs();
+                    check(&bp, true);
+                }
+                Edit::Rebuild => {
+                    bp.rebuild();
+                    check(&bp, true);
+                }
+                _ => {}
+            }
+            check(&bp, false);
+        }
+        bp.pairs();
+        check(&bp, true);
+    }
+}
+
+#[test]
+fn broad_phase_coincident_boxes_keep_the_tree_shallow() {
+    // Zero-area boxes make every insertion cost equal; without the height tie-break they would
+    // chain into a list and every query would walk all of them.
+    let mut bp = BroadPhase::try_with_settings(BroadPhaseSettings {
+        margin: 0.0,
+        prediction: 0.0,
+    })
+    .unwrap();
+    let n = 1024;
+    for key in 0..n {
+        bp.insert(Aabb::from_center(DVec3::ONE, DVec3::ZERO), key).unwrap();
+    }
+    let tree = &bp.trees[ProxyKind::Dynamic.tree()];
+    let height = tree.nodes[tree.root as usize].height;
+    assert!(height <= 2 * 10 + 2, "height {height} for {n} coincident boxes");
+    check(&bp, false);
+    // Every pair overlaps: n (n - 1) / 2 of them.
+    assert_eq!(bp.pairs().len() as u64, n * (n - 1) / 2);
+    let tree = &bp.trees[ProxyKind::Dynamic.tree()];
+    assert_eq!(
+        tree.nodes[tree.root as usize].height, 10,
+        "a rebuild of 1024 equal boxes is perfectly balanced"
+    );
+}
+
+#[test]
+fn broad_phase_rebuild_depends_only_on_the_boxes() {
+    // The same boxes inserted in two orders (so in two differently shaped trees), then rebuilt:
+    // the trees are identical once slots are matched.
+    let boxes: Vec<Aabb> = (0..300)
+        .map(|i| {
+            let t = i as f64;
+            Aabb::from_center(
+                DVec3::new((t * 0.37).sin() * 5.0, (t * 0.11).cos() * 3.0, t * 0.02),
+                DVec3::splat(0.2 + 0.1 * (t * 1.3).sin().abs()),
+            )
+        })
+        .collect();
+    let mut forward = BroadPhase::new();
+    for (i, b) in boxes.iter().enumerate() {
+        forward.insert(*b, i as u64).unwrap();
+    }
+    let mut backward = BroadPhase::new();
+    let mut ids = vec![None; boxes.len()];
+    for (i, b) in boxes.iter().enumerate().rev() {
+        ids[i] = Some(backward.insert(*b, i as u64).unwrap());
+    }
+    // Same slots for the same boxes: remove all from `backward` and reinsert in order.
+    for id in ids.into_iter().flatten() {
+        backward.remove(id).unwrap();
+    }
+    backward.pairs();
+    for (i, b) in boxes.iter().enumerate() {
+        backward.insert(*b, i as u64).unwrap();
+    }
+    forward.rebuild();
+    backward.rebuild();
+    let shape = |bp: &BroadPhase| {
+        let tree = &bp.trees[ProxyKind::Dynamic.tree()];
+        tree.nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.bounds,
+                    n.parent,
+                    n.leaf,
+                    if n.leaf {
+                        bp.proxies.slots[n.children[0] as usize].user_key
+                    } else {
+                        0
+                    },
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shape(&forward), shape(&backward));
+    check(&forward, true);
+    check(&backward, true);
+}
