@@ -360,12 +360,19 @@ impl BroadPhase {
             ProxyKind::Static => DVec3::ZERO,
             ProxyKind::Dynamic => displacement * self.settings.prediction,
         };
+        if !reach.is_finite() {
+            return Err(GeometryError::invalid(
+                "displacement",
+                displacement,
+                "a displacement small enough that the prediction factor times it is finite",
+            ));
+        }
         let fat = fatten(aabb, self.margin(kind), reach);
         if !(fat.min.is_finite() && fat.max.is_finite()) {
             return Err(GeometryError::invalid(
                 "box",
                 aabb,
-                "coordinates small enough that the box stays finite when grown by the margin and the predicted displacement",
+                "coordinates small enough that the box stays finite when grown by the margin and the predicted reach",
             ));
         }
         Ok(fat)
