@@ -8,7 +8,7 @@
 
 use glam::DVec3;
 
-use super::tree::{NULL, Node, Tree};
+use super::tree::{NONE, NULL, Node, PROXY, Tree, is_node, proxy_of};
 use crate::aabb::Aabb;
 
 /// Candidate split planes per range.
@@ -23,20 +23,22 @@ struct Item {
 }
 
 impl Tree {
-    /// Rebuilds the tree over its current leaves; leaf node indices change (read them back with
-    /// [`Tree::leaf_nodes`]).
+    /// Rebuilds the tree over its current leaves.
     pub(super) fn rebuild(&mut self) {
-        let mut items: Vec<Item> = self
-            .leaf_nodes()
-            .map(|(node, proxy)| {
-                let bounds = self.nodes[node as usize].bounds;
-                Item {
-                    bounds,
-                    centroid: bounds.center(),
-                    proxy,
+        let mut items: Vec<Item> = Vec::with_capacity(self.leaves);
+        for node in self.live_nodes() {
+            let n = &self.nodes[node as usize];
+            for slot in 0..2 {
+                if let Some(proxy) = proxy_of(n.children[slot]) {
+                    let bounds = n.bounds[slot];
+                    items.push(Item {
+                        bounds,
+                        centroid: bounds.center(),
+                        proxy,
+                    });
                 }
-            })
-            .collect();
+            }
+        }
         items.sort_unstable_by_key(|item| item.proxy);
         self.nodes.clear();
         self.free.clear();
@@ -46,43 +48,66 @@ impl Tree {
         if items.is_empty() {
             return;
         }
-        self.nodes.reserve(2 * items.len() - 1);
+        self.nodes.reserve(items.len());
+        self.root = self.push_node(NULL, 0);
+        if items.len() == 1 {
+            self.set_child(self.root, 0, items[0].proxy | PROXY, items[0].bounds);
+            return;
+        }
         // Depth first with an explicit stack (a skewed split sequence can be deep); children get
         // larger indices than their parent, and the left subtree is laid out first, which keeps
-        // nearby boxes nearby in memory.
-        let mut stack: Vec<(usize, usize, u32, usize)> = vec![(0, items.len(), NULL, 0)];
+        // nearby boxes nearby in memory. Each entry: a range of items and the child slot it fills.
+        let mut stack: Vec<(usize, usize, u32, usize)> = Vec::new();
+        let mid = split(&mut items);
+        stack.push((mid, items.len(), self.root, 1));
+        stack.push((0, mid, self.root, 0));
         while let Some((start, end, parent, slot)) = stack.pop() {
-            let index = self.nodes.len() as u32;
-            let leaf = end - start == 1;
-            self.nodes.push(Node {
-                bounds: if leaf { items[start].bounds } else { Aabb::EMPTY },
-                parent,
-                children: if leaf { [items[start].proxy, NULL] } else { [NULL; 2] },
-                height: 0,
-                leaf,
-                dirty: false,
-            });
-            if parent == NULL {
-                self.root = index;
-            } else {
-                self.nodes[parent as usize].children[slot] = index;
-            }
-            if !leaf {
-                let mid = split(&mut items[start..end]) + start;
-                stack.push((mid, end, index, 1));
-                stack.push((start, mid, index, 0));
-            }
-        }
-        // Children come after their parent: one backward sweep sets boxes and heights.
-        for index in (0..self.nodes.len()).rev() {
-            let node = self.nodes[index];
-            if node.leaf {
+            if end - start == 1 {
+                self.set_child(parent, slot, items[start].proxy | PROXY, items[start].bounds);
                 continue;
             }
-            let [a, b] = node.children.map(|c| self.nodes[c as usize]);
-            self.nodes[index].bounds = a.bounds.union(b.bounds);
-            self.nodes[index].height = 1 + a.height.max(b.height);
+            let index = self.push_node(parent, slot);
+            self.set_child(parent, slot, index, Aabb::EMPTY);
+            let mid = split(&mut items[start..end]) + start;
+            stack.push((mid, end, index, 1));
+            stack.push((start, mid, index, 0));
         }
+        // Children come after their parent: one backward sweep sets the boxes kept for internal
+        // children, and the heights.
+        for index in (0..self.nodes.len()).rev() {
+            let node = self.nodes[index];
+            let mut height = 0;
+            for slot in 0..2 {
+                let child = node.children[slot];
+                if is_node(child) {
+                    let c = &self.nodes[child as usize];
+                    height = height.max(c.height);
+                    self.nodes[index].bounds[slot] = c.bounds();
+                }
+            }
+            self.nodes[index].height = 1 + height;
+        }
+    }
+
+    fn push_node(&mut self, parent: u32, slot: usize) -> u32 {
+        self.nodes.push(Node {
+            bounds: [Aabb::EMPTY; 2],
+            children: [NONE; 2],
+            parent,
+            height: 1,
+            slot: slot as u8,
+            dirty: false,
+        });
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// The indices of the nodes in use.
+    pub(super) fn live_nodes(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut free = vec![false; self.nodes.len()];
+        for index in &self.free {
+            free[*index as usize] = true;
+        }
+        (0..self.nodes.len() as u32).filter(move |index| !free[*index as usize])
     }
 }
 

@@ -46,7 +46,7 @@ use crate::aabb::Aabb;
 use crate::error::GeometryError;
 use pairs::PairSet;
 use proxy::{Proxy, ProxyTable, check_box, fatten};
-use tree::{NULL, Tree};
+use tree::Tree;
 
 /// How fat boxes are made.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -164,15 +164,13 @@ impl BroadPhase {
             fat,
             user_key,
             kind,
-            node: NULL,
             generation: 0,
             live: true,
             moved: true,
         });
         let tree = &mut self.trees[kind.tree()];
-        let node = tree.insert(id.index(), fat);
+        tree.insert(id.index(), fat);
         tree.fresh += 1;
-        self.proxies.slots[id.index() as usize].node = node;
         self.moved.push(id.index());
         Ok(id)
     }
@@ -181,8 +179,8 @@ impl BroadPhase {
     /// live proxy of this broad phase (removed already, or never inserted here).
     pub fn remove(&mut self, id: ProxyId) -> Result<u64, GeometryError> {
         let proxy = self.proxies.get(id)?;
-        let (key, kind, node) = (proxy.user_key, proxy.kind, proxy.node);
-        self.trees[kind.tree()].remove(node);
+        let (key, kind) = (proxy.user_key, proxy.kind);
+        self.trees[kind.tree()].remove(id.index());
         self.proxies.release(id.index());
         self.removed.push(id.index());
         Ok(key)
@@ -225,10 +223,10 @@ impl BroadPhase {
         let old = std::mem::replace(&mut proxy.fat, fat);
         let tree = &mut self.trees[kind.tree()];
         if old.overlaps(&fat) {
-            tree.move_leaf(proxy.node, fat);
+            tree.move_leaf(id.index(), fat);
         } else {
-            tree.remove(proxy.node);
-            proxy.node = tree.insert(id.index(), fat);
+            tree.remove(id.index());
+            tree.insert(id.index(), fat);
         }
         if !proxy.moved {
             proxy.moved = true;
@@ -282,6 +280,13 @@ impl BroadPhase {
         self.maintain_trees();
         let slots = &mut self.proxies.slots;
         self.moved.retain(|index| slots[*index as usize].live);
+        // Query in tree order rather than in the order of the updates: consecutive searches then
+        // walk the same nodes, which are still in cache (the trees of large scenes are not).
+        let trees = &self.trees;
+        self.moved.sort_unstable_by_key(|index| {
+            let tree = slots[*index as usize].kind.tree();
+            (tree, trees[tree].place[*index as usize])
+        });
         self.touched.resize(slots.len(), false);
         for index in self.moved.iter().chain(&self.removed) {
             self.touched[*index as usize] = true;
@@ -321,25 +326,17 @@ impl BroadPhase {
     /// most of a tree was inserted since its last rebuild (a scene being loaded); call it after
     /// large rearrangements that were made by moving boxes rather than inserting them.
     pub fn rebuild(&mut self) {
-        for kind in [ProxyKind::Static, ProxyKind::Dynamic] {
-            self.rebuild_tree(kind);
+        for tree in &mut self.trees {
+            tree.rebuild();
         }
     }
 
-    fn rebuild_tree(&mut self, kind: ProxyKind) {
-        let tree = &mut self.trees[kind.tree()];
-        tree.rebuild();
-        for (node, proxy) in tree.leaf_nodes() {
-            self.proxies.slots[proxy as usize].node = node;
-        }
-    }
 
     /// Before a pair search: rebuilds a tree that was mostly bulk loaded, refits the others.
     fn maintain_trees(&mut self) {
-        for kind in [ProxyKind::Static, ProxyKind::Dynamic] {
-            let tree = &mut self.trees[kind.tree()];
+        for tree in &mut self.trees {
             if tree.fresh > 0 && 2 * tree.fresh > tree.leaves {
-                self.rebuild_tree(kind);
+                tree.rebuild();
             } else {
                 tree.refit();
             }

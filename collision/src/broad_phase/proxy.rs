@@ -59,7 +59,7 @@ impl ProxyKind {
 }
 
 /// One slot of the table.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(super) struct Proxy {
     /// The box as the user last gave it, m.
     pub(super) tight: Aabb,
@@ -67,8 +67,6 @@ pub(super) struct Proxy {
     pub(super) fat: Aabb,
     pub(super) user_key: u64,
     pub(super) kind: ProxyKind,
-    /// The proxy's leaf in its kind's tree.
-    pub(super) node: u32,
     pub(super) generation: u32,
     pub(super) live: bool,
     /// Whether the fat box changed (or the proxy is new) since the last pair update.

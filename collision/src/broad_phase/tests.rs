@@ -4,11 +4,11 @@
 use glam::DVec3;
 use proptest::prelude::*;
 
-use super::tree::{NULL, Tree};
+use super::tree::{NONE, NULL, Tree, proxy_of};
 use super::*;
 
-/// Checks every invariant of `tree` holding the live proxies of `kind`; with `refitted`, also that
-/// no node is dirty and every box and height is exact.
+/// Checks every invariant of the tree holding the live proxies of `kind`; with `refitted`, also
+/// that no node is dirty and every box and height is exact.
 fn check_tree(bp: &BroadPhase, kind: ProxyKind, refitted: bool) {
     let tree: &Tree = &bp.trees[kind.tree()];
     let live: Vec<u32> = (0..bp.proxies.slots.len() as u32)
@@ -22,41 +22,51 @@ fn check_tree(bp: &BroadPhase, kind: ProxyKind, refitted: bool) {
         assert!(live.is_empty());
         return;
     }
-    assert_eq!(tree.nodes[tree.root as usize].parent, NULL);
-    let mut reached = 0;
-    let mut stack = vec![tree.root];
-    while let Some(index) = stack.pop() {
-        reached += 1;
+    let root = &tree.nodes[tree.root as usize];
+    assert_eq!(root.parent, NULL);
+    assert_eq!(root.children[1] == NONE, live.len() == 1, "an empty slot outside a one-leaf root");
+    // Depth-first from the root: (node, the box its parent keeps for it).
+    let mut reached_nodes = 0;
+    let mut reached_leaves = 0;
+    let mut stack = vec![(tree.root, root.bounds())];
+    while let Some((index, held)) = stack.pop() {
+        reached_nodes += 1;
         let node = &tree.nodes[index as usize];
-        if node.leaf {
-            let proxy = &bp.proxies.slots[node.children[0] as usize];
-            assert!(proxy.live && proxy.node == index, "leaf {index} does not map back");
-            assert_eq!(proxy.fat, node.bounds);
-            assert_eq!(node.height, 0);
-            continue;
-        }
-        let [a, b] = node.children.map(|c| &tree.nodes[c as usize]);
-        for (child, c) in [(a, node.children[0]), (b, node.children[1])] {
-            assert_eq!(child.parent, index, "parent link of {c}");
-            assert!(
-                node.bounds.contains(&child.bounds),
-                "node {index} does not hold child {c}"
-            );
-            assert!(!child.dirty || node.dirty, "dirty node {c} under clean node {index}");
+        assert!(held.contains(&node.bounds()), "node {index} outgrew the box its parent keeps");
+        let mut height = 0;
+        let mut union = Aabb::EMPTY;
+        for slot in 0..2 {
+            let child = node.children[slot];
+            if child == NONE {
+                assert_eq!(node.bounds[slot], Aabb::EMPTY);
+                continue;
+            }
+            if let Some(proxy) = proxy_of(child) {
+                reached_leaves += 1;
+                let p = &bp.proxies.slots[proxy as usize];
+                assert!(p.live && p.kind == kind, "leaf of a dead or foreign proxy {proxy}");
+                assert_eq!(tree.place_of(proxy), (index, slot), "place of proxy {proxy}");
+                assert_eq!(tree.leaf_bounds(proxy), p.fat);
+                continue;
+            }
+            let c = &tree.nodes[child as usize];
+            assert_eq!((c.parent, c.slot as usize), (index, slot), "back link of node {child}");
+            assert!(!c.dirty || node.dirty, "dirty node {child} under clean node {index}");
+            height = height.max(c.height);
+            union = union.union(c.bounds());
+            if refitted {
+                assert_eq!(node.bounds[slot], c.bounds(), "loose box for node {child}");
+            }
+            stack.push((child, node.bounds[slot]));
         }
         if refitted {
             assert!(!node.dirty);
-            assert_eq!(node.bounds, a.bounds.union(b.bounds));
-            assert_eq!(node.height, 1 + a.height.max(b.height));
+            assert_eq!(node.height, 1 + height);
         }
-        stack.extend(node.children);
     }
-    assert_eq!(reached, 2 * live.len() - 1, "unreachable or shared nodes");
-    assert_eq!(reached + tree.free.len(), tree.nodes.len(), "leaked nodes");
-    for index in live {
-        let node = bp.proxies.slots[index as usize].node;
-        assert!(tree.nodes[node as usize].leaf && tree.nodes[node as usize].children[0] == index);
-    }
+    assert_eq!(reached_leaves, live.len(), "lost or shared leaves");
+    assert_eq!(reached_nodes, live.len().max(2) - 1, "unreachable or shared nodes");
+    assert_eq!(reached_nodes + tree.free.len(), tree.nodes.len(), "leaked nodes");
 }
 
 fn check(bp: &BroadPhase, refitted: bool) {
@@ -200,20 +210,10 @@ fn broad_phase_rebuild_depends_only_on_the_boxes() {
     backward.rebuild();
     let shape = |bp: &BroadPhase| {
         let tree = &bp.trees[ProxyKind::Dynamic.tree()];
+        let key = |child: u32| proxy_of(child).map(|p| bp.proxies.slots[p as usize].user_key);
         tree.nodes
             .iter()
-            .map(|n| {
-                (
-                    n.bounds,
-                    n.parent,
-                    n.leaf,
-                    if n.leaf {
-                        bp.proxies.slots[n.children[0] as usize].user_key
-                    } else {
-                        0
-                    },
-                )
-            })
+            .map(|n| (n.bounds, n.parent, n.children.map(key)))
             .collect::<Vec<_>>()
     };
     assert_eq!(shape(&forward), shape(&backward));

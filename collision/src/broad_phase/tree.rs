@@ -1,21 +1,29 @@
 //! The dynamic bounding volume tree: one leaf per proxy's fat box, edited in place as proxies
 //! come, go and move.
 //!
-//! The design follows Box2D v3's dynamic tree (dynamic_tree.c) and Bullet's `btDbvt`:
+//! Layout: a binary tree whose nodes hold their two children's boxes (as Jolt's quad tree holds
+//! its four), and whose leaves are not nodes but proxy indices in a parent's child slot. A search
+//! tests both children of a node from one place in memory and only ever fetches nodes it descends
+//! into; with a separate node per box it fetches every node it tests, about twice as many, and in
+//! a tree larger than the caches those fetches are the cost.
+//!
+//! Edits follow Box2D v3's dynamic tree (dynamic_tree.c) and Bullet's `btDbvt`:
 //! - insertion walks down to the cheapest sibling by the surface area heuristic (Goldsmith and
-//!   Salmon 1987; the greedy descent of Box2D v2.4) and then applies tree rotations on the way up
+//!   Salmon 1987; the greedy descent of Box2D v2.4) and applies tree rotations on the way up
 //!   (Kopta, Ize, Spjut, Brunvand, Davis and Kensler 2012, "Fast, effective BVH updates for
 //!   animated scenes");
-//! - a small move only replaces the leaf's box and grows its ancestors until one already holds it
-//!   (Box2D v3's "enlarged" nodes), marking them dirty; [`Tree::refit`] later recomputes exactly
-//!   the dirty nodes, bottom up, so ancestors also shrink when their leaves move away, and rotates
-//!   each of them. Between the two the tree is valid (every node holds its subtree), only loose;
+//! - a small move only replaces the leaf's box and grows the boxes above it until one already
+//!   holds it (Box2D v3's "enlarged" nodes), marking the nodes dirty; [`Tree::refit`] later
+//!   recomputes exactly the dirty nodes, children first, so boxes also shrink when leaves move
+//!   away, and rotates each of them. Between the two the tree is valid (every box holds its
+//!   subtree), only loose;
 //! - a far move (the new box does not touch the old one) removes and reinserts the leaf, since
 //!   stretching its ancestors across the world would only bloat them;
 //! - a bulk load is rebuilt top down (see `build.rs`).
 //!
-//! Invariants: every node's box contains its children's; a dirty node's parent is dirty (so the
-//! dirty nodes form a subtree hanging from the root and a refit finds them all from there).
+//! Invariants: the box a node keeps for a child contains every leaf box below that child; a dirty
+//! node's parent is dirty (so the dirty nodes hang from the root and a refit finds them all from
+//! there); an empty child slot ([`NONE`]) only occurs as slot 1 of a root holding a single proxy.
 
 use smallvec::SmallVec;
 
@@ -23,21 +31,45 @@ use crate::aabb::Aabb;
 
 /// No node.
 pub(super) const NULL: u32 = u32::MAX;
+/// An empty child slot.
+pub(super) const NONE: u32 = u32::MAX;
+/// The tag of a child that is a proxy: the proxy's index is in the other bits.
+pub(super) const PROXY: u32 = 1 << 31;
 
-/// One node. 64 bytes: one cache line.
+/// Whether child reference `child` is an internal node.
+pub(super) fn is_node(child: u32) -> bool {
+    child & PROXY == 0
+}
+
+/// The proxy a child reference names, if it names one.
+pub(super) fn proxy_of(child: u32) -> Option<u32> {
+    (child != NONE && child & PROXY != 0).then_some(child & !PROXY)
+}
+
+/// One internal node: 128 bytes, two cache lines.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 pub(super) struct Node {
-    /// Holds every leaf box below, m.
-    pub(super) bounds: Aabb,
-    pub(super) parent: u32,
-    /// An internal node's two children; a leaf's `[proxy index, NULL]`.
+    /// The boxes of the two children, m: each holds every leaf box below its child.
+    pub(super) bounds: [Aabb; 2],
+    /// Each child: an internal node index, a proxy tagged with [`PROXY`], or [`NONE`].
     pub(super) children: [u32; 2],
-    /// Longest path down to a leaf (zero for a leaf); breaks cost ties towards balance, so that
-    /// boxes with zero area (points, coincident boxes) do not pile into a chain.
+    pub(super) parent: u32,
+    /// Longest path down to a leaf (1 when both children are leaves); breaks cost ties towards
+    /// balance, so that boxes with zero area (points, coincident boxes) do not chain.
     pub(super) height: u32,
-    pub(super) leaf: bool,
-    /// Some box below may have changed since the last refit: `bounds` may be loose.
+    /// Which child of the parent this node is.
+    pub(super) slot: u8,
+    /// Some box below may have changed since the last refit: the boxes kept here and above may
+    /// be loose.
     pub(super) dirty: bool,
+}
+
+impl Node {
+    /// The box of the whole node.
+    pub(super) fn bounds(&self) -> Aabb {
+        self.bounds[0].union(self.bounds[1])
+    }
 }
 
 /// The tree over one kind of proxy.
@@ -51,6 +83,8 @@ pub(super) struct Tree {
     /// Leaves inserted for new proxies since the last rebuild: when they are most of the tree,
     /// it was bulk loaded one box at a time and a top-down rebuild pays.
     pub(super) fresh: usize,
+    /// Where each proxy of this tree sits, by proxy index: `node << 1 | slot`.
+    pub(super) place: Vec<u32>,
 }
 
 impl Default for Tree {
@@ -61,13 +95,27 @@ impl Default for Tree {
             root: NULL,
             leaves: 0,
             fresh: 0,
+            place: Vec::new(),
         }
     }
 }
 
 impl Tree {
+    /// The node and child slot holding `proxy`.
+    pub(super) fn place_of(&self, proxy: u32) -> (u32, usize) {
+        let place = self.place[proxy as usize];
+        (place >> 1, (place & 1) as usize)
+    }
+
+    /// The box the tree holds for `proxy`.
+    #[cfg(test)]
+    pub(super) fn leaf_bounds(&self, proxy: u32) -> Aabb {
+        let (node, slot) = self.place_of(proxy);
+        self.nodes[node as usize].bounds[slot]
+    }
+
     /// Stores `node` in a free slot.
-    pub(super) fn allocate(&mut self, node: Node) -> u32 {
+    fn allocate(&mut self, node: Node) -> u32 {
         if let Some(index) = self.free.pop() {
             self.nodes[index as usize] = node;
             index
@@ -77,126 +125,182 @@ impl Tree {
         }
     }
 
-    /// Adds a leaf for `proxy` with box `bounds` and returns it.
-    pub(super) fn insert(&mut self, proxy: u32, bounds: Aabb) -> u32 {
-        let leaf = self.allocate(Node {
-            bounds,
-            parent: NULL,
-            children: [proxy, NULL],
-            height: 0,
-            leaf: true,
+    /// A node with no children yet, under `parent` at `slot`.
+    fn blank(parent: u32, slot: usize) -> Node {
+        Node {
+            bounds: [Aabb::EMPTY; 2],
+            children: [NONE; 2],
+            parent,
+            height: 1,
+            slot: slot as u8,
             dirty: false,
-        });
-        self.leaves += 1;
-        if self.root == NULL {
-            self.root = leaf;
-            return leaf;
         }
-        let sibling = self.best_sibling(&bounds);
-        let grandparent = self.nodes[sibling as usize].parent;
-        let old = self.nodes[sibling as usize];
-        let parent = self.allocate(Node {
-            bounds: old.bounds.union(bounds),
-            parent: grandparent,
-            children: [sibling, leaf],
-            height: old.height + 1,
-            leaf: false,
-            // Keeps dirty nodes hanging from the root: the sibling's ancestors are already dirty.
-            dirty: old.dirty,
-        });
-        self.nodes[sibling as usize].parent = parent;
-        self.nodes[leaf as usize].parent = parent;
-        if grandparent == NULL {
-            self.root = parent;
+    }
+
+    /// Puts `child` (with box `bounds`) in slot `slot` of `node`, and points it back there.
+    pub(super) fn set_child(&mut self, node: u32, slot: usize, child: u32, bounds: Aabb) {
+        let n = &mut self.nodes[node as usize];
+        n.children[slot] = child;
+        n.bounds[slot] = bounds;
+        if let Some(proxy) = proxy_of(child) {
+            self.place[proxy as usize] = node << 1 | slot as u32;
+        } else if child != NONE {
+            let c = &mut self.nodes[child as usize];
+            c.parent = node;
+            c.slot = slot as u8;
+        }
+    }
+
+    fn height_of(&self, child: u32) -> u32 {
+        if child != NONE && is_node(child) {
+            self.nodes[child as usize].height
         } else {
-            self.replace_child(grandparent, sibling, parent);
-        }
-        let mut index = grandparent;
-        while index != NULL {
-            self.refit_node(index);
-            self.rotate(index);
-            index = self.nodes[index as usize].parent;
-        }
-        leaf
-    }
-
-    /// The node next to which a new box `bounds` costs least (greedy descent, Box2D v2.4
-    /// `b2DynamicTree::InsertLeaf`): stopping at a node costs a new parent holding both; going
-    /// down into a child costs the growth of the node (inherited by every ancestor) plus what the
-    /// child grows.
-    fn best_sibling(&self, bounds: &Aabb) -> u32 {
-        let mut index = self.root;
-        loop {
-            let node = &self.nodes[index as usize];
-            if node.leaf {
-                return index;
-            }
-            let area = node.bounds.surface_area();
-            let combined = node.bounds.union(*bounds).surface_area();
-            let here = 2.0 * combined;
-            let inherited = 2.0 * (combined - area);
-            let descend = |child: u32| {
-                let child = &self.nodes[child as usize];
-                let grown = child.bounds.union(*bounds).surface_area();
-                let own = if child.leaf { 0.0 } else { child.bounds.surface_area() };
-                (grown - own + inherited, child.height)
-            };
-            let [left, right] = node.children;
-            let (cost_left, height_left) = descend(left);
-            let (cost_right, height_right) = descend(right);
-            if here < cost_left && here < cost_right {
-                return index;
-            }
-            let go_left = cost_left < cost_right || (cost_left == cost_right && height_left <= height_right);
-            index = if go_left { left } else { right };
+            0
         }
     }
 
-    /// Removes `leaf` (its sibling takes the parent's place). The ancestors keep their boxes,
-    /// which are now loose, and are marked dirty for the next refit.
-    pub(super) fn remove(&mut self, leaf: u32) {
-        debug_assert!(self.nodes[leaf as usize].leaf);
-        self.leaves -= 1;
-        self.free.push(leaf);
-        let parent = self.nodes[leaf as usize].parent;
-        if parent == NULL {
-            self.root = NULL;
+    fn update_height(&mut self, node: u32) {
+        let [a, b] = self.nodes[node as usize].children;
+        self.nodes[node as usize].height = 1 + self.height_of(a).max(self.height_of(b));
+    }
+
+    /// Adds a leaf for `proxy` with box `bounds`.
+    pub(super) fn insert(&mut self, proxy: u32, bounds: Aabb) {
+        debug_assert!(proxy < PROXY, "proxy indices stay below 2^31");
+        if self.place.len() <= proxy as usize {
+            self.place.resize(proxy as usize + 1, 0);
+        }
+        self.leaves += 1;
+        let leaf = proxy | PROXY;
+        if self.root == NULL {
+            self.root = self.allocate(Self::blank(NULL, 0));
+            self.set_child(self.root, 0, leaf, bounds);
             return;
         }
-        let [a, b] = self.nodes[parent as usize].children;
-        let sibling = if a == leaf { b } else { a };
-        let grandparent = self.nodes[parent as usize].parent;
-        self.free.push(parent);
-        self.nodes[sibling as usize].parent = grandparent;
-        if grandparent == NULL {
-            self.root = sibling;
-        } else {
-            self.replace_child(grandparent, parent, sibling);
-            self.mark_dirty(grandparent);
+        if self.nodes[self.root as usize].children[1] == NONE {
+            self.set_child(self.root, 1, leaf, bounds);
+            return;
+        }
+        let Some((node, slot)) = self.best_sibling(&bounds) else {
+            // The new leaf goes next to the whole tree: a new root above the old one.
+            let old = self.root;
+            let old_bounds = self.nodes[old as usize].bounds();
+            let dirty = self.nodes[old as usize].dirty;
+            self.root = self.allocate(Self::blank(NULL, 0));
+            self.set_child(self.root, 0, old, old_bounds);
+            self.set_child(self.root, 1, leaf, bounds);
+            self.nodes[self.root as usize].dirty = dirty;
+            self.update_height(self.root);
+            return;
+        };
+        let sibling = self.nodes[node as usize].children[slot];
+        let sibling_bounds = self.nodes[node as usize].bounds[slot];
+        let middle = self.allocate(Self::blank(node, slot));
+        self.set_child(middle, 0, sibling, sibling_bounds);
+        self.set_child(middle, 1, leaf, bounds);
+        // Keeps dirty nodes hanging from the root: the sibling's ancestors are already dirty.
+        self.nodes[middle as usize].dirty = is_node(sibling) && self.nodes[sibling as usize].dirty;
+        self.update_height(middle);
+        self.set_child(node, slot, middle, sibling_bounds.union(bounds));
+        let mut index = node;
+        loop {
+            self.rotate(index);
+            self.update_height(index);
+            let n = self.nodes[index as usize];
+            if n.parent == NULL {
+                break;
+            }
+            self.nodes[n.parent as usize].bounds[n.slot as usize] = n.bounds();
+            index = n.parent;
         }
     }
 
-    /// Gives `leaf` the box `bounds`, which overlaps its old one: ancestors grow until one already
-    /// holds it, and are marked dirty up to the root.
-    pub(super) fn move_leaf(&mut self, leaf: u32, bounds: Aabb) {
-        self.nodes[leaf as usize].bounds = bounds;
-        let mut index = self.nodes[leaf as usize].parent;
-        let mut growing = true;
-        while index != NULL {
-            let node = &mut self.nodes[index as usize];
-            if growing {
-                if node.bounds.contains(&bounds) {
-                    growing = false;
-                } else {
-                    node.bounds = node.bounds.union(bounds);
-                }
+    /// The child slot next to whose occupant a new box `bounds` costs least, or `None` for the
+    /// whole tree (greedy descent, Box2D v2.4 `b2DynamicTree::InsertLeaf`): stopping at a subtree
+    /// costs a new parent holding both; going down into a child costs the growth of the subtree
+    /// (inherited by every ancestor) plus what the child grows.
+    fn best_sibling(&self, bounds: &Aabb) -> Option<(u32, usize)> {
+        let mut index = self.root;
+        let mut own = self.nodes[index as usize].bounds();
+        let mut at = None;
+        loop {
+            let node = &self.nodes[index as usize];
+            let area = own.surface_area();
+            let combined = own.union(*bounds).surface_area();
+            let here = 2.0 * combined;
+            let inherited = 2.0 * (combined - area);
+            let cost = |slot: usize| {
+                let child = node.bounds[slot];
+                let grown = child.union(*bounds).surface_area();
+                let kept = if is_node(node.children[slot]) { child.surface_area() } else { 0.0 };
+                (grown - kept + inherited, self.height_of(node.children[slot]))
+            };
+            let ((cost_left, height_left), (cost_right, height_right)) = (cost(0), cost(1));
+            if here < cost_left && here < cost_right {
+                return at;
             }
-            if !growing && node.dirty {
+            let slot = usize::from(!(cost_left < cost_right || (cost_left == cost_right && height_left <= height_right)));
+            let child = node.children[slot];
+            if !is_node(child) {
+                return Some((index, slot));
+            }
+            at = Some((index, slot));
+            own = node.bounds[slot];
+            index = child;
+        }
+    }
+
+    /// Removes the leaf of `proxy` (its sibling takes the parent's place). The boxes above keep
+    /// their size, now loose, and are marked dirty for the next refit.
+    pub(super) fn remove(&mut self, proxy: u32) {
+        let (node, slot) = self.place_of(proxy);
+        self.leaves -= 1;
+        let n = self.nodes[node as usize];
+        let (sibling, sibling_bounds) = (n.children[1 - slot], n.bounds[1 - slot]);
+        if n.parent == NULL {
+            if sibling == NONE {
+                self.free.push(node);
+                self.root = NULL;
+            } else if is_node(sibling) {
+                self.free.push(node);
+                self.root = sibling;
+                self.nodes[sibling as usize].parent = NULL;
+            } else {
+                self.set_child(node, 0, sibling, sibling_bounds);
+                self.set_child(node, 1, NONE, Aabb::EMPTY);
+                self.nodes[node as usize].height = 1;
+            }
+            return;
+        }
+        self.free.push(node);
+        self.set_child(n.parent, n.slot as usize, sibling, sibling_bounds);
+        self.mark_dirty(n.parent);
+    }
+
+    /// Gives the leaf of `proxy` the box `bounds`, which overlaps its old one: the boxes above
+    /// grow until one already holds it, and the nodes are marked dirty up to the root.
+    pub(super) fn move_leaf(&mut self, proxy: u32, bounds: Aabb) {
+        let (node, slot) = self.place_of(proxy);
+        self.nodes[node as usize].bounds[slot] = bounds;
+        let mut index = node;
+        let mut growing = true;
+        loop {
+            let n = &mut self.nodes[index as usize];
+            let was_dirty = std::mem::replace(&mut n.dirty, true);
+            let (parent, slot) = (n.parent, n.slot as usize);
+            if parent == NULL || (!growing && was_dirty) {
                 // Everything above is dirty already, and holds the box.
                 break;
             }
-            node.dirty = true;
-            index = node.parent;
+            if growing {
+                let held = &mut self.nodes[parent as usize].bounds[slot];
+                if held.contains(&bounds) {
+                    growing = false;
+                } else {
+                    *held = held.union(bounds);
+                }
+            }
+            index = parent;
         }
     }
 
@@ -208,8 +312,9 @@ impl Tree {
         }
     }
 
-    /// Recomputes every dirty node's box and height from its children, children first, and
-    /// rotates it; afterwards no node is dirty and every box is the union of its children's.
+    /// Recomputes every dirty node's boxes and height from its children, children first, and
+    /// rotates it; afterwards no node is dirty and every box a node keeps is exactly the union of
+    /// the leaf boxes below.
     pub(super) fn refit(&mut self) {
         if self.root == NULL || !self.nodes[self.root as usize].dirty {
             return;
@@ -219,79 +324,65 @@ impl Tree {
         let mut stack: Vec<(u32, bool)> = vec![(self.root, false)];
         while let Some((index, children_done)) = stack.pop() {
             if children_done {
-                self.refit_node(index);
                 self.rotate(index);
-                self.nodes[index as usize].dirty = false;
+                self.update_height(index);
+                let n = &mut self.nodes[index as usize];
+                n.dirty = false;
+                let (parent, slot, bounds) = (n.parent, n.slot as usize, n.bounds());
+                if parent != NULL {
+                    self.nodes[parent as usize].bounds[slot] = bounds;
+                }
                 continue;
             }
             stack.push((index, true));
             for child in self.nodes[index as usize].children {
-                let node = &self.nodes[child as usize];
-                if !node.leaf && node.dirty {
+                if child != NONE && is_node(child) && self.nodes[child as usize].dirty {
                     stack.push((child, false));
                 }
             }
         }
     }
 
-    /// Sets an internal node's box and height from its children.
-    fn refit_node(&mut self, index: u32) {
-        let [a, b] = self.nodes[index as usize].children;
-        let (a, b) = (&self.nodes[a as usize], &self.nodes[b as usize]);
-        let (bounds, height) = (a.bounds.union(b.bounds), 1 + a.height.max(b.height));
-        let node = &mut self.nodes[index as usize];
-        node.bounds = bounds;
-        node.height = height;
-    }
-
-    /// Swaps a child of internal node `index` with a grandchild under its other child when that
-    /// shrinks the surface area of the other child (the only box the swap changes); of the up to
-    /// four such swaps, takes the one that shrinks it most (Kopta et al. 2012, section 3).
+    /// Swaps a child of node `index` with a grandchild under its other child when that shrinks
+    /// the other child's box (the only box the swap changes); of the up to four such swaps, takes
+    /// the one that shrinks it most (Kopta et al. 2012, section 3).
     fn rotate(&mut self, index: u32) {
-        let [b, c] = self.nodes[index as usize].children;
-        // (child moved down, its slot under `index`, grandchild moved up, the node between, its slot)
-        let mut best: Option<(f64, u32, usize, u32, u32, usize)> = None;
-        for (slot, (x, z)) in [(b, c), (c, b)].into_iter().enumerate() {
-            let middle = &self.nodes[z as usize];
-            if middle.leaf {
+        let n = self.nodes[index as usize];
+        if n.children.contains(&NONE) {
+            return;
+        }
+        // (gain, slot of the child moved down, slot of the grandchild moved up)
+        let mut best: Option<(f64, usize, usize)> = None;
+        for x_slot in 0..2 {
+            let z = n.children[1 - x_slot];
+            if !is_node(z) {
                 continue;
             }
-            let area = middle.bounds.surface_area();
-            let x_bounds = self.nodes[x as usize].bounds;
-            for (inner_slot, (y, kept)) in [(0, 1), (1, 0)]
-                .map(|(i, k)| (middle.children[i], middle.children[k]))
-                .into_iter()
-                .enumerate()
-            {
-                let gain = x_bounds.union(self.nodes[kept as usize].bounds).surface_area() - area;
+            let middle = &self.nodes[z as usize];
+            let area = n.bounds[1 - x_slot].surface_area();
+            for y_slot in 0..2 {
+                let gain = n.bounds[x_slot].union(middle.bounds[1 - y_slot]).surface_area() - area;
                 if gain < best.map_or(0.0, |b| b.0) {
-                    best = Some((gain, x, slot, y, z, inner_slot));
+                    best = Some((gain, x_slot, y_slot));
                 }
             }
         }
-        let Some((_, x, slot, y, z, inner_slot)) = best else {
+        let Some((_, x_slot, y_slot)) = best else {
             return;
         };
-        self.nodes[index as usize].children[slot] = y;
-        self.nodes[y as usize].parent = index;
-        self.nodes[z as usize].children[inner_slot] = x;
-        self.nodes[x as usize].parent = z;
-        let x_dirty = self.nodes[x as usize].dirty;
-        self.refit_node(z);
+        let z = n.children[1 - x_slot];
+        let (x, x_bounds) = (n.children[x_slot], n.bounds[x_slot]);
+        let (y, y_bounds) = (self.nodes[z as usize].children[y_slot], self.nodes[z as usize].bounds[y_slot]);
+        self.set_child(index, x_slot, y, y_bounds);
+        self.set_child(z, y_slot, x, x_bounds);
+        self.update_height(z);
         // A dirty subtree moved under `z`: keep the dirty nodes hanging from the root.
+        let x_dirty = is_node(x) && self.nodes[x as usize].dirty;
         self.nodes[z as usize].dirty |= x_dirty;
-        self.refit_node(index);
+        self.nodes[index as usize].bounds[1 - x_slot] = self.nodes[z as usize].bounds();
     }
 
-    /// Replaces child `old` of `parent` by `new`.
-    fn replace_child(&mut self, parent: u32, old: u32, new: u32) {
-        let children = &mut self.nodes[parent as usize].children;
-        let slot = usize::from(children[0] != old);
-        debug_assert_eq!(children[slot], old);
-        children[slot] = new;
-    }
-
-    /// Calls `visit` with the proxy of every leaf whose box overlaps `bounds` (inclusive, as
+    /// Calls `visit` with every proxy whose leaf box overlaps `bounds` (inclusive, as
     /// [`Aabb::overlaps`]).
     pub(super) fn query(&self, bounds: &Aabb, mut visit: impl FnMut(u32)) {
         if self.root == NULL {
@@ -301,27 +392,15 @@ impl Tree {
         stack.push(self.root);
         while let Some(index) = stack.pop() {
             let node = &self.nodes[index as usize];
-            if !node.bounds.overlaps(bounds) {
-                continue;
-            }
-            if node.leaf {
-                visit(node.children[0]);
-            } else {
-                stack.extend(node.children);
+            for slot in 0..2 {
+                if node.bounds[slot].overlaps(bounds) {
+                    let child = node.children[slot];
+                    match proxy_of(child) {
+                        Some(proxy) => visit(proxy),
+                        None => stack.push(child),
+                    }
+                }
             }
         }
-    }
-
-    /// Every leaf as `(node, proxy)`, in node order.
-    pub(super) fn leaf_nodes(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let mut free = vec![false; self.nodes.len()];
-        for index in &self.free {
-            free[*index as usize] = true;
-        }
-        self.nodes
-            .iter()
-            .enumerate()
-            .filter(move |(index, node)| node.leaf && !free[*index])
-            .map(|(index, node)| (index as u32, node.children[0]))
     }
 }
