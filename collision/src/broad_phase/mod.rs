@@ -220,14 +220,8 @@ impl BroadPhase {
         if proxy.fat.contains(&aabb) && fat.expanded(slack).contains(&proxy.fat) {
             return Ok(false);
         }
-        let old = std::mem::replace(&mut proxy.fat, fat);
-        let tree = &mut self.trees[kind.tree()];
-        if old.overlaps(&fat) {
-            tree.move_leaf(id.index(), fat);
-        } else {
-            tree.remove(id.index());
-            tree.insert(id.index(), fat);
-        }
+        // The tree learns of it at the next pair update, all moves at once, in tree order.
+        proxy.fat = fat;
         if !proxy.moved {
             proxy.moved = true;
             self.moved.push(id.index());
@@ -277,31 +271,77 @@ impl BroadPhase {
     /// `(low, high)`, sorted, each once, without static-static pairs or pairs sharing a key.
     /// Work is proportional to the proxies whose fat box changed, not to all proxies.
     pub fn update_pairs(&mut self, pairs: &mut Vec<(u64, u64)>) {
-        self.maintain_trees();
-        let slots = &mut self.proxies.slots;
+        let slots = &self.proxies.slots;
         self.moved.retain(|index| slots[*index as usize].live);
-        // Query in tree order rather than in the order of the updates: consecutive searches then
-        // walk the same nodes, which are still in cache (the trees of large scenes are not).
-        let trees = &self.trees;
-        self.moved.sort_unstable_by_key(|index| {
-            let tree = slots[*index as usize].kind.tree();
-            (tree, trees[tree].place[*index as usize])
-        });
-        self.touched.resize(slots.len(), false);
+        if self.moved.is_empty() && self.removed.is_empty() {
+            self.pairs.write_keys(pairs);
+            return;
+        }
+        // Tree edits and searches in tree order rather than in the order of the updates:
+        // consecutive ones then touch the same nodes, still in cache (the trees of large scenes
+        // are not).
+        self.sort_moved();
+        self.apply_moves();
+        if self.rebuild_loaded_trees() {
+            self.sort_moved();
+        }
+        self.touched.resize(self.proxies.slots.len(), false);
         for index in self.moved.iter().chain(&self.removed) {
             self.touched[*index as usize] = true;
         }
-        let fresh = pairs::find_pairs(&self.trees, slots, &self.moved);
-        self.pairs.renew(&self.touched, &fresh);
+        let fresh = pairs::find_pairs(&self.trees, &self.proxies, &self.touched, &self.moved);
+        // The searches ran on trees whose moved boxes only grew their ancestors; tightening and
+        // rotating them is independent of merging the pairs, so the two run side by side.
+        let (trees, pair_set, touched) = (&mut self.trees, &mut self.pairs, &self.touched);
+        rayon::join(
+            || trees.iter_mut().for_each(Tree::refit),
+            || pair_set.renew(touched, &fresh, pairs),
+        );
         for index in self.moved.iter().chain(&self.removed) {
             self.touched[*index as usize] = false;
         }
         for index in self.moved.drain(..) {
-            slots[index as usize].moved = false;
+            self.proxies.slots[index as usize].moved = false;
         }
         self.removed.clear();
         self.proxies.recycle();
-        self.pairs.write_keys(pairs);
+    }
+
+    /// Sorts the move buffer by tree and place in it.
+    fn sort_moved(&mut self) {
+        let (slots, trees) = (&self.proxies.slots, &self.trees);
+        // One 64-bit key per proxy (tree: 1 bit, place: 32, slot: 31) sorts far faster than a
+        // comparison that looks both up.
+        let mut keys: Vec<u64> = self
+            .moved
+            .iter()
+            .map(|&index| {
+                let tree = slots[index as usize].kind.tree();
+                (tree as u64) << 63 | u64::from(trees[tree].place[index as usize]) << 31 | u64::from(index)
+            })
+            .collect();
+        keys.sort_unstable();
+        for (moved, key) in self.moved.iter_mut().zip(keys) {
+            *moved = (key & ((1 << 31) - 1)) as u32;
+        }
+    }
+
+    /// Gives the trees the fat boxes that changed since the last pair update: a box that still
+    /// touches its old place is moved there, one that jumped is reinserted.
+    fn apply_moves(&mut self) {
+        for &index in &self.moved {
+            let proxy = &self.proxies.slots[index as usize];
+            let tree = &mut self.trees[proxy.kind.tree()];
+            let held = tree.leaf_bounds(index);
+            if held == proxy.fat {
+                // New, or moved back.
+            } else if held.overlaps(&proxy.fat) {
+                tree.move_leaf(index, proxy.fat);
+            } else {
+                tree.remove(index);
+                tree.insert(index, proxy.fat);
+            }
+        }
     }
 
     /// Number of proxy pairs currently held (before pairs sharing both keys collapse into one).
@@ -309,15 +349,27 @@ impl BroadPhase {
         self.pairs.len()
     }
 
-    /// Calls `visit` with every proxy whose fat box overlaps `aabb` (world frame, m), dynamic ones
-    /// first, in an order that depends only on the calls made so far. Fails on a non-finite or
-    /// inverted box.
+    /// Calls `visit` with every proxy whose fat box overlaps `aabb` (world frame, m), in an order
+    /// that depends only on the calls made so far. Proxies updated since the last pair update are
+    /// found by a scan of those proxies, so a query is cheapest right after
+    /// [`BroadPhase::update_pairs`]. Fails on a non-finite or inverted box.
     pub fn query(&self, aabb: &Aabb, mut visit: impl FnMut(ProxyId, u64)) -> Result<(), GeometryError> {
         check_box(aabb)?;
-        for kind in [ProxyKind::Dynamic, ProxyKind::Static] {
-            self.trees[kind.tree()].query(aabb, |index| {
-                visit(self.proxies.id(index), self.proxies.slots[index as usize].user_key);
+        let slots = &self.proxies.slots;
+        let mut stack = Vec::new();
+        for tree in &self.trees {
+            tree.query(aabb, &mut stack, |index| {
+                let proxy = &slots[index as usize];
+                if !proxy.moved {
+                    visit(self.proxies.id(index), proxy.user_key);
+                }
             });
+        }
+        for &index in &self.moved {
+            let proxy = &slots[index as usize];
+            if proxy.live && proxy.fat.overlaps(aabb) {
+                visit(self.proxies.id(index), proxy.user_key);
+            }
         }
         Ok(())
     }
@@ -331,16 +383,17 @@ impl BroadPhase {
         }
     }
 
-
-    /// Before a pair search: rebuilds a tree that was mostly bulk loaded, refits the others.
-    fn maintain_trees(&mut self) {
+    /// Rebuilds the trees that were mostly bulk loaded since their last rebuild; returns whether
+    /// any was.
+    fn rebuild_loaded_trees(&mut self) -> bool {
+        let mut any = false;
         for tree in &mut self.trees {
             if tree.fresh > 0 && 2 * tree.fresh > tree.leaves {
                 tree.rebuild();
-            } else {
-                tree.refit();
+                any = true;
             }
         }
+        any
     }
 
     fn margin(&self, kind: ProxyKind) -> f64 {

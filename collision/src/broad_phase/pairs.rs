@@ -11,7 +11,7 @@
 
 use rayon::prelude::*;
 
-use super::proxy::{Proxy, ProxyKind};
+use super::proxy::{ProxyKind, ProxyTable};
 use super::tree::Tree;
 
 /// Below this many moved proxies the search runs on the calling thread: splitting costs more
@@ -40,23 +40,34 @@ pub(super) struct PairSet {
 }
 
 impl PairSet {
-    /// Drops every pair with a proxy marked in `touched` (by slot), and merges in `fresh`, which
-    /// must be sorted and hold only pairs with a touched proxy.
-    pub(super) fn renew(&mut self, touched: &[bool], fresh: &[PairEntry]) {
+    /// Drops every pair with a proxy marked in `touched` (by slot), merges in `fresh` (sorted,
+    /// holding only pairs with a touched proxy), and writes the result as [`Self::write_keys`]
+    /// does, in the same pass.
+    pub(super) fn renew(&mut self, touched: &[bool], fresh: &[PairEntry], out: &mut Vec<(u64, u64)>) {
         let mut merged = std::mem::take(&mut self.spare);
         merged.clear();
         merged.reserve(self.entries.len() + fresh.len());
-        let mut fresh = fresh.iter().peekable();
+        out.clear();
+        out.reserve(self.entries.len() + fresh.len());
+        let mut emit = |entry: PairEntry| {
+            merged.push(entry);
+            let pair = (entry.low, entry.high);
+            if out.last() != Some(&pair) {
+                out.push(pair);
+            }
+        };
+        let mut next = 0;
         for entry in &self.entries {
             if touched[entry.first as usize] || touched[entry.second as usize] {
                 continue;
             }
-            while let Some(new) = fresh.next_if(|new| *new < entry) {
-                merged.push(*new);
+            while next < fresh.len() && fresh[next] < *entry {
+                emit(fresh[next]);
+                next += 1;
             }
-            merged.push(*entry);
+            emit(*entry);
         }
-        merged.extend(fresh);
+        fresh[next..].iter().for_each(|entry| emit(*entry));
         self.spare = std::mem::replace(&mut self.entries, merged);
     }
 
@@ -80,27 +91,21 @@ impl PairSet {
 }
 
 /// Every pair with a proxy of `moved` whose fat boxes overlap, sorted, each once; `moved` holds
-/// live slots with their `moved` flag set. The result does not depend on the thread count: the
+/// live slots, all marked in `touched`. The result does not depend on the thread count: the
 /// parallel part only collects, and the sort orders distinct entries.
-pub(super) fn find_pairs(trees: &[Tree; 2], proxies: &[Proxy], moved: &[u32]) -> Vec<PairEntry> {
-    let mut found = if moved.len() < PARALLEL_THRESHOLD {
-        let mut found = Vec::new();
-        for &index in moved {
-            pairs_of(trees, proxies, index, &mut found);
+pub(super) fn find_pairs(trees: &[Tree; 2], proxies: &ProxyTable, touched: &[bool], moved: &[u32]) -> Vec<PairEntry> {
+    let search = |chunk: &[u32]| {
+        let mut found = Vec::with_capacity(8 * chunk.len());
+        let mut stack = Vec::with_capacity(64);
+        for &index in chunk {
+            pairs_of(trees, proxies, touched, index, &mut stack, &mut found);
         }
         found
+    };
+    let mut found = if moved.len() < PARALLEL_THRESHOLD {
+        search(moved)
     } else {
-        moved
-            .par_chunks(CHUNK)
-            .map(|chunk| {
-                let mut found = Vec::with_capacity(8 * chunk.len());
-                for &index in chunk {
-                    pairs_of(trees, proxies, index, &mut found);
-                }
-                found
-            })
-            .flatten_iter()
-            .collect()
+        moved.par_chunks(CHUNK).map(search).flatten_iter().collect()
     };
     if found.len() < 4096 {
         found.sort_unstable();
@@ -113,31 +118,41 @@ pub(super) fn find_pairs(trees: &[Tree; 2], proxies: &[Proxy], moved: &[u32]) ->
 /// Pushes the pairs of moved proxy `index`. Static proxies are not paired with each other, nor
 /// proxies sharing a user key (they belong to one body); a pair of two moved proxies is reported
 /// by the one with the larger slot only, since both searches find it.
-fn pairs_of(trees: &[Tree; 2], proxies: &[Proxy], index: u32, found: &mut Vec<PairEntry>) {
-    let proxy = &proxies[index as usize];
+fn pairs_of(
+    trees: &[Tree; 2],
+    proxies: &ProxyTable,
+    touched: &[bool],
+    index: u32,
+    stack: &mut Vec<u32>,
+    found: &mut Vec<PairEntry>,
+) {
+    let proxy = &proxies.slots[index as usize];
+    let key = proxy.user_key;
+    // Partners are read from the dense key array, not the proxy records: a search finds a few
+    // partners scattered over the table, and the keys are eight times denser in cache.
     let mut visit = |other: u32| {
-        let partner = &proxies[other as usize];
-        if other == index || partner.user_key == proxy.user_key || (partner.moved && other < index) {
+        let other_key = proxies.keys[other as usize];
+        if other_key == key || (touched[other as usize] && other <= index) {
             return;
         }
-        found.push(if proxy.user_key < partner.user_key {
+        found.push(if key < other_key {
             PairEntry {
-                low: proxy.user_key,
-                high: partner.user_key,
+                low: key,
+                high: other_key,
                 first: index,
                 second: other,
             }
         } else {
             PairEntry {
-                low: partner.user_key,
-                high: proxy.user_key,
+                low: other_key,
+                high: key,
                 first: other,
                 second: index,
             }
         });
     };
-    trees[ProxyKind::Dynamic.tree()].query(&proxy.fat, &mut visit);
+    trees[ProxyKind::Dynamic.tree()].query(&proxy.fat, stack, &mut visit);
     if proxy.kind == ProxyKind::Dynamic {
-        trees[ProxyKind::Static.tree()].query(&proxy.fat, &mut visit);
+        trees[ProxyKind::Static.tree()].query(&proxy.fat, stack, &mut visit);
     }
 }

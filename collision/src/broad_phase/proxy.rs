@@ -77,6 +77,8 @@ pub(super) struct Proxy {
 #[derive(Clone, Debug, Default)]
 pub(super) struct ProxyTable {
     pub(super) slots: Vec<Proxy>,
+    /// The user key of each slot (stale for free slots), dense for the pair search.
+    pub(super) keys: Vec<u64>,
     /// Slots ready for reuse, taken last-in first-out (deterministic).
     free: Vec<u32>,
     /// Slots freed since the last pair update: not reusable yet.
@@ -97,11 +99,13 @@ impl ProxyTable {
             let slot = &mut self.slots[index as usize];
             let generation = slot.generation;
             proxy.generation = generation;
+            self.keys[index as usize] = proxy.user_key;
             *slot = proxy;
             return ProxyId { index, generation };
         }
         let index = self.slots.len() as u32;
         proxy.generation = 0;
+        self.keys.push(proxy.user_key);
         self.slots.push(proxy);
         ProxyId { index, generation: 0 }
     }

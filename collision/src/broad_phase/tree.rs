@@ -25,8 +25,6 @@
 //! node's parent is dirty (so the dirty nodes hang from the root and a refit finds them all from
 //! there); an empty child slot ([`NONE`]) only occurs as slot 1 of a root holding a single proxy.
 
-use smallvec::SmallVec;
-
 use crate::aabb::Aabb;
 
 /// No node.
@@ -108,7 +106,6 @@ impl Tree {
     }
 
     /// The box the tree holds for `proxy`.
-    #[cfg(test)]
     pub(super) fn leaf_bounds(&self, proxy: u32) -> Aabb {
         let (node, slot) = self.place_of(proxy);
         self.nodes[node as usize].bounds[slot]
@@ -232,14 +229,19 @@ impl Tree {
             let cost = |slot: usize| {
                 let child = node.bounds[slot];
                 let grown = child.union(*bounds).surface_area();
-                let kept = if is_node(node.children[slot]) { child.surface_area() } else { 0.0 };
+                let kept = if is_node(node.children[slot]) {
+                    child.surface_area()
+                } else {
+                    0.0
+                };
                 (grown - kept + inherited, self.height_of(node.children[slot]))
             };
             let ((cost_left, height_left), (cost_right, height_right)) = (cost(0), cost(1));
             if here < cost_left && here < cost_right {
                 return at;
             }
-            let slot = usize::from(!(cost_left < cost_right || (cost_left == cost_right && height_left <= height_right)));
+            let slot =
+                usize::from(!(cost_left < cost_right || (cost_left == cost_right && height_left <= height_right)));
             let child = node.children[slot];
             if !is_node(child) {
                 return Some((index, slot));
@@ -372,7 +374,10 @@ impl Tree {
         };
         let z = n.children[1 - x_slot];
         let (x, x_bounds) = (n.children[x_slot], n.bounds[x_slot]);
-        let (y, y_bounds) = (self.nodes[z as usize].children[y_slot], self.nodes[z as usize].bounds[y_slot]);
+        let (y, y_bounds) = (
+            self.nodes[z as usize].children[y_slot],
+            self.nodes[z as usize].bounds[y_slot],
+        );
         self.set_child(index, x_slot, y, y_bounds);
         self.set_child(z, y_slot, x, x_bounds);
         self.update_height(z);
@@ -383,24 +388,38 @@ impl Tree {
     }
 
     /// Calls `visit` with every proxy whose leaf box overlaps `bounds` (inclusive, as
-    /// [`Aabb::overlaps`]).
-    pub(super) fn query(&self, bounds: &Aabb, mut visit: impl FnMut(u32)) {
+    /// [`Aabb::overlaps`]); `stack` is scratch space, reused across searches.
+    pub(super) fn query(&self, bounds: &Aabb, stack: &mut Vec<u32>, mut visit: impl FnMut(u32)) {
         if self.root == NULL {
             return;
         }
-        let mut stack: SmallVec<[u32; 64]> = SmallVec::new();
+        stack.clear();
         stack.push(self.root);
         while let Some(index) = stack.pop() {
             let node = &self.nodes[index as usize];
-            for slot in 0..2 {
-                if node.bounds[slot].overlaps(bounds) {
-                    let child = node.children[slot];
-                    match proxy_of(child) {
-                        Some(proxy) => visit(proxy),
-                        None => stack.push(child),
+            // Both tests before either branch: their outcomes are unpredictable, and one branch
+            // on the pair mispredicts less than two. An empty slot's box overlaps nothing.
+            let hits = [touches(&node.bounds[0], bounds), touches(&node.bounds[1], bounds)];
+            for (hit, child) in hits.into_iter().zip(node.children) {
+                if hit {
+                    if child & PROXY != 0 {
+                        visit(child & !PROXY);
+                    } else {
+                        stack.push(child);
                     }
                 }
             }
         }
     }
+}
+
+/// [`Aabb::overlaps`] without short-circuits: six comparisons and no branch.
+#[inline(always)]
+fn touches(a: &Aabb, b: &Aabb) -> bool {
+    (a.min.x <= b.max.x)
+        & (b.min.x <= a.max.x)
+        & (a.min.y <= b.max.y)
+        & (b.min.y <= a.max.y)
+        & (a.min.z <= b.max.z)
+        & (b.min.z <= a.max.z)
 }
