@@ -30,7 +30,7 @@ impl Tree {
             let n = &self.nodes[node as usize];
             for slot in 0..2 {
                 if let Some(proxy) = proxy_of(n.children[slot]) {
-                    let bounds = n.bounds[slot];
+                    let bounds = n.child_box(slot);
                     items.push(Item {
                         bounds,
                         centroid: bounds.center(),
@@ -82,7 +82,8 @@ impl Tree {
                 if is_node(child) {
                     let c = &self.nodes[child as usize];
                     height = height.max(c.height);
-                    self.nodes[index].bounds[slot] = c.bounds();
+                    let b = c.bounds();
+                    self.nodes[index].set_child_box(slot, b);
                 }
             }
             self.nodes[index].height = 1 + height;
@@ -91,7 +92,8 @@ impl Tree {
 
     fn push_node(&mut self, parent: u32, slot: usize) -> u32 {
         self.nodes.push(Node {
-            bounds: [Aabb::EMPTY; 2],
+            low: [[f64::INFINITY; 2]; 3],
+            high: [[f64::NEG_INFINITY; 2]; 3],
             children: [NONE; 2],
             parent,
             height: 1,

@@ -45,7 +45,7 @@ fn check_tree(bp: &BroadPhase, kind: ProxyKind, refitted: bool) {
         for slot in 0..2 {
             let child = node.children[slot];
             if child == NONE {
-                assert_eq!(node.bounds[slot], Aabb::EMPTY);
+                assert_eq!(node.child_box(slot), Aabb::EMPTY);
                 continue;
             }
             if let Some(proxy) = proxy_of(child) {
@@ -64,9 +64,9 @@ fn check_tree(bp: &BroadPhase, kind: ProxyKind, refitted: bool) {
             height = height.max(c.height);
             union = union.union(c.bounds());
             if refitted {
-                assert_eq!(node.bounds[slot], c.bounds(), "loose box for node {child}");
+                assert_eq!(node.child_box(slot), c.bounds(), "loose box for node {child}");
             }
-            stack.push((child, node.bounds[slot]));
+            stack.push((child, node.child_box(slot)));
         }
         if refitted {
             assert!(!node.dirty);
@@ -222,7 +222,7 @@ fn broad_phase_rebuild_depends_only_on_the_boxes() {
         let key = |child: u32| proxy_of(child).map(|p| bp.proxies.slots[p as usize].user_key);
         tree.nodes
             .iter()
-            .map(|n| (n.bounds, n.parent, n.children.map(key)))
+            .map(|n| (n.low, n.high, n.parent, n.children.map(key)))
             .collect::<Vec<_>>()
     };
     assert_eq!(shape(&forward), shape(&backward));

@@ -25,6 +25,8 @@
 //! node's parent is dirty (so the dirty nodes hang from the root and a refit finds them all from
 //! there); an empty child slot ([`NONE`]) only occurs as slot 1 of a root holding a single proxy.
 
+use glam::DVec3;
+
 use crate::aabb::Aabb;
 
 /// No node.
@@ -48,8 +50,12 @@ pub(super) fn proxy_of(child: u32) -> Option<u32> {
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
 pub(super) struct Node {
-    /// The boxes of the two children, m: each holds every leaf box below its child.
-    pub(super) bounds: [Aabb; 2],
+    /// The lower corners of the two children's boxes, by axis then child, m (laid out so that
+    /// both children are tested with the same vector instructions); each box holds every leaf
+    /// box below its child.
+    pub(super) low: [[f64; 2]; 3],
+    /// The upper corners, likewise.
+    pub(super) high: [[f64; 2]; 3],
     /// Each child: an internal node index, a proxy tagged with [`PROXY`], or [`NONE`].
     pub(super) children: [u32; 2],
     pub(super) parent: u32,
@@ -64,9 +70,39 @@ pub(super) struct Node {
 }
 
 impl Node {
+    /// The box kept for child `slot`.
+    pub(super) fn child_box(&self, slot: usize) -> Aabb {
+        let (l, h) = (&self.low, &self.high);
+        Aabb::new(
+            DVec3::new(l[0][slot], l[1][slot], l[2][slot]),
+            DVec3::new(h[0][slot], h[1][slot], h[2][slot]),
+        )
+    }
+
+    /// Sets the box kept for child `slot`.
+    pub(super) fn set_child_box(&mut self, slot: usize, bounds: Aabb) {
+        for axis in 0..3 {
+            self.low[axis][slot] = bounds.min[axis];
+            self.high[axis][slot] = bounds.max[axis];
+        }
+    }
+
     /// The box of the whole node.
     pub(super) fn bounds(&self) -> Aabb {
-        self.bounds[0].union(self.bounds[1])
+        self.child_box(0).union(self.child_box(1))
+    }
+
+    /// Which children's boxes overlap `bounds` (inclusive, as [`Aabb::overlaps`]): all twelve
+    /// comparisons without a branch, two lanes at a time.
+    #[inline(always)]
+    fn hits(&self, bounds: &Aabb) -> [bool; 2] {
+        let mut hit = [true; 2];
+        for axis in 0..3 {
+            for (lane, h) in hit.iter_mut().enumerate() {
+                *h &= (self.low[axis][lane] <= bounds.max[axis]) & (bounds.min[axis] <= self.high[axis][lane]);
+            }
+        }
+        hit
     }
 }
 
@@ -108,7 +144,7 @@ impl Tree {
     /// The box the tree holds for `proxy`.
     pub(super) fn leaf_bounds(&self, proxy: u32) -> Aabb {
         let (node, slot) = self.place_of(proxy);
-        self.nodes[node as usize].bounds[slot]
+        self.nodes[node as usize].child_box(slot)
     }
 
     /// Stores `node` in a free slot.
@@ -125,7 +161,8 @@ impl Tree {
     /// A node with no children yet, under `parent` at `slot`.
     fn blank(parent: u32, slot: usize) -> Node {
         Node {
-            bounds: [Aabb::EMPTY; 2],
+            low: [[f64::INFINITY; 2]; 3],
+            high: [[f64::NEG_INFINITY; 2]; 3],
             children: [NONE; 2],
             parent,
             height: 1,
@@ -138,7 +175,7 @@ impl Tree {
     pub(super) fn set_child(&mut self, node: u32, slot: usize, child: u32, bounds: Aabb) {
         let n = &mut self.nodes[node as usize];
         n.children[slot] = child;
-        n.bounds[slot] = bounds;
+        n.set_child_box(slot, bounds);
         if let Some(proxy) = proxy_of(child) {
             self.place[proxy as usize] = node << 1 | slot as u32;
         } else if child != NONE {
@@ -191,7 +228,7 @@ impl Tree {
             return;
         };
         let sibling = self.nodes[node as usize].children[slot];
-        let sibling_bounds = self.nodes[node as usize].bounds[slot];
+        let sibling_bounds = self.nodes[node as usize].child_box(slot);
         let middle = self.allocate(Self::blank(node, slot));
         self.set_child(middle, 0, sibling, sibling_bounds);
         self.set_child(middle, 1, leaf, bounds);
@@ -207,7 +244,7 @@ impl Tree {
             if n.parent == NULL {
                 break;
             }
-            self.nodes[n.parent as usize].bounds[n.slot as usize] = n.bounds();
+            self.nodes[n.parent as usize].set_child_box(n.slot as usize, n.bounds());
             index = n.parent;
         }
     }
@@ -227,7 +264,7 @@ impl Tree {
             let here = 2.0 * combined;
             let inherited = 2.0 * (combined - area);
             let cost = |slot: usize| {
-                let child = node.bounds[slot];
+                let child = node.child_box(slot);
                 let grown = child.union(*bounds).surface_area();
                 let kept = if is_node(node.children[slot]) {
                     child.surface_area()
@@ -247,7 +284,7 @@ impl Tree {
                 return Some((index, slot));
             }
             at = Some((index, slot));
-            own = node.bounds[slot];
+            own = node.child_box(slot);
             index = child;
         }
     }
@@ -258,7 +295,7 @@ impl Tree {
         let (node, slot) = self.place_of(proxy);
         self.leaves -= 1;
         let n = self.nodes[node as usize];
-        let (sibling, sibling_bounds) = (n.children[1 - slot], n.bounds[1 - slot]);
+        let (sibling, sibling_bounds) = (n.children[1 - slot], n.child_box(1 - slot));
         if n.parent == NULL {
             if sibling == NONE {
                 self.free.push(node);
@@ -283,7 +320,7 @@ impl Tree {
     /// grow until one already holds it, and the nodes are marked dirty up to the root.
     pub(super) fn move_leaf(&mut self, proxy: u32, bounds: Aabb) {
         let (node, slot) = self.place_of(proxy);
-        self.nodes[node as usize].bounds[slot] = bounds;
+        self.nodes[node as usize].set_child_box(slot, bounds);
         let mut index = node;
         let mut growing = true;
         loop {
@@ -295,11 +332,12 @@ impl Tree {
                 break;
             }
             if growing {
-                let held = &mut self.nodes[parent as usize].bounds[slot];
+                let parent = &mut self.nodes[parent as usize];
+                let held = parent.child_box(slot);
                 if held.contains(&bounds) {
                     growing = false;
                 } else {
-                    *held = held.union(bounds);
+                    parent.set_child_box(slot, held.union(bounds));
                 }
             }
             index = parent;
@@ -332,7 +370,7 @@ impl Tree {
                 n.dirty = false;
                 let (parent, slot, bounds) = (n.parent, n.slot as usize, n.bounds());
                 if parent != NULL {
-                    self.nodes[parent as usize].bounds[slot] = bounds;
+                    self.nodes[parent as usize].set_child_box(slot, bounds);
                 }
                 continue;
             }
@@ -361,9 +399,9 @@ impl Tree {
                 continue;
             }
             let middle = &self.nodes[z as usize];
-            let area = n.bounds[1 - x_slot].surface_area();
+            let area = n.child_box(1 - x_slot).surface_area();
             for y_slot in 0..2 {
-                let gain = n.bounds[x_slot].union(middle.bounds[1 - y_slot]).surface_area() - area;
+                let gain = n.child_box(x_slot).union(middle.child_box(1 - y_slot)).surface_area() - area;
                 if gain < best.map_or(0.0, |b| b.0) {
                     best = Some((gain, x_slot, y_slot));
                 }
@@ -373,10 +411,10 @@ impl Tree {
             return;
         };
         let z = n.children[1 - x_slot];
-        let (x, x_bounds) = (n.children[x_slot], n.bounds[x_slot]);
+        let (x, x_bounds) = (n.children[x_slot], n.child_box(x_slot));
         let (y, y_bounds) = (
             self.nodes[z as usize].children[y_slot],
-            self.nodes[z as usize].bounds[y_slot],
+            self.nodes[z as usize].child_box(y_slot),
         );
         self.set_child(index, x_slot, y, y_bounds);
         self.set_child(z, y_slot, x, x_bounds);
@@ -384,7 +422,8 @@ impl Tree {
         // A dirty subtree moved under `z`: keep the dirty nodes hanging from the root.
         let x_dirty = is_node(x) && self.nodes[x as usize].dirty;
         self.nodes[z as usize].dirty |= x_dirty;
-        self.nodes[index as usize].bounds[1 - x_slot] = self.nodes[z as usize].bounds();
+        let z_bounds = self.nodes[z as usize].bounds();
+        self.nodes[index as usize].set_child_box(1 - x_slot, z_bounds);
     }
 
     /// Calls `visit` with every proxy whose leaf box overlaps `bounds` (inclusive, as
@@ -399,7 +438,7 @@ impl Tree {
             let node = &self.nodes[index as usize];
             // Both tests before either branch: their outcomes are unpredictable, and one branch
             // on the pair mispredicts less than two. An empty slot's box overlaps nothing.
-            let hits = [touches(&node.bounds[0], bounds), touches(&node.bounds[1], bounds)];
+            let hits = node.hits(bounds);
             for (hit, child) in hits.into_iter().zip(node.children) {
                 if hit {
                     if child & PROXY != 0 {
@@ -411,15 +450,4 @@ impl Tree {
             }
         }
     }
-}
-
-/// [`Aabb::overlaps`] without short-circuits: six comparisons and no branch.
-#[inline(always)]
-fn touches(a: &Aabb, b: &Aabb) -> bool {
-    (a.min.x <= b.max.x)
-        & (b.min.x <= a.max.x)
-        & (a.min.y <= b.max.y)
-        & (b.min.y <= a.max.y)
-        & (a.min.z <= b.max.z)
-        & (b.min.z <= a.max.z)
 }
