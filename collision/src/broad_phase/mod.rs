@@ -158,7 +158,7 @@ impl BroadPhase {
 
     /// Adds a proxy of kind `kind`; see [`BroadPhase::insert`].
     pub fn insert_with_kind(&mut self, aabb: Aabb, user_key: u64, kind: ProxyKind) -> Result<ProxyId, GeometryError> {
-        let fat = self.fat_box(&aabb, DVec3::ZERO, kind)?;
+        let fat = fat_box(&self.settings, &aabb, DVec3::ZERO, kind)?;
         let id = self.proxies.allocate(Proxy {
             tight: aabb,
             fat,
@@ -210,10 +210,11 @@ impl BroadPhase {
                 "a finite predicted displacement in metres",
             ));
         }
-        let kind = self.proxies.get(id)?.kind;
-        let fat = self.fat_box(&aabb, displacement, kind)?;
-        let slack = 4.0 * self.margin(kind);
+        let settings = self.settings;
         let proxy = self.proxies.get_mut(id)?;
+        let kind = proxy.kind;
+        let fat = fat_box(&settings, &aabb, displacement, kind)?;
+        let slack = 4.0 * margin(&settings, kind);
         proxy.tight = aabb;
         // v2.4's test (b2DynamicTree::MoveProxy): keep the fat box while it holds the tight box
         // and is not far larger than the one we would make now (a fast body that stopped).
@@ -395,38 +396,46 @@ impl BroadPhase {
         }
         any
     }
+}
 
-    fn margin(&self, kind: ProxyKind) -> f64 {
-        match kind {
-            ProxyKind::Static => 0.0,
-            ProxyKind::Dynamic => self.settings.margin,
-        }
+/// The margin of proxies of `kind`, m.
+fn margin(settings: &BroadPhaseSettings, kind: ProxyKind) -> f64 {
+    match kind {
+        ProxyKind::Static => 0.0,
+        ProxyKind::Dynamic => settings.margin,
     }
+}
 
-    /// The fat box for tight box `aabb`, checked.
-    fn fat_box(&self, aabb: &Aabb, displacement: DVec3, kind: ProxyKind) -> Result<Aabb, GeometryError> {
-        check_box(aabb)?;
-        let reach = match kind {
-            ProxyKind::Static => DVec3::ZERO,
-            ProxyKind::Dynamic => displacement * self.settings.prediction,
-        };
-        if !reach.is_finite() {
-            return Err(GeometryError::invalid(
-                "displacement",
-                displacement,
-                "a displacement small enough that the prediction factor times it is finite",
-            ));
-        }
-        let fat = fatten(aabb, self.margin(kind), reach);
-        if !(fat.min.is_finite() && fat.max.is_finite()) {
-            return Err(GeometryError::invalid(
+/// The fat box for tight box `aabb` of a proxy of `kind` expected to move by `displacement`,
+/// checked.
+fn fat_box(
+    settings: &BroadPhaseSettings,
+    aabb: &Aabb,
+    displacement: DVec3,
+    kind: ProxyKind,
+) -> Result<Aabb, GeometryError> {
+    check_box(aabb)?;
+    let reach = match kind {
+        ProxyKind::Static => DVec3::ZERO,
+        ProxyKind::Dynamic => displacement * settings.prediction,
+    };
+    let fat = fatten(aabb, margin(settings, kind), reach);
+    if !(fat.min.is_finite() && fat.max.is_finite()) {
+        return Err(if reach.is_finite() {
+            GeometryError::invalid(
                 "box",
                 aabb,
                 "coordinates small enough that the box stays finite when grown by the margin and the predicted reach",
-            ));
-        }
-        Ok(fat)
+            )
+        } else {
+            GeometryError::invalid(
+                "displacement",
+                displacement,
+                "a displacement small enough that the prediction factor times it is finite",
+            )
+        });
     }
+    Ok(fat)
 }
 
 #[cfg(test)]

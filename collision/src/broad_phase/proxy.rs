@@ -162,6 +162,9 @@ fn stale(id: ProxyId) -> GeometryError {
 /// Refuses a box with a non-finite coordinate (naming the coordinate and its value) or with
 /// `min > max` on some axis (naming both values).
 pub(super) fn check_box(aabb: &Aabb) -> Result<(), GeometryError> {
+    if aabb.min.is_finite() && aabb.max.is_finite() && aabb.min.cmple(aabb.max).all() {
+        return Ok(());
+    }
     const NAMES: [[&str; 3]; 2] = [
         ["box min.x", "box min.y", "box min.z"],
         ["box max.x", "box max.y", "box max.z"],
