@@ -36,6 +36,7 @@
 mod build;
 mod pairs;
 mod proxy;
+mod sibling;
 mod tree;
 
 pub use proxy::{ProxyId, ProxyKind};

@@ -8,10 +8,9 @@
 //! a tree larger than the caches those fetches are the cost.
 //!
 //! Edits follow Box2D v3's dynamic tree (dynamic_tree.c) and Bullet's `btDbvt`:
-//! - insertion walks down to the cheapest sibling by the surface area heuristic (Goldsmith and
-//!   Salmon 1987; the greedy descent of Box2D v2.4) and applies tree rotations on the way up
-//!   (Kopta, Ize, Spjut, Brunvand, Davis and Kensler 2012, "Fast, effective BVH updates for
-//!   animated scenes");
+//! - insertion finds the cheapest sibling by the surface area heuristic (`sibling.rs`) and
+//!   applies tree rotations on the way up (Kopta, Ize, Spjut, Brunvand, Davis and Kensler 2012,
+//!   "Fast, effective BVH updates for animated scenes");
 //! - a small move only replaces the leaf's box and grows the boxes above it until one already
 //!   holds it (Box2D v3's "enlarged" nodes), marking the nodes dirty; [`Tree::refit`] later
 //!   recomputes exactly the dirty nodes, children first, so boxes also shrink when leaves move
@@ -185,7 +184,7 @@ impl Tree {
         }
     }
 
-    fn height_of(&self, child: u32) -> u32 {
+    pub(super) fn height_of(&self, child: u32) -> u32 {
         if child != NONE && is_node(child) {
             self.nodes[child as usize].height
         } else {
@@ -246,46 +245,6 @@ impl Tree {
             }
             self.nodes[n.parent as usize].set_child_box(n.slot as usize, n.bounds());
             index = n.parent;
-        }
-    }
-
-    /// The child slot next to whose occupant a new box `bounds` costs least, or `None` for the
-    /// whole tree (greedy descent, Box2D v2.4 `b2DynamicTree::InsertLeaf`): stopping at a subtree
-    /// costs a new parent holding both; going down into a child costs the growth of the subtree
-    /// (inherited by every ancestor) plus what the child grows.
-    fn best_sibling(&self, bounds: &Aabb) -> Option<(u32, usize)> {
-        let mut index = self.root;
-        let mut own = self.nodes[index as usize].bounds();
-        let mut at = None;
-        loop {
-            let node = &self.nodes[index as usize];
-            let area = own.surface_area();
-            let combined = own.union(*bounds).surface_area();
-            let here = 2.0 * combined;
-            let inherited = 2.0 * (combined - area);
-            let cost = |slot: usize| {
-                let child = node.child_box(slot);
-                let grown = child.union(*bounds).surface_area();
-                let kept = if is_node(node.children[slot]) {
-                    child.surface_area()
-                } else {
-                    0.0
-                };
-                (grown - kept + inherited, self.height_of(node.children[slot]))
-            };
-            let ((cost_left, height_left), (cost_right, height_right)) = (cost(0), cost(1));
-            if here < cost_left && here < cost_right {
-                return at;
-            }
-            let slot =
-                usize::from(!(cost_left < cost_right || (cost_left == cost_right && height_left <= height_right)));
-            let child = node.children[slot];
-            if !is_node(child) {
-                return Some((index, slot));
-            }
-            at = Some((index, slot));
-            own = node.child_box(slot);
-            index = child;
         }
     }
 
