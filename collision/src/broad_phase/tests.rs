@@ -229,3 +229,59 @@ fn broad_phase_rebuild_depends_only_on_the_boxes() {
     check(&forward, true);
     check(&backward, true);
 }
+
+/// Total surface area of the internal nodes of the dynamic tree over that of its root: the
+/// surface area heuristic's estimate of the cost of a search.
+fn relative_area(bp: &BroadPhase) -> f64 {
+    let tree = &bp.trees[ProxyKind::Dynamic.tree()];
+    let live = (0..tree.nodes.len() as u32).filter(|i| !tree.free.contains(i));
+    let total: f64 = live.map(|i| tree.nodes[i as usize].bounds().surface_area()).sum();
+    total / tree.nodes[tree.root as usize].bounds().surface_area()
+}
+
+#[test]
+fn broad_phase_tree_area_stays_bounded_under_reinsertion() {
+    // A jostling pile (every box wanders within 25 cm of its place) in which one box in a
+    // hundred jumps elsewhere each step: each jump is a removal and an insertion, and together
+    // with the refits they must keep the tree about as good as a top-down build.
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut random = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    const STEPS: usize = 1500;
+    let count = 2000;
+    let side = (count as f64 / 1.74 / 8.0).sqrt();
+    let mut place = |random: &mut dyn FnMut() -> f64| DVec3::new(side * random(), 8.0 * random(), side * random());
+    let mut bp = BroadPhase::new();
+    let mut boxes = Vec::new();
+    for key in 0..count {
+        let half = DVec3::new(0.1 + 0.4 * random(), 0.1 + 0.4 * random(), 0.1 + 0.4 * random());
+        let home = place(&mut random);
+        let id = bp.insert(Aabb::from_center(home, half), key).unwrap();
+        boxes.push((id, home, DVec3::ZERO, half));
+    }
+    bp.pairs();
+    let built = relative_area(&bp);
+    for _ in 0..STEPS {
+        for (id, home, offset, half) in &mut boxes {
+            if random() < 0.01 {
+                (*home, *offset) = (place(&mut random), DVec3::ZERO);
+            } else {
+                let step = DVec3::new(random() - 0.5, random() - 0.5, random() - 0.5) * 0.06;
+                *offset = (*offset + step).clamp(DVec3::splat(-0.25), DVec3::splat(0.25));
+            }
+            bp.update(*id, Aabb::from_center(*home + *offset, *half)).unwrap();
+        }
+        bp.pairs();
+    }
+    let after = relative_area(&bp);
+    // Measured: 1.06 times the built tree's area here; 1.32 with Box2D v2.4's greedy descent.
+    assert!(
+        after < 1.15 * built,
+        "relative area {built:.1} after the build, {after:.1} after {STEPS} steps"
+    );
+    check(&bp, true);
+}
