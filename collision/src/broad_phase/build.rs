@@ -1,5 +1,6 @@
-//! Top-down rebuild of a [`Tree`] from its leaves: after a bulk load, where inserting one box at
-//! a time leaves a tree shaped by the insertion order.
+//! Rebuilding a [`Tree`]'s storage: a top-down rebuild from its leaves, after a bulk load (where
+//! inserting one box at a time leaves a tree shaped by the insertion order), and a compaction
+//! that only lays the nodes out again, depth first, after edits have scattered them.
 //!
 //! Each range of leaves is split at the cheapest of [`BINS`] planes along the axis of largest
 //! centroid spread by the surface area heuristic (binned SAH, Wald 2007, as `crate::bvh` does for
@@ -44,6 +45,7 @@ impl Tree {
         self.free.clear();
         self.root = NULL;
         self.fresh = 0;
+        self.edits = 0;
         self.leaves = items.len();
         if items.is_empty() {
             return;
@@ -88,6 +90,48 @@ impl Tree {
             }
             self.nodes[index].height = 1 + height;
         }
+    }
+
+    /// Lays the nodes out again in depth-first order (left child right after its parent) without
+    /// changing the tree. Edits reuse freed node slots wherever they are, so after many of them
+    /// a search jumps across memory at every step; in trees larger than the caches, the searches
+    /// of a pile of a hundred thousand jostling boxes took about half the time in a freshly laid
+    /// out tree. The pass costs about as much as a search through the whole tree.
+    pub(super) fn compact(&mut self) {
+        self.edits = 0;
+        if self.root == NULL {
+            self.nodes.clear();
+            self.free.clear();
+            return;
+        }
+        let mut nodes = Vec::with_capacity(self.nodes.len() - self.free.len());
+        // (old index, new parent, slot in it)
+        let mut stack = vec![(self.root, NULL, 0usize)];
+        while let Some((old, parent, slot)) = stack.pop() {
+            let index = nodes.len() as u32;
+            let mut node = self.nodes[old as usize];
+            node.parent = parent;
+            node.slot = slot as u8;
+            nodes.push(node);
+            if parent != NULL {
+                nodes[parent as usize].children[slot] = index;
+            }
+            for slot in (0..2).rev() {
+                let child = node.children[slot];
+                if let Some(proxy) = proxy_of(child) {
+                    self.place[proxy as usize] = index << 1 | slot as u32;
+                } else if is_node(child) {
+                    // Start fetching the child now (the load is kept, its value unused): a
+                    // traversal that waits for one scattered node at a time took half again as
+                    // long on a hundred thousand boxes.
+                    std::hint::black_box(self.nodes[child as usize].children);
+                    stack.push((child, index, slot));
+                }
+            }
+        }
+        self.root = 0;
+        self.nodes = nodes;
+        self.free.clear();
     }
 
     fn push_node(&mut self, parent: u32, slot: usize) -> u32 {

@@ -49,6 +49,10 @@ use pairs::PairSet;
 use proxy::{Proxy, ProxyTable, check_box, fatten};
 use tree::Tree;
 
+/// Edits per leaf (insertions, removals, rotations) after which a tree's nodes are laid out again
+/// (see `build.rs`): rare enough to cost a few percent, often enough to keep searches local.
+const COMPACT_AFTER: usize = 2;
+
 /// How fat boxes are made.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BroadPhaseSettings {
@@ -296,7 +300,14 @@ impl BroadPhase {
         // rotating them is independent of merging the pairs, so the two run side by side.
         let (trees, pair_set, touched) = (&mut self.trees, &mut self.pairs, &self.touched);
         rayon::join(
-            || trees.iter_mut().for_each(Tree::refit),
+            || {
+                for tree in trees.iter_mut() {
+                    tree.refit();
+                    if tree.edits > COMPACT_AFTER * tree.leaves.max(1) {
+                        tree.compact();
+                    }
+                }
+            },
             || pair_set.renew(touched, &fresh, pairs),
         );
         for index in self.moved.iter().chain(&self.removed) {

@@ -101,6 +101,7 @@ enum Edit {
     Jump(usize, [f64; 3]),
     Pairs,
     Rebuild,
+    Compact,
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
@@ -112,6 +113,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         1 => (any::<usize>(), point()).prop_map(|(i, c)| Edit::Jump(i, c)),
         1 => Just(Edit::Pairs),
         1 => Just(Edit::Rebuild),
+        1 => Just(Edit::Compact),
     ]
 }
 
@@ -149,6 +151,18 @@ proptest! {
                 Edit::Rebuild => {
                     bp.rebuild();
                     check(&bp, true);
+                }
+                Edit::Compact => {
+                    let before = bp.clone();
+                    bp.trees.iter_mut().for_each(Tree::compact);
+                    check(&bp, false);
+                    // The same tree, laid out in depth-first order: parents before children.
+                    for tree in &bp.trees {
+                        for (index, node) in tree.nodes.iter().enumerate() {
+                            prop_assert!(node.parent == NULL || (node.parent as usize) < index);
+                        }
+                    }
+                    prop_assert_eq!(bp.clone().pairs(), before.clone().pairs());
                 }
                 _ => {}
             }
@@ -254,7 +268,7 @@ fn broad_phase_tree_area_stays_bounded_under_reinsertion() {
     const STEPS: usize = 1500;
     let count = 2000;
     let side = (count as f64 / 1.74 / 8.0).sqrt();
-    let mut place = |random: &mut dyn FnMut() -> f64| DVec3::new(side * random(), 8.0 * random(), side * random());
+    let place = |random: &mut dyn FnMut() -> f64| DVec3::new(side * random(), 8.0 * random(), side * random());
     let mut bp = BroadPhase::new();
     let mut boxes = Vec::new();
     for key in 0..count {

@@ -118,6 +118,8 @@ pub(super) struct Tree {
     pub(super) fresh: usize,
     /// Where each proxy of this tree sits, by proxy index: `node << 1 | slot`.
     pub(super) place: Vec<u32>,
+    /// Insertions, removals and rotations since the nodes were last laid out (see `build.rs`).
+    pub(super) edits: usize,
 }
 
 impl Default for Tree {
@@ -129,6 +131,7 @@ impl Default for Tree {
             leaves: 0,
             fresh: 0,
             place: Vec::new(),
+            edits: 0,
         }
     }
 }
@@ -204,6 +207,7 @@ impl Tree {
             self.place.resize(proxy as usize + 1, 0);
         }
         self.leaves += 1;
+        self.edits += 1;
         let leaf = proxy | PROXY;
         if self.root == NULL {
             self.root = self.allocate(Self::blank(NULL, 0));
@@ -253,6 +257,7 @@ impl Tree {
     pub(super) fn remove(&mut self, proxy: u32) {
         let (node, slot) = self.place_of(proxy);
         self.leaves -= 1;
+        self.edits += 1;
         let n = self.nodes[node as usize];
         let (sibling, sibling_bounds) = (n.children[1 - slot], n.child_box(1 - slot));
         if n.parent == NULL {
@@ -369,6 +374,7 @@ impl Tree {
         let Some((_, x_slot, y_slot)) = best else {
             return;
         };
+        self.edits += 1;
         let z = n.children[1 - x_slot];
         let (x, x_bounds) = (n.children[x_slot], n.child_box(x_slot));
         let (y, y_bounds) = (
