@@ -483,6 +483,8 @@ fn broad_phase_query_finds_the_overlapping_fat_boxes() {
         .enumerate()
         .map(|(k, b)| bp.insert(*b, k as u64).unwrap())
         .collect();
+    // Right after the inserts, and after the pair update that files them.
+    probe_all(&bp, &ids, &mut rng);
     bp.pairs();
     probe_all(&bp, &ids, &mut rng);
     // Queries see moves at once, before the next pair update (the trees are valid throughout).

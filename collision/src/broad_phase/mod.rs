@@ -23,11 +23,23 @@
 //!
 //! # How
 //! Two dynamic bounding volume trees (`tree.rs`), one for static and one for dynamic proxies, so
-//! that terrain is never tested against itself; a move buffer of the proxies whose fat box changed;
-//! and a persistent sorted pair list (`pairs.rs`) in which only the moved proxies' pairs are
-//! renewed, searched in parallel. The design is Box2D v3's (broad_phase.c, dynamic_tree.c) with
-//! Bullet's static/dynamic split (btDbvtBroadphase); a sweep-and-prune (Rapier) was rejected
-//! because piles project many boxes onto every axis, so its sorted lists churn without pairs.
+//! that terrain is never tested against itself; a move buffer of the proxies whose fat box
+//! changed; and a persistent sorted pair list (`pairs.rs`). [`BroadPhase::update`] only compares
+//! the new box with the fat box and, when it left it, records the new fat box. All the work is
+//! in [`BroadPhase::update_pairs`], in proportion to the moved proxies:
+//! 1. the trees take the new fat boxes, in tree order (`apply_moves`): a box that still touches
+//!    its old place grows its ancestors, one that jumped is reinserted (`sibling.rs`); a tree that
+//!    was mostly bulk loaded since its last rebuild is rebuilt top down (`build.rs`);
+//! 2. each moved proxy's fat box is searched for in the trees, in parallel (`pairs.rs`), and the
+//!    new pairs are sorted;
+//! 3. side by side: the trees are refitted exactly and rotated (and, after many edits, laid out
+//!    again), while the pair list drops the moved proxies' old pairs, merges in the new ones and
+//!    writes the answer.
+//!
+//! The design is Box2D v3's (broad_phase.c, dynamic_tree.c: fat boxes, a move buffer, a pair
+//! search per moved proxy) with Bullet's static/dynamic split (btDbvtBroadphase). A
+//! sweep-and-prune (Rapier) was rejected because piles project many boxes onto every axis, so its
+//! sorted lists churn without pairs.
 //!
 //! # Errors
 //! Boxes with a non-finite coordinate or `min > max`, stale or foreign proxy ids, and non-finite
@@ -46,7 +58,7 @@ use glam::DVec3;
 use crate::aabb::Aabb;
 use crate::error::GeometryError;
 use pairs::PairSet;
-use proxy::{Proxy, ProxyTable, check_box, fatten};
+use proxy::{Proxy, ProxyTable, check_box, fat_box, margin};
 use tree::Tree;
 
 /// Edits per leaf (insertions, removals, rotations) after which a tree's nodes are laid out again
@@ -164,6 +176,13 @@ impl BroadPhase {
     /// Adds a proxy of kind `kind`; see [`BroadPhase::insert`].
     pub fn insert_with_kind(&mut self, aabb: Aabb, user_key: u64, kind: ProxyKind) -> Result<ProxyId, GeometryError> {
         let fat = fat_box(&self.settings, &aabb, DVec3::ZERO, kind)?;
+        if self.proxies.is_full() {
+            return Err(GeometryError::invalid(
+                "number of proxies",
+                self.proxies.len(),
+                "fewer than 2^31 proxies at once",
+            ));
+        }
         let id = self.proxies.allocate(Proxy {
             tight: aabb,
             fat,
@@ -192,7 +211,8 @@ impl BroadPhase {
     }
 
     /// Gives proxy `id` its new tight box `aabb` (world frame, m). Returns whether the fat box
-    /// had to change (the box left it, or it was more than four margins too large). Fails,
+    /// had to change (the box left it, or it was more than four margins too large). Cheap either
+    /// way: the trees take the new fat boxes at the next [`BroadPhase::update_pairs`]. Fails,
     /// changing nothing, on a stale id or a non-finite or inverted box.
     pub fn update(&mut self, id: ProxyId, aabb: Aabb) -> Result<bool, GeometryError> {
         self.update_with_displacement(id, aabb, DVec3::ZERO)
@@ -408,46 +428,6 @@ impl BroadPhase {
         }
         any
     }
-}
-
-/// The margin of proxies of `kind`, m.
-fn margin(settings: &BroadPhaseSettings, kind: ProxyKind) -> f64 {
-    match kind {
-        ProxyKind::Static => 0.0,
-        ProxyKind::Dynamic => settings.margin,
-    }
-}
-
-/// The fat box for tight box `aabb` of a proxy of `kind` expected to move by `displacement`,
-/// checked.
-fn fat_box(
-    settings: &BroadPhaseSettings,
-    aabb: &Aabb,
-    displacement: DVec3,
-    kind: ProxyKind,
-) -> Result<Aabb, GeometryError> {
-    check_box(aabb)?;
-    let reach = match kind {
-        ProxyKind::Static => DVec3::ZERO,
-        ProxyKind::Dynamic => displacement * settings.prediction,
-    };
-    let fat = fatten(aabb, margin(settings, kind), reach);
-    if !(fat.min.is_finite() && fat.max.is_finite()) {
-        return Err(if reach.is_finite() {
-            GeometryError::invalid(
-                "box",
-                aabb,
-                "coordinates small enough that the box stays finite when grown by the margin and the predicted reach",
-            )
-        } else {
-            GeometryError::invalid(
-                "displacement",
-                displacement,
-                "a displacement small enough that the prediction factor times it is finite",
-            )
-        });
-    }
-    Ok(fat)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use core::fmt;
 
 use glam::DVec3;
 
+use super::BroadPhaseSettings;
 use crate::aabb::Aabb;
 use crate::error::GeometryError;
 
@@ -90,6 +91,12 @@ impl ProxyTable {
     /// Number of live proxies.
     pub(super) fn len(&self) -> usize {
         self.live
+    }
+
+    /// Whether no slot can be added: slot indices must stay below 2^31, the tag bit of the
+    /// trees' child references.
+    pub(super) fn is_full(&self) -> bool {
+        self.free.is_empty() && self.slots.len() >= 1 << 31
     }
 
     /// Stores `proxy` (whose generation is overwritten) in a free slot and returns its id.
@@ -195,7 +202,47 @@ pub(super) fn check_box(aabb: &Aabb) -> Result<(), GeometryError> {
 /// The fat box for `tight`: grown by `margin` on every side, then stretched by `reach` (a
 /// predicted displacement, m) in the direction it points, so that a body moving steadily stays
 /// inside its fat box for a few steps.
-pub(super) fn fatten(tight: &Aabb, margin: f64, reach: DVec3) -> Aabb {
+fn fatten(tight: &Aabb, margin: f64, reach: DVec3) -> Aabb {
     let grown = tight.expanded(margin);
     Aabb::new(grown.min + reach.min(DVec3::ZERO), grown.max + reach.max(DVec3::ZERO))
+}
+
+/// The margin of proxies of `kind`, m.
+pub(super) fn margin(settings: &BroadPhaseSettings, kind: ProxyKind) -> f64 {
+    match kind {
+        ProxyKind::Static => 0.0,
+        ProxyKind::Dynamic => settings.margin,
+    }
+}
+
+/// The fat box for tight box `aabb` of a proxy of `kind` expected to move by `displacement`,
+/// checked.
+pub(super) fn fat_box(
+    settings: &BroadPhaseSettings,
+    aabb: &Aabb,
+    displacement: DVec3,
+    kind: ProxyKind,
+) -> Result<Aabb, GeometryError> {
+    check_box(aabb)?;
+    let reach = match kind {
+        ProxyKind::Static => DVec3::ZERO,
+        ProxyKind::Dynamic => displacement * settings.prediction,
+    };
+    let fat = fatten(aabb, margin(settings, kind), reach);
+    if !(fat.min.is_finite() && fat.max.is_finite()) {
+        return Err(if reach.is_finite() {
+            GeometryError::invalid(
+                "box",
+                aabb,
+                "coordinates small enough that the box stays finite when grown by the margin and the predicted reach",
+            )
+        } else {
+            GeometryError::invalid(
+                "displacement",
+                displacement,
+                "a displacement small enough that the prediction factor times it is finite",
+            )
+        });
+    }
+    Ok(fat)
 }

@@ -63,7 +63,7 @@ impl Tree {
                 // then to the shorter one, so that coincident boxes still make a balanced tree.
                 let distance = |slot: usize| (node.child_box(slot).center() - center).length_squared();
                 let height = |slot: usize| self.height_of(node.children[slot]);
-                lower = [0, 1].map(|slot| distance(slot));
+                lower = [0, 1].map(distance);
                 if lower[0] == lower[1] {
                     lower = [0, 1].map(|slot| height(slot) as f64);
                 }
