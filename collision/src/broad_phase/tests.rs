@@ -299,3 +299,39 @@ fn broad_phase_tree_area_stays_bounded_under_reinsertion() {
     );
     check(&bp, true);
 }
+
+#[test]
+fn broad_phase_nested_boxes_make_a_deep_tree_that_still_answers() {
+    // Each box holds all earlier ones, so the cheapest place for it is above all of them: they
+    // make a chain, deeper than the searches' fixed stack, and it must still answer exactly.
+    // Scattered small boxes come first, so that the chain is not rebuilt away as a bulk load.
+    let mut bp = BroadPhase::new();
+    let n = 100u64;
+    for key in 0..2 * n {
+        let center = DVec3::new(-1000.0 - 3.0 * key as f64, 0.0, 0.0);
+        bp.insert(Aabb::from_center(center, DVec3::splat(0.5)), 1000 + key)
+            .unwrap();
+    }
+    assert!(bp.pairs().is_empty());
+    for key in 0..n {
+        let half = 1.5f64.powi(key as i32);
+        bp.insert(Aabb::from_center(DVec3::new(half, 0.0, 0.0), DVec3::splat(half)), key)
+            .unwrap();
+    }
+    let height = |bp: &BroadPhase| {
+        let tree = &bp.trees[ProxyKind::Dynamic.tree()];
+        tree.nodes[tree.root as usize].height
+    };
+    assert!(height(&bp) >= 64, "a chain was expected: height {}", height(&bp));
+    check(&bp, false);
+    // Every nested box touches every other, and no scattered one.
+    let pairs = bp.pairs();
+    assert!(height(&bp) >= 64, "the chain should still be there");
+    assert_eq!(pairs.len() as u64, n * (n - 1) / 2);
+    assert!(pairs.iter().all(|&(a, b)| a < n && b < n));
+    let mut found = 0;
+    bp.query(&Aabb::from_center(DVec3::ZERO, DVec3::ZERO), |_, _| found += 1)
+        .unwrap();
+    assert_eq!(found, n);
+    check(&bp, true);
+}

@@ -32,6 +32,10 @@ use crate::aabb::Aabb;
 pub(super) const NULL: u32 = u32::MAX;
 /// An empty child slot.
 pub(super) const NONE: u32 = u32::MAX;
+/// Searches of trees lower than this keep their stack in a fixed array of [`SHORT_STACK`] + 4
+/// entries: a depth-first search holds at most one more node than the tree is high (heights are
+/// kept exact or too high, never too low), and one more slot is written without being kept.
+const SHORT_STACK: usize = 60;
 /// The tag of a child that is a proxy: the proxy's index is in the other bits.
 pub(super) const PROXY: u32 = 1 << 31;
 
@@ -397,14 +401,35 @@ impl Tree {
         if self.root == NULL {
             return;
         }
+        let root = &self.nodes[self.root as usize];
+        if (root.height as usize) < SHORT_STACK {
+            // Pushes need no branch then: write, and advance the top only if the child is to be
+            // visited. The outcomes of the box tests are unpredictable, so every branch on them
+            // is a likely misprediction.
+            let mut short = [0u32; SHORT_STACK + 4];
+            short[0] = self.root;
+            let mut top = 1;
+            while top > 0 {
+                top -= 1;
+                let node = &self.nodes[short[top] as usize];
+                let hits = node.hits(bounds);
+                for (hit, child) in hits.into_iter().zip(node.children) {
+                    let internal = child & PROXY == 0;
+                    short[top] = child;
+                    top += usize::from(hit & internal);
+                    if hit & !internal {
+                        visit(child & !PROXY);
+                    }
+                }
+            }
+            return;
+        }
         stack.clear();
         stack.push(self.root);
         while let Some(index) = stack.pop() {
             let node = &self.nodes[index as usize];
-            // Both tests before either branch: their outcomes are unpredictable, and one branch
-            // on the pair mispredicts less than two. An empty slot's box overlaps nothing.
-            let hits = node.hits(bounds);
-            for (hit, child) in hits.into_iter().zip(node.children) {
+            // An empty slot's box overlaps nothing.
+            for (hit, child) in node.hits(bounds).into_iter().zip(node.children) {
                 if hit {
                     if child & PROXY != 0 {
                         visit(child & !PROXY);
