@@ -18,7 +18,8 @@
 //!   subtree), only loose;
 //! - a far move (the new box does not touch the old one) removes and reinserts the leaf, since
 //!   stretching its ancestors across the world would only bloat them;
-//! - a bulk load is rebuilt top down (see `build.rs`).
+//! - a bulk load is rebuilt top down, and after many edits the nodes are laid out again in
+//!   depth-first order (see `build.rs`).
 //!
 //! Invariants: the box a node keeps for a child contains every leaf box below that child; a dirty
 //! node's parent is dirty (so the dirty nodes hang from the root and a refit finds them all from
@@ -53,9 +54,9 @@ pub(super) fn proxy_of(child: u32) -> Option<u32> {
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
 pub(super) struct Node {
-    /// The lower corners of the two children's boxes, by axis then child, m (laid out so that
-    /// both children are tested with the same vector instructions); each box holds every leaf
-    /// box below its child.
+    /// The lower corners of the two children's boxes, by axis then child, m (so that the tests
+    /// of both children read neighbouring values); each box holds every leaf box below its
+    /// child.
     pub(super) low: [[f64; 2]; 3],
     /// The upper corners, likewise.
     pub(super) high: [[f64; 2]; 3],
@@ -95,8 +96,8 @@ impl Node {
         self.child_box(0).union(self.child_box(1))
     }
 
-    /// Which children's boxes overlap `bounds` (inclusive, as [`Aabb::overlaps`]): all twelve
-    /// comparisons without a branch, two lanes at a time.
+    /// Which children's boxes overlap `bounds` (inclusive, as [`Aabb::overlaps`]), both tested
+    /// in full before the caller branches on either.
     #[inline(always)]
     fn hits(&self, bounds: &Aabb) -> [bool; 2] {
         let mut hit = [true; 2];
