@@ -33,7 +33,8 @@
 //! delta   = new - lambda_i,   then eps delta is applied:  v += M^-1 J_i^T eps delta,  lambda_i += eps delta
 //! ```
 //!
-//! with `eps = 1` unless the row is energy-clamped (clamp.rs). Clamping the accumulated impulse, not
+//! with `eps = 1` unless the row is energy-clamped (clamp.rs: Su 2009's factor, with the energy of
+//! each body pair compared with the start of the solve rather than with the previous iterate). Clamping the accumulated impulse, not
 //! each increment, lets a later sweep take back part of an earlier one (Catto's sequential impulses).
 //! Friction rows take their bounds `+-mu |lambda_n|` from the normal row's current impulse each time
 //! they are solved: a pyramid (box) friction model when a contact carries two orthogonal tangent rows,
@@ -48,12 +49,13 @@
 //!
 //! With [`SolverSettings::warm_start`], each row's incoming `lambda`, clamped to its bounds (friction
 //! rows to the normal rows' warm-start impulses: non-friction rows are warm-started first), is applied
-//! before the first sweep as one increment from zero, energy-clamped like any other.
+//! before the first sweep. The energy-clamped rows' warm impulses are applied as one impulse, scaled
+//! by Su's factor for all of them together (see `warm_start` below for why not row by row).
 
 use glam::DVec3;
 
 use crate::body::{SolverBody, SplitVelocity};
-use crate::clamp::clamp_row_increment;
+use crate::clamp::clamp_row_increment_within;
 use crate::error::SolverError;
 use crate::row::{BiasMode, Jacobian, Row};
 use crate::split::solve_split;
@@ -165,6 +167,8 @@ pub(crate) struct Prepared {
     /// `(normal row, mu)` for friction rows.
     pub(crate) friction: Option<(usize, f64)>,
     pub(crate) energy_clamp: bool,
+    /// Index of the row's body pair in the energy budgets (energy-clamped rows only).
+    pub(crate) pair: usize,
 }
 
 impl Prepared {
@@ -226,7 +230,9 @@ pub fn solve(
     }
 
     let world = bodies.len();
-    let prepared: Vec<Prepared> = rows.iter().map(|row| prepare(row, bodies, dt, settings)).collect();
+    let mut prepared: Vec<Prepared> = rows.iter().map(|row| prepare(row, bodies, dt, settings)).collect();
+    // Energy removed so far by each body pair's clamped rows, J (clamp.rs): zero at the start.
+    let mut budgets = vec![0.0; assign_pairs(&mut prepared)];
     let mut velocities: Vec<Twist> = bodies
         .iter()
         .map(|body| Twist {
@@ -242,16 +248,7 @@ pub fn solve(
     };
 
     if settings.warm_start {
-        // Normal rows first, so that friction rows are bounded by their normals' warm impulses.
-        for pass_friction in [false, true] {
-            for (index, row) in prepared.iter().enumerate() {
-                if row.active && row.friction.is_some() == pass_friction {
-                    let (lower, upper) = bounds(row, &lambdas);
-                    let delta = clamp(rows[index].lambda, lower, upper);
-                    apply_increment(row, &mut lambdas[index], &mut velocities, delta, &mut report);
-                }
-            }
-        }
+        warm_start(&prepared, rows, &mut lambdas, &mut velocities, &mut report);
     }
 
     for _ in 0..settings.iterations {
@@ -265,7 +262,16 @@ pub fn solve(
             let wanted = (row.target - jv - row.cfm_over_h * lambda) / row.diagonal;
             let (lower, upper) = bounds(row, &lambdas);
             let delta = clamp(lambda + wanted, lower, upper) - lambda;
-            let applied = apply_increment_at(row, &mut lambdas[index], &mut velocities, delta, jv, &mut report);
+            let budget = &mut budgets[row.pair];
+            let applied = apply_increment(
+                row,
+                &mut lambdas[index],
+                &mut velocities,
+                delta,
+                jv,
+                budget,
+                &mut report,
+            );
             residual = residual.max(applied.abs() * row.diagonal);
         }
         report.iterations += 1;
@@ -338,42 +344,114 @@ pub(crate) fn clamp(value: f64, lower: f64, upper: f64) -> f64 {
     value.max(lower).min(upper)
 }
 
-/// Applies `delta` to a row (warm start): measures `J v` first for the energy clamp.
-fn apply_increment(row: &Prepared, lambda: &mut f64, velocities: &mut [Twist], delta: f64, report: &mut SolveReport) {
-    let jv = if row.energy_clamp {
-        row.relative_velocity(velocities)
-    } else {
-        0.0
+/// Applies the rows' incoming impulses, clamped to their bounds (non-friction rows first, so that
+/// friction rows are bounded by their normal rows' warm impulses). Rows without the energy clamp are
+/// applied as they are; the energy-clamped rows are applied together as one impulse scaled by Su's
+/// factor for the whole set, `eps* = -2 P / Q` with `P = sum_i lambda_i J_i v` and
+/// `Q = |sum_i J_i^T lambda_i|^2` in the metric `M^-1`: in a resting stack each body is pushed up by
+/// the contact below and down by the one above, and only the sum is a physical impulse (clamped row
+/// by row, the first contact alone would launch the bottom body and be cut back, measured: the warm
+/// start then never converges).
+fn warm_start(
+    prepared: &[Prepared],
+    rows: &[Row],
+    lambdas: &mut [f64],
+    velocities: &mut [Twist],
+    report: &mut SolveReport,
+) {
+    let mut warm = vec![0.0; rows.len()];
+    for pass_friction in [false, true] {
+        for (index, row) in prepared.iter().enumerate() {
+            if row.active && row.friction.is_some() == pass_friction {
+                let (lower, upper) = bounds(row, &warm);
+                warm[index] = clamp(rows[index].lambda, lower, upper);
+            }
+        }
+    }
+    let mut response = vec![Twist::default(); velocities.len()];
+    let mut slope = 0.0;
+    for (index, row) in prepared.iter().enumerate() {
+        if !row.active || warm[index] == 0.0 {
+            continue;
+        }
+        if row.energy_clamp {
+            slope += warm[index] * row.relative_velocity(velocities);
+            row.apply(&mut response, warm[index]);
+        } else {
+            lambdas[index] = warm[index];
+            row.apply(velocities, warm[index]);
+        }
+    }
+    let clamped = || {
+        prepared
+            .iter()
+            .zip(&warm)
+            .filter(|(row, lambda)| row.active && row.energy_clamp && **lambda != 0.0)
     };
-    apply_increment_at(row, lambda, velocities, delta, jv, report);
+    let curvature: f64 = clamped()
+        .map(|(row, lambda)| lambda * row.relative_velocity(&response))
+        .sum();
+    let factor = clamp_row_increment_within(slope, curvature, 1.0, 0.0);
+    let count = clamped().count();
+    match factor.verdict {
+        ClampVerdict::Scaled => report.scaled_increments += count,
+        ClampVerdict::Dropped => report.dropped_increments += count,
+        ClampVerdict::Kept | ClampVerdict::NoEffect => {}
+    }
+    for (index, row) in prepared.iter().enumerate() {
+        if row.active && row.energy_clamp && warm[index] != 0.0 {
+            let lambda = warm[index] * factor.scale;
+            lambdas[index] = lambda;
+            row.apply(velocities, lambda);
+        }
+    }
 }
 
-/// Applies `delta`, scaled by the Su 2009 factor when the row is energy-clamped (`jv` is the row's
-/// current `J v`); returns the increment actually applied.
+/// Applies `delta` to a row whose current `J v` is `jv`, and returns the increment actually applied.
+/// An energy-clamped row's increment is scaled so that it raises the kinetic energy by no more than
+/// its body pair's `budget` (the energy that pair's clamped rows removed so far, J), which is then
+/// charged with the increment's exact energy change (clamp.rs).
 #[inline]
-fn apply_increment_at(
+fn apply_increment(
     row: &Prepared,
     lambda: &mut f64,
     velocities: &mut [Twist],
     delta: f64,
     jv: f64,
+    budget: &mut f64,
     report: &mut SolveReport,
 ) -> f64 {
     let mut delta = delta;
     if row.energy_clamp {
-        let clamp = clamp_row_increment(jv, row.inverse_effective_mass, delta);
+        let clamp = clamp_row_increment_within(jv, row.inverse_effective_mass, delta, *budget);
         match clamp.verdict {
             ClampVerdict::Scaled => report.scaled_increments += 1,
             ClampVerdict::Dropped => report.dropped_increments += 1,
             ClampVerdict::Kept | ClampVerdict::NoEffect => {}
         }
         delta *= clamp.scale;
+        *budget -= delta * jv + 0.5 * delta * delta * row.inverse_effective_mass;
     }
     if delta != 0.0 {
         *lambda += delta;
         row.apply(velocities, delta);
     }
     delta
+}
+
+/// Gives every energy-clamped row the index of its unordered body pair, numbered in sorted order so
+/// the numbering is the same on every run; returns the number of pairs (at least one, so that rows
+/// without a pair can point at slot 0 harmlessly).
+fn assign_pairs(prepared: &mut [Prepared]) -> usize {
+    let key = |row: &Prepared| (row.a.min(row.b), row.a.max(row.b));
+    let mut pairs: Vec<(usize, usize)> = prepared.iter().filter(|r| r.energy_clamp).map(key).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    for row in prepared.iter_mut().filter(|r| r.energy_clamp) {
+        // Present by construction.
+        row.pair = pairs.binary_search(&key(row)).unwrap_or(0);
+    }
+    pairs.len().max(1)
 }
 
 /// Precomputes a validated row: `M^-1 J^T`, the diagonal, the targets of both passes.
@@ -428,5 +506,6 @@ fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings)
         upper: row.upper,
         friction: row.friction.map(|f| (f.normal_row as usize, f.coefficient)),
         energy_clamp: row.energy_clamp,
+        pair: 0,
     }
 }
