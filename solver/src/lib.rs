@@ -27,8 +27,10 @@ pub mod error;
 pub mod joints;
 pub mod pgs;
 pub mod row;
+pub mod settings;
 pub mod softness;
 pub mod split;
+pub mod warm_start;
 
 pub use body::{NO_BODY, SolverBody, SplitVelocity};
 pub use clamp::clamp_row_increment;
@@ -37,8 +39,9 @@ pub use error::SolverError;
 pub use joints::{
     HINGE_AXIS, JointAnchor, JointPose, JointRows, JointSpec, ball_joint_rows, fixed_joint_rows, hinge_joint_rows,
 };
-pub use pgs::{SolveReport, SolverSettings, solve};
+pub use pgs::solve;
 pub use row::{
     BiasMode, Friction, GroupImpulse, Jacobian, Row, group_impulse, inverse_effective_mass, row_group_broken,
 };
+pub use settings::{SolveReport, SolverSettings};
 pub use softness::{RowSoftness, Softness};

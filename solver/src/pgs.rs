@@ -34,8 +34,9 @@
 //! ```
 //!
 //! with `eps = 1` unless the row is energy-clamped (clamp.rs: Su 2009's factor, with the energy of
-//! each body pair compared with the start of the solve rather than with the previous iterate). Clamping the accumulated impulse, not
-//! each increment, lets a later sweep take back part of an earlier one (Catto's sequential impulses).
+//! each body pair compared with the start of the solve rather than with the previous iterate).
+//! Clamping the accumulated impulse, not each increment, lets a later sweep take back part of an
+//! earlier one (Catto's sequential impulses).
 //! Friction rows take their bounds `+-mu |lambda_n|` from the normal row's current impulse each time
 //! they are solved: a pyramid (box) friction model when a contact carries two orthogonal tangent rows,
 //! which lets the friction impulse reach `sqrt(2) mu lambda_n` along a diagonal. contact.rs can align
@@ -50,90 +51,18 @@
 //! With [`SolverSettings::warm_start`], each row's incoming `lambda`, clamped to its bounds (friction
 //! rows to the normal rows' warm-start impulses: non-friction rows are warm-started first), is applied
 //! before the first sweep. The energy-clamped rows' warm impulses are applied as one impulse, scaled
-//! by Su's factor for all of them together (see `warm_start` below for why not row by row).
+//! by Su's factor for all of them together (warm_start.rs says why not row by row).
 
 use glam::DVec3;
 
-use crate::body::{SolverBody, SplitVelocity};
+use crate::body::SolverBody;
 use crate::clamp::clamp_row_increment_within;
 use crate::error::SolverError;
 use crate::row::{BiasMode, Jacobian, Row};
+use crate::settings::{SolveReport, SolverSettings};
 use crate::split::solve_split;
+use crate::warm_start::warm_start;
 use shatter_integrators::ClampVerdict;
-
-/// Iteration counts and limits of a solve.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SolverSettings {
-    /// Most Gauss-Seidel sweeps over the rows in the velocity solve (0: apply the warm start only).
-    pub iterations: usize,
-    /// Most sweeps of the split (position correction) solve; 0 disables it.
-    pub split_iterations: usize,
-    /// Start from the rows' incoming `lambda` instead of zero.
-    pub warm_start: bool,
-    /// Cap on the pseudo velocity any split row asks for, m/s (rad/s), > 0 (may be infinite): keeps
-    /// the correction of a deep penetration bounded per step.
-    pub max_split_velocity: f64,
-    /// A sweep stops the solve early when no row moved its `J v + (CFM / h) lambda` by more than this,
-    /// m/s (rad/s); 0 always runs every sweep.
-    pub tolerance: f64,
-}
-
-impl Default for SolverSettings {
-    fn default() -> Self {
-        Self {
-            iterations: 20,
-            split_iterations: 10,
-            warm_start: true,
-            max_split_velocity: 3.0,
-            tolerance: 1e-9,
-        }
-    }
-}
-
-impl SolverSettings {
-    /// Checks the settings; errors name the bad one.
-    pub fn validate(&self) -> Result<(), SolverError> {
-        if !(self.max_split_velocity > 0.0) {
-            return Err(SolverError::invalid(
-                "max split velocity (m/s)",
-                self.max_split_velocity,
-                "a positive number (may be infinite)",
-            ));
-        }
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(SolverError::invalid(
-                "tolerance (m/s)",
-                self.tolerance,
-                "a finite number >= 0",
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// What a solve did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SolveReport {
-    /// Sweeps of the velocity solve that ran.
-    pub iterations: usize,
-    /// Largest change of any row's `J v + (CFM / h) lambda` in the last velocity sweep, m/s (rad/s);
-    /// 0 when no sweep ran.
-    pub residual: f64,
-    /// Sweeps of the split solve that ran.
-    pub split_iterations: usize,
-    /// Largest change in the last split sweep, m/s (rad/s).
-    pub split_residual: f64,
-    /// Energy-clamped increments that were scaled down (warm start included).
-    pub scaled_increments: usize,
-    /// Energy-clamped increments that were dropped entirely.
-    pub dropped_increments: usize,
-    /// Rows that could not act because neither of their bodies is dynamic along them
-    /// (`J M^-1 J^T = 0`); their `lambda` is set to 0.
-    pub inactive_rows: usize,
-    /// Per body, the split (pseudo) velocities to add to the position update only, world frame; zero
-    /// for bodies no split row moved. Never added to the real velocities.
-    pub split_velocities: Vec<SplitVelocity>,
-}
 
 /// Velocities of one body during the solve (index `bodies.len()` is the world: always zero).
 #[derive(Clone, Copy, Debug, Default)]
@@ -156,6 +85,8 @@ pub(crate) struct Prepared {
     pub(crate) cfm_over_h: f64,
     /// `J M^-1 J^T + CFM / h`.
     pub(crate) diagonal: f64,
+    /// `1 / diagonal` (0 for an inactive row): one division per row per solve, not per sweep.
+    pub(crate) inverse_diagonal: f64,
     /// Whether the row can act at all (`J M^-1 J^T > 0`).
     pub(crate) active: bool,
     /// The velocity solve's right-hand side, m/s.
@@ -259,7 +190,7 @@ pub fn solve(
             }
             let lambda = lambdas[index];
             let jv = row.relative_velocity(&velocities);
-            let wanted = (row.target - jv - row.cfm_over_h * lambda) / row.diagonal;
+            let wanted = (row.target - jv - row.cfm_over_h * lambda) * row.inverse_diagonal;
             let (lower, upper) = bounds(row, &lambdas);
             let delta = clamp(lambda + wanted, lower, upper) - lambda;
             let budget = &mut budgets[row.pair];
@@ -344,69 +275,6 @@ pub(crate) fn clamp(value: f64, lower: f64, upper: f64) -> f64 {
     value.max(lower).min(upper)
 }
 
-/// Applies the rows' incoming impulses, clamped to their bounds (non-friction rows first, so that
-/// friction rows are bounded by their normal rows' warm impulses). Rows without the energy clamp are
-/// applied as they are; the energy-clamped rows are applied together as one impulse scaled by Su's
-/// factor for the whole set, `eps* = -2 P / Q` with `P = sum_i lambda_i J_i v` and
-/// `Q = |sum_i J_i^T lambda_i|^2` in the metric `M^-1`: in a resting stack each body is pushed up by
-/// the contact below and down by the one above, and only the sum is a physical impulse (clamped row
-/// by row, the first contact alone would launch the bottom body and be cut back, measured: the warm
-/// start then never converges).
-fn warm_start(
-    prepared: &[Prepared],
-    rows: &[Row],
-    lambdas: &mut [f64],
-    velocities: &mut [Twist],
-    report: &mut SolveReport,
-) {
-    let mut warm = vec![0.0; rows.len()];
-    for pass_friction in [false, true] {
-        for (index, row) in prepared.iter().enumerate() {
-            if row.active && row.friction.is_some() == pass_friction {
-                let (lower, upper) = bounds(row, &warm);
-                warm[index] = clamp(rows[index].lambda, lower, upper);
-            }
-        }
-    }
-    let mut response = vec![Twist::default(); velocities.len()];
-    let mut slope = 0.0;
-    for (index, row) in prepared.iter().enumerate() {
-        if !row.active || warm[index] == 0.0 {
-            continue;
-        }
-        if row.energy_clamp {
-            slope += warm[index] * row.relative_velocity(velocities);
-            row.apply(&mut response, warm[index]);
-        } else {
-            lambdas[index] = warm[index];
-            row.apply(velocities, warm[index]);
-        }
-    }
-    let clamped = || {
-        prepared
-            .iter()
-            .zip(&warm)
-            .filter(|(row, lambda)| row.active && row.energy_clamp && **lambda != 0.0)
-    };
-    let curvature: f64 = clamped()
-        .map(|(row, lambda)| lambda * row.relative_velocity(&response))
-        .sum();
-    let factor = clamp_row_increment_within(slope, curvature, 1.0, 0.0);
-    let count = clamped().count();
-    match factor.verdict {
-        ClampVerdict::Scaled => report.scaled_increments += count,
-        ClampVerdict::Dropped => report.dropped_increments += count,
-        ClampVerdict::Kept | ClampVerdict::NoEffect => {}
-    }
-    for (index, row) in prepared.iter().enumerate() {
-        if row.active && row.energy_clamp && warm[index] != 0.0 {
-            let lambda = warm[index] * factor.scale;
-            lambdas[index] = lambda;
-            row.apply(velocities, lambda);
-        }
-    }
-}
-
 /// Applies `delta` to a row whose current `J v` is `jv`, and returns the increment actually applied.
 /// An energy-clamped row's increment is scaled so that it raises the kinetic energy by no more than
 /// its body pair's `budget` (the energy that pair's clamped rows removed so far, J), which is then
@@ -443,8 +311,9 @@ fn apply_increment(
 /// the numbering is the same on every run; returns the number of pairs (at least one, so that rows
 /// without a pair can point at slot 0 harmlessly).
 fn assign_pairs(prepared: &mut [Prepared]) -> usize {
-    let key = |row: &Prepared| (row.a.min(row.b), row.a.max(row.b));
-    let mut pairs: Vec<(usize, usize)> = prepared.iter().filter(|r| r.energy_clamp).map(key).collect();
+    // Body indices fit in 32 bits (rows hold u32 indices), so a pair packs into one sortable u64.
+    let key = |row: &Prepared| ((row.a.min(row.b) as u64) << 32) | row.a.max(row.b) as u64;
+    let mut pairs: Vec<u64> = prepared.iter().filter(|r| r.energy_clamp).map(key).collect();
     pairs.sort_unstable();
     pairs.dedup();
     for row in prepared.iter_mut().filter(|r| r.energy_clamp) {
@@ -455,6 +324,7 @@ fn assign_pairs(prepared: &mut [Prepared]) -> usize {
 }
 
 /// Precomputes a validated row: `M^-1 J^T`, the diagonal, the targets of both passes.
+#[inline]
 fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings) -> Prepared {
     let world = bodies.len();
     let index = |body: u32| {
@@ -499,6 +369,11 @@ fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings)
         inverse_effective_mass,
         cfm_over_h,
         diagonal: inverse_effective_mass + cfm_over_h,
+        inverse_diagonal: if inverse_effective_mass > 0.0 {
+            1.0 / (inverse_effective_mass + cfm_over_h)
+        } else {
+            0.0
+        },
         active: inverse_effective_mass > 0.0,
         target,
         split_target,

@@ -316,3 +316,56 @@ pub fn row_group_broken(rows: &[Row], threshold: f64) -> bool {
     };
     magnitude > threshold
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_lambda(jacobian: Jacobian, lambda: f64) -> Row {
+        Row {
+            lambda,
+            ..Row::new(0, NO_BODY, jacobian)
+        }
+    }
+
+    /// A pull of 5 N s split 3 / 4 over the x and y rows of a point joint: the group impulse is the
+    /// vector sum, the breaking rule reads its norm (5), not the largest row (4).
+    #[test]
+    fn row_group_impulse_and_breaking_rule() {
+        let arm = DVec3::new(0.0, 1.0, 0.0);
+        let rows = [
+            with_lambda(Jacobian::linear(DVec3::X, arm, DVec3::ZERO), 3.0),
+            with_lambda(Jacobian::linear(DVec3::Y, arm, DVec3::ZERO), 4.0),
+            with_lambda(Jacobian::linear(DVec3::Z, arm, DVec3::ZERO), 0.0),
+            with_lambda(Jacobian::angular(DVec3::Z), 0.5),
+        ];
+        let impulse = group_impulse(&rows);
+        assert_eq!(impulse.linear, DVec3::new(3.0, 4.0, 0.0));
+        assert_eq!(impulse.angular, DVec3::new(0.0, 0.0, 0.5));
+        assert_eq!(impulse.max_row, 4.0);
+        assert!(row_group_broken(&rows, 4.99));
+        assert!(!row_group_broken(&rows, 5.01));
+        // A purely angular group breaks on its torque impulse.
+        assert!(row_group_broken(&rows[3..], 0.49));
+        assert!(!row_group_broken(&rows[3..], 0.51));
+    }
+
+    #[test]
+    fn row_inverse_effective_mass_counts_dynamic_sides_only() {
+        let body = SolverBody {
+            inverse_mass: 0.5,
+            inverse_inertia: glam::DMat3::from_diagonal(DVec3::new(1.0, 2.0, 3.0)),
+            ..SolverBody::STATIC
+        };
+        let bodies = [body, SolverBody::STATIC];
+        let jacobian = Jacobian::linear(DVec3::X, DVec3::Y, DVec3::Z);
+        // 0.5 |x|^2 + (y x x) . I^-1 (y x x) = 0.5 + 3 for the dynamic side, nothing for the static.
+        for (a, b) in [(0, 1), (0, NO_BODY)] {
+            let k = inverse_effective_mass(&bodies, &Row::new(a, b, jacobian));
+            assert!((k - 3.5).abs() < 1e-15, "{k}");
+        }
+        let reversed = inverse_effective_mass(&bodies, &Row::new(1, 0, jacobian));
+        // Body 0 now sits on side B: 0.5 |x|^2 + (z x x) . I^-1 (z x x) = 0.5 + 2.
+        assert!((reversed - 2.5).abs() < 1e-15, "{reversed}");
+    }
+}

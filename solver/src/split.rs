@@ -25,7 +25,8 @@
 //! energy.
 
 use crate::body::SplitVelocity;
-use crate::pgs::{Prepared, SolverSettings, Twist, clamp};
+use crate::pgs::{Prepared, Twist, clamp};
+use crate::settings::SolverSettings;
 
 /// The result of the split pass.
 pub(crate) struct SplitOutcome {
@@ -54,7 +55,7 @@ pub(crate) fn solve_split(prepared: &[Prepared], world: usize, settings: &Solver
             residual = 0.0;
             for ((row, target), lambda) in split_rows.iter().zip(lambdas.iter_mut()) {
                 let ju = row.relative_velocity(&pseudo);
-                let wanted = (target - ju - row.cfm_over_h * *lambda) / row.diagonal;
+                let wanted = (target - ju - row.cfm_over_h * *lambda) * row.inverse_diagonal;
                 let delta = clamp(*lambda + wanted, row.lower, row.upper) - *lambda;
                 if delta != 0.0 {
                     *lambda += delta;

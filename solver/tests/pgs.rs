@@ -80,8 +80,9 @@ fn dense_solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
         b.swap(col, pivot);
         for row in col + 1..n {
             let factor = a[row][col] / a[col][col];
-            for k in col..n {
-                a[row][k] -= factor * a[col][k];
+            let pivot_row = a[col].clone();
+            for (entry, above) in a[row].iter_mut().zip(&pivot_row).skip(col) {
+                *entry -= factor * above;
             }
             b[row] -= factor * b[col];
         }
@@ -362,7 +363,10 @@ fn pgs_warm_start_reduces_iterations() {
         for _ in 0..10 {
             // The stack rests: every step starts from the velocities gravity gives it.
             let mut bodies = template.clone();
-            sweeps.push(solve(&mut bodies, &mut rows, dt, &solver).unwrap().iterations);
+            let report = solve(&mut bodies, &mut rows, dt, &solver).unwrap();
+            // The warm start of a stack, taken as one impulse, never has to be cut back.
+            assert_eq!((report.scaled_increments, report.dropped_increments), (0, 0));
+            sweeps.push(report.iterations);
         }
         let support: f64 = (0..4).map(|c| rows[3 * c].lambda).sum();
         (sweeps, support)
