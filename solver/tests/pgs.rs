@@ -516,8 +516,10 @@ fn pgs_rejects_bad_input_and_leaves_it_unchanged() {
         assert_eq!(format!("{bodies:?}"), bodies_before, "{message}: bodies modified");
         assert_eq!(format!("{rows:?}"), rows_before, "{message}: rows modified");
     }
-    // The unedited scene solves.
+    // The unedited scene solves, and so does an empty island.
     solve(&mut base_bodies, &mut base_rows, dt, &SolverSettings::default()).unwrap();
+    let empty = solve(&mut [], &mut [], dt, &SolverSettings::default()).unwrap();
+    assert!(empty.split_velocities.is_empty());
 }
 
 /// Finite input whose arithmetic overflows is reported as divergence and written nowhere.
