@@ -9,5 +9,7 @@ pub use shatter_fracture as fracture;
 pub use shatter_integrators as integrators;
 pub use shatter_solver as solver;
 
+pub mod export;
+pub mod scene_file;
 pub mod scenes;
 pub mod spin_drift;

@@ -16,6 +16,7 @@
 //! mass).
 
 pub mod aabb;
+pub mod broad_phase;
 pub mod bvh;
 pub mod error;
 pub mod grid;
@@ -34,6 +35,7 @@ pub mod trimesh;
 pub mod winding;
 
 pub use aabb::Aabb;
+pub use broad_phase::{BroadPhase, BroadPhaseSettings, ProxyId, ProxyKind};
 pub use error::{GeometryError, MeshDefects};
 pub use grid::{GridSpec, SdfGrid};
 pub use mass_properties::{BodyMassProperties, VolumeIntegrals};

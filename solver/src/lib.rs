@@ -1,7 +1,47 @@
 //! The velocity-level constraint solver of shatter.
 //!
-//! This crate will hold constraint rows with Jacobians, bounds and per-row softness (CFM and ERP,
-//! with the Baumgarte bias), the projected Gauss-Seidel LCP solver with warm starting, contacts with
-//! Coulomb friction and joints. It knows nothing of geometry or of the world that owns the bodies.
+//! What this crate is for: given the velocities and inverse masses of one island's bodies
+//! ([`SolverBody`]) and scalar constraint rows ([`Row`]: Jacobian, impulse bounds, position error,
+//! ERP and CFM), [`solve`] runs projected Gauss-Seidel on the velocity-level LCP of Li et al. 2018
+//! eq. 1-2 and returns the new velocities, each row's accumulated impulse and the split (pseudo)
+//! velocities that correct penetration without adding kinetic energy:
+//! - softness in physical terms converted to ERP and CFM in one place ([`Softness`], softness.rs);
+//! - warm starting, accumulated-impulse clamping, pyramid friction bounded by the normal impulse
+//!   (pgs.rs, which derives the CFM scaling);
+//! - the energy clamp of Su, Schroeder and Fedkiw 2009 section 3.2 on every increment of a contact
+//!   row (clamp.rs);
+//! - split impulses for contacts (split.rs);
+//! - row builders for contacts ([`contact_rows`]) and ball, hinge and fixed joints
+//!   ([`ball_joint_rows`], [`hinge_joint_rows`], [`fixed_joint_rows`]), with breaking thresholds
+//!   ([`row_group_broken`]) and the stored energy the energized fracture reads ([`Row::stored_energy`]).
 //!
-//! Not yet implemented: the crate holds only its documentation for now.
+//! What it is not: it knows no geometry, no poses beyond what joint builders are handed, and no
+//! world. One call solves one island on one thread, in the order the rows are given, so results are
+//! bit-identical run to run and whatever the caller's thread count; the engine parallelises across
+//! islands. Units are SI, vectors world frame.
+
+pub mod body;
+pub mod clamp;
+pub mod contact;
+pub mod error;
+pub mod joints;
+pub mod pgs;
+pub mod row;
+pub mod settings;
+pub mod softness;
+pub mod split;
+pub mod warm_start;
+
+pub use body::{NO_BODY, SolverBody, SplitVelocity};
+pub use clamp::clamp_row_increment;
+pub use contact::{ContactPoint, DEFAULT_CONTACT_ERP, contact_rows, push_contact_rows, tangent_basis};
+pub use error::SolverError;
+pub use joints::{
+    HINGE_AXIS, JointAnchor, JointPose, JointRows, JointSpec, ball_joint_rows, fixed_joint_rows, hinge_joint_rows,
+};
+pub use pgs::solve;
+pub use row::{
+    BiasMode, Friction, GroupImpulse, Jacobian, Row, group_impulse, inverse_effective_mass, row_group_broken,
+};
+pub use settings::{SolveReport, SolverSettings};
+pub use softness::{RowSoftness, Softness};

@@ -1,0 +1,386 @@
+//! Projected Gauss-Seidel over constraint rows: the velocity-level LCP of Li et al. 2018 eq. 1-2,
+//! with warm starting, accumulated-impulse clamping, friction bounds, energy clamping and the split
+//! pass.
+//!
+//! # The equations, with CFM scaled as ODE defines it
+//!
+//! Li 2018 eq. 1 couples the velocity update with the constraints. With `lambda` the impulse of a
+//! step (N s) and `v*` the velocities after external forces, `M v = M v* + J^T lambda`. ODE defines
+//! CFM on the constraint *force* `f = lambda / h` (N): a soft row satisfies `J v = c - CFM f` with
+//! `c = -ERP phi / h` (the sign of `CFM f` chosen so that CFM >= 0 softens). In impulses,
+//!
+//! ```text
+//! J v + (CFM / h) lambda = -ERP phi / h + target,
+//! ```
+//!
+//! and eliminating `v` gives the row of the Schur complement, Li 2018 eq. 2 with `Sigma = CFM / h`:
+//!
+//! ```text
+//! (J M^-1 J^T + CFM / h) lambda = -ERP phi / h + target - J v*.
+//! ```
+//!
+//! (The paper prints `Sigma` bare; its own stiffness `K = Gamma / (h Sigma)` has units N/m only for
+//! `Sigma` = ODE's CFM in s/kg, which enters the impulse system divided by `h`. softness.rs shows that
+//! this row is one backward-Euler step of the spring-damper `k = ERP / (h CFM)`, `c = (1 - ERP) / CFM`.)
+//!
+//! # One Gauss-Seidel update
+//!
+//! Row `i` with diagonal `d_i = J_i M^-1 J_i^T + CFM_i / h` and accumulated impulse `lambda_i`:
+//!
+//! ```text
+//! delta   = (target_i - J_i v - (CFM_i / h) lambda_i) / d_i
+//! new     = clamp(lambda_i + delta, lower_i, upper_i)           (accumulated, not per-increment)
+//! delta   = new - lambda_i,   then eps delta is applied:  v += M^-1 J_i^T eps delta,  lambda_i += eps delta
+//! ```
+//!
+//! with `eps = 1` unless the row is energy-clamped (clamp.rs: Su 2009's factor, with the energy of
+//! each body pair compared with the start of the solve rather than with the previous iterate).
+//! Clamping the accumulated impulse, not each increment, lets a later sweep take back part of an
+//! earlier one (Catto's sequential impulses).
+//! Friction rows take their bounds `+-mu |lambda_n|` from the normal row's current impulse each time
+//! they are solved: a pyramid (box) friction model when a contact carries two orthogonal tangent rows,
+//! which lets the friction impulse reach `sqrt(2) mu lambda_n` along a diagonal. contact.rs can align
+//! the first tangent with the sliding direction, where the pyramid and the Coulomb cone agree.
+//!
+//! Rows are solved in the order given, every sweep; no hashing, no threads. The engine hands the
+//! solver one island at a time and may solve islands in parallel, so a single-threaded solve per call
+//! keeps results bit-identical whatever the thread count.
+//!
+//! # Warm starting
+//!
+//! With [`SolverSettings::warm_start`], each row's incoming `lambda`, clamped to its bounds (friction
+//! rows to the normal rows' warm-start impulses: non-friction rows are warm-started first), is applied
+//! before the first sweep. The energy-clamped rows' warm impulses are applied as one impulse, scaled
+//! by Su's factor for all of them together (warm_start.rs says why not row by row).
+
+use glam::DVec3;
+
+use crate::body::SolverBody;
+use crate::clamp::clamp_row_increment_within;
+use crate::error::SolverError;
+use crate::row::{BiasMode, Jacobian, Row};
+use crate::settings::{SolveReport, SolverSettings};
+use crate::split::solve_split;
+use crate::warm_start::warm_start;
+use shatter_integrators::ClampVerdict;
+
+/// Velocities of one body during the solve (index `bodies.len()` is the world: always zero).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Twist {
+    pub(crate) linear: DVec3,
+    pub(crate) angular: DVec3,
+}
+
+/// A row with everything that does not change during the sweeps precomputed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Prepared {
+    pub(crate) a: usize,
+    pub(crate) b: usize,
+    pub(crate) jacobian: Jacobian,
+    /// `M^-1 J^T`, block by block: the velocity change per unit impulse.
+    pub(crate) response: Jacobian,
+    /// `J M^-1 J^T`, 1/kg.
+    pub(crate) inverse_effective_mass: f64,
+    /// `CFM / h`, 1/kg.
+    pub(crate) cfm_over_h: f64,
+    /// `J M^-1 J^T + CFM / h`.
+    pub(crate) diagonal: f64,
+    /// `1 / diagonal` (0 for an inactive row): one division per row per solve, not per sweep.
+    pub(crate) inverse_diagonal: f64,
+    /// Whether the row can act at all (`J M^-1 J^T > 0`).
+    pub(crate) active: bool,
+    /// The velocity solve's right-hand side, m/s.
+    pub(crate) target: f64,
+    /// The split solve's right-hand side, m/s (only for split rows).
+    pub(crate) split_target: Option<f64>,
+    pub(crate) lower: f64,
+    pub(crate) upper: f64,
+    /// `(normal row, mu)` for friction rows.
+    pub(crate) friction: Option<(usize, f64)>,
+    pub(crate) energy_clamp: bool,
+    /// Index of the row's body pair in the energy budgets (energy-clamped rows only).
+    pub(crate) pair: usize,
+}
+
+impl Prepared {
+    /// `J v` at the current velocities.
+    #[inline]
+    pub(crate) fn relative_velocity(&self, velocities: &[Twist]) -> f64 {
+        let (va, vb) = (&velocities[self.a], &velocities[self.b]);
+        self.jacobian.linear_a.dot(va.linear)
+            + self.jacobian.angular_a.dot(va.angular)
+            + self.jacobian.linear_b.dot(vb.linear)
+            + self.jacobian.angular_b.dot(vb.angular)
+    }
+
+    /// `v += M^-1 J^T delta`.
+    #[inline]
+    pub(crate) fn apply(&self, velocities: &mut [Twist], delta: f64) {
+        let va = &mut velocities[self.a];
+        va.linear += self.response.linear_a * delta;
+        va.angular += self.response.angular_a * delta;
+        let vb = &mut velocities[self.b];
+        vb.linear += self.response.linear_b * delta;
+        vb.angular += self.response.angular_b * delta;
+    }
+}
+
+/// Solves the rows for one step of length `dt` (s): updates the dynamic bodies' velocities and each
+/// row's `lambda`, and returns the split velocities with the counts of what happened.
+///
+/// Validation comes first and covers every body, every row and the settings; on any error the
+/// bodies and rows are left exactly as they were. The solve itself works on copies and writes back
+/// only when every result is finite.
+pub fn solve(
+    bodies: &mut [SolverBody],
+    rows: &mut [Row],
+    dt: f64,
+    settings: &SolverSettings,
+) -> Result<SolveReport, SolverError> {
+    if !(dt.is_finite() && dt > 0.0) {
+        return Err(SolverError::InvalidTimeStep { dt });
+    }
+    settings.validate()?;
+    for (index, body) in bodies.iter().enumerate() {
+        body.validate(index)?;
+    }
+    for (index, row) in rows.iter().enumerate() {
+        row.validate(index, bodies.len(), rows.len(), settings.warm_start)?;
+    }
+    for (index, row) in rows.iter().enumerate() {
+        if let Some(friction) = row.friction
+            && rows[friction.normal_row as usize].friction.is_some()
+        {
+            return Err(SolverError::row(
+                index,
+                "friction normal row",
+                friction.normal_row,
+                "a row that is not itself a friction row",
+            ));
+        }
+    }
+
+    let world = bodies.len();
+    let mut prepared: Vec<Prepared> = rows.iter().map(|row| prepare(row, bodies, dt, settings)).collect();
+    // Energy removed so far by each body pair's clamped rows, J (clamp.rs): zero at the start.
+    let mut budgets = vec![0.0; assign_pairs(&mut prepared)];
+    let mut velocities: Vec<Twist> = bodies
+        .iter()
+        .map(|body| Twist {
+            linear: body.linear_velocity,
+            angular: body.angular_velocity,
+        })
+        .chain(core::iter::once(Twist::default()))
+        .collect();
+    let mut lambdas = vec![0.0; rows.len()];
+    let mut report = SolveReport {
+        inactive_rows: prepared.iter().filter(|row| !row.active).count(),
+        ..SolveReport::default()
+    };
+
+    if settings.warm_start {
+        warm_start(&prepared, rows, &mut lambdas, &mut velocities, &mut report);
+    }
+
+    for _ in 0..settings.iterations {
+        let mut residual: f64 = 0.0;
+        for (index, row) in prepared.iter().enumerate() {
+            if !row.active {
+                continue;
+            }
+            let lambda = lambdas[index];
+            let jv = row.relative_velocity(&velocities);
+            let wanted = (row.target - jv - row.cfm_over_h * lambda) * row.inverse_diagonal;
+            let (lower, upper) = bounds(row, &lambdas);
+            let delta = clamp(lambda + wanted, lower, upper) - lambda;
+            let budget = &mut budgets[row.pair];
+            let applied = apply_increment(
+                row,
+                &mut lambdas[index],
+                &mut velocities,
+                delta,
+                jv,
+                budget,
+                &mut report,
+            );
+            residual = residual.max(applied.abs() * row.diagonal);
+        }
+        report.iterations += 1;
+        report.residual = residual;
+        if residual <= settings.tolerance {
+            break;
+        }
+    }
+
+    let split = solve_split(&prepared, world, settings);
+    report.split_iterations = split.iterations;
+    report.split_residual = split.residual;
+    report.split_velocities = split.velocities;
+
+    // Commit only finite results, so an overflow leaves the caller's data as it was.
+    if let Some(index) = velocities[..world]
+        .iter()
+        .position(|v| !(v.linear.is_finite() && v.angular.is_finite()))
+    {
+        return Err(SolverError::Diverged {
+            what: "body velocity",
+            index,
+        });
+    }
+    if let Some(index) = lambdas.iter().position(|l| !l.is_finite()) {
+        return Err(SolverError::Diverged {
+            what: "row impulse",
+            index,
+        });
+    }
+    if let Some(index) = report
+        .split_velocities
+        .iter()
+        .position(|v| !(v.linear.is_finite() && v.angular.is_finite()))
+    {
+        return Err(SolverError::Diverged {
+            what: "body split velocity",
+            index,
+        });
+    }
+    for (body, velocity) in bodies.iter_mut().zip(&velocities) {
+        // Static and kinematic velocities are the caller's to prescribe: leave their bits alone.
+        if body.is_dynamic() {
+            body.linear_velocity = velocity.linear;
+            body.angular_velocity = velocity.angular;
+        }
+    }
+    for (row, lambda) in rows.iter_mut().zip(lambdas) {
+        row.lambda = lambda;
+    }
+    Ok(report)
+}
+
+/// The impulse bounds of a row now: its own, or `+-mu |lambda_n|` for friction.
+#[inline]
+pub(crate) fn bounds(row: &Prepared, lambdas: &[f64]) -> (f64, f64) {
+    match row.friction {
+        Some((normal, mu)) => {
+            let limit = mu * lambdas[normal].abs();
+            (-limit, limit)
+        }
+        None => (row.lower, row.upper),
+    }
+}
+
+/// `value` limited to `[lower, upper]`. Unlike `f64::clamp` it never panics: a NaN bound, which only
+/// an overflow elsewhere can produce, is ignored, and the end-of-solve check reports the overflow.
+#[inline]
+pub(crate) fn clamp(value: f64, lower: f64, upper: f64) -> f64 {
+    value.max(lower).min(upper)
+}
+
+/// Applies `delta` to a row whose current `J v` is `jv`, and returns the increment actually applied.
+/// An energy-clamped row's increment is scaled so that it raises the kinetic energy by no more than
+/// its body pair's `budget` (the energy that pair's clamped rows removed so far, J), which is then
+/// charged with the increment's exact energy change (clamp.rs).
+#[inline]
+fn apply_increment(
+    row: &Prepared,
+    lambda: &mut f64,
+    velocities: &mut [Twist],
+    delta: f64,
+    jv: f64,
+    budget: &mut f64,
+    report: &mut SolveReport,
+) -> f64 {
+    let mut delta = delta;
+    if row.energy_clamp {
+        let clamp = clamp_row_increment_within(jv, row.inverse_effective_mass, delta, *budget);
+        match clamp.verdict {
+            ClampVerdict::Scaled => report.scaled_increments += 1,
+            ClampVerdict::Dropped => report.dropped_increments += 1,
+            ClampVerdict::Kept | ClampVerdict::NoEffect => {}
+        }
+        delta *= clamp.scale;
+        *budget -= delta * jv + 0.5 * delta * delta * row.inverse_effective_mass;
+    }
+    if delta != 0.0 {
+        *lambda += delta;
+        row.apply(velocities, delta);
+    }
+    delta
+}
+
+/// Gives every energy-clamped row the index of its unordered body pair, numbered in sorted order so
+/// the numbering is the same on every run; returns the number of pairs (at least one, so that rows
+/// without a pair can point at slot 0 harmlessly).
+fn assign_pairs(prepared: &mut [Prepared]) -> usize {
+    // Body indices fit in 32 bits (rows hold u32 indices), so a pair packs into one sortable u64.
+    let key = |row: &Prepared| ((row.a.min(row.b) as u64) << 32) | row.a.max(row.b) as u64;
+    let mut pairs: Vec<u64> = prepared.iter().filter(|r| r.energy_clamp).map(key).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    for row in prepared.iter_mut().filter(|r| r.energy_clamp) {
+        // Present by construction.
+        row.pair = pairs.binary_search(&key(row)).unwrap_or(0);
+    }
+    pairs.len().max(1)
+}
+
+/// Precomputes a validated row: `M^-1 J^T`, the diagonal, the targets of both passes.
+#[inline]
+fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings) -> Prepared {
+    let world = bodies.len();
+    let index = |body: u32| {
+        if body == crate::body::NO_BODY {
+            world
+        } else {
+            body as usize
+        }
+    };
+    let (a, b) = (index(row.a), index(row.b));
+    let inverse = |slot: usize, linear: DVec3, angular: DVec3| match bodies.get(slot) {
+        Some(body) => (linear * body.inverse_mass, body.inverse_inertia * angular),
+        None => (DVec3::ZERO, DVec3::ZERO),
+    };
+    let j = row.jacobian;
+    let (linear_a, angular_a) = inverse(a, j.linear_a, j.angular_a);
+    let (linear_b, angular_b) = inverse(b, j.linear_b, j.angular_b);
+    let response = Jacobian {
+        linear_a,
+        angular_a,
+        linear_b,
+        angular_b,
+    };
+    let inverse_effective_mass =
+        j.linear_a.dot(linear_a) + j.angular_a.dot(angular_a) + j.linear_b.dot(linear_b) + j.angular_b.dot(angular_b);
+    let cfm_over_h = row.cfm / dt;
+    let phi = row.position_error;
+    let (target, split_target) = match (row.bias_mode, row.friction) {
+        (BiasMode::Velocity, _) | (BiasMode::Split, Some(_)) => (row.target_velocity - row.erp * phi / dt, None),
+        (BiasMode::Split, None) => {
+            // A speculative gap may close within the step, exactly; penetration is the split pass's.
+            let velocity_target = row.target_velocity - phi.max(0.0) / dt;
+            let push = (-row.erp * phi.min(0.0) / dt).min(settings.max_split_velocity);
+            (velocity_target, Some(push))
+        }
+    };
+    Prepared {
+        a,
+        b,
+        jacobian: j,
+        response,
+        inverse_effective_mass,
+        cfm_over_h,
+        diagonal: inverse_effective_mass + cfm_over_h,
+        inverse_diagonal: if inverse_effective_mass > 0.0 {
+            1.0 / (inverse_effective_mass + cfm_over_h)
+        } else {
+            0.0
+        },
+        active: inverse_effective_mass > 0.0,
+        target,
+        split_target,
+        lower: row.lower,
+        upper: row.upper,
+        friction: row.friction.map(|f| (f.normal_row as usize, f.coefficient)),
+        energy_clamp: row.energy_clamp,
+        pair: 0,
+    }
+}

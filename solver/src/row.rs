@@ -1,0 +1,371 @@
+//! Constraint rows: one scalar constraint between two bodies, with its Jacobian, impulse bounds,
+//! softness and position error, and the accumulated impulse the solve reads and writes.
+//!
+//! A row constrains the scalar relative velocity
+//!
+//! ```text
+//! J v = linear_a . v_a + angular_a . w_a + linear_b . v_b + angular_b . w_b      (m/s or rad/s)
+//! ```
+//!
+//! and applies the generalized impulse `J^T lambda`: `lambda linear_a` (N s) and `lambda angular_a`
+//! (N m s) to body A, likewise to B. For a contact at world arms `r_a`, `r_b` with normal `n` from
+//! B to A, `J = (n, r_a x n, -n, -(r_b x n))`, and `J v` is the separating speed.
+
+use glam::DVec3;
+
+use crate::body::{NO_BODY, SolverBody};
+use crate::error::SolverError;
+use crate::softness::{RowSoftness, check_erp};
+
+/// The four blocks of a row's Jacobian, world frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Jacobian {
+    /// Coefficient of body A's linear velocity, dimensionless: a unit direction for contacts and
+    /// point joints, zero for angular rows.
+    pub linear_a: DVec3,
+    /// Coefficient of body A's angular velocity: `r_a x n` (m) for a linear row at arm `r_a`, a unit
+    /// axis for an angular row.
+    pub angular_a: DVec3,
+    /// Coefficient of body B's linear velocity.
+    pub linear_b: DVec3,
+    /// Coefficient of body B's angular velocity.
+    pub angular_b: DVec3,
+}
+
+impl Jacobian {
+    /// The row `n . (p_a' - p_b')` of a linear constraint along the world direction `n` between the
+    /// points at arms `arm_a` and `arm_b` (m, from each centre of mass): `(n, r_a x n, -n, -(r_b x n))`.
+    pub fn linear(direction: DVec3, arm_a: DVec3, arm_b: DVec3) -> Self {
+        Self {
+            linear_a: direction,
+            angular_a: arm_a.cross(direction),
+            linear_b: -direction,
+            angular_b: -arm_b.cross(direction),
+        }
+    }
+
+    /// The row `axis . (w_a - w_b)` of an angular constraint about the world `axis`.
+    pub fn angular(axis: DVec3) -> Self {
+        Self {
+            linear_a: DVec3::ZERO,
+            angular_a: axis,
+            linear_b: DVec3::ZERO,
+            angular_b: -axis,
+        }
+    }
+
+    /// Whether every component is finite.
+    pub fn is_finite(&self) -> bool {
+        self.linear_a.is_finite()
+            && self.angular_a.is_finite()
+            && self.linear_b.is_finite()
+            && self.angular_b.is_finite()
+    }
+}
+
+/// Marks a row as Coulomb friction: its bounds are `-mu |lambda_n|` and `+mu |lambda_n|`, with
+/// `lambda_n` the current accumulated impulse of the normal row (re-read every time the row is
+/// solved), and the row's own `lower` and `upper` are ignored.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Friction {
+    /// Index of the normal row in the same row slice; it must not itself be a friction row.
+    pub normal_row: u32,
+    /// Friction coefficient mu, dimensionless, >= 0.
+    pub coefficient: f64,
+}
+
+/// How a row corrects its position error `phi`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BiasMode {
+    /// Baumgarte stabilization in the velocity solve: the row aims at `J v = -ERP phi / h`, so the
+    /// correction becomes real velocity (and kinetic energy). For joints.
+    #[default]
+    Velocity,
+    /// Split impulse, for contacts: the velocity solve only lets a speculative gap (`phi > 0`) close
+    /// (`J v >= -phi / h`); penetration (`phi < 0`) is removed by a separate solve over pseudo
+    /// velocities that move positions but never touch the real velocities (see split.rs).
+    Split,
+}
+
+/// One scalar constraint row between bodies `a` and `b` (indices into the body slice; either may be
+/// [`NO_BODY`] for the world, not both).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Row {
+    /// Index of body A in the body slice, or [`NO_BODY`].
+    pub a: u32,
+    /// Index of body B in the body slice, or [`NO_BODY`].
+    pub b: u32,
+    /// The row's Jacobian, world frame.
+    pub jacobian: Jacobian,
+    /// Lower bound of the accumulated impulse, N s (N m s for angular rows); may be `-inf`.
+    /// Ignored for friction rows.
+    pub lower: f64,
+    /// Upper bound of the accumulated impulse, N s (N m s for angular rows); may be `+inf`.
+    /// Ignored for friction rows.
+    pub upper: f64,
+    /// `Some` for a friction row: the bounds become `+-mu |lambda_normal|`.
+    pub friction: Option<Friction>,
+    /// Position error `phi`, m (rad for angular rows): negative for penetration or violation,
+    /// positive for a gap.
+    pub position_error: f64,
+    /// Error reduction parameter in (0, 1].
+    pub erp: f64,
+    /// Constraint force mixing, s/kg (rad/(N m s) for angular rows), >= 0.
+    pub cfm: f64,
+    /// Where the position error is corrected.
+    pub bias_mode: BiasMode,
+    /// Extra desired `J v`, m/s (rad/s): a motor speed. Restitution is not done here.
+    pub target_velocity: f64,
+    /// Accumulated impulse, N s (N m s): warm-start input, result output.
+    pub lambda: f64,
+    /// Clamp every impulse increment of this row so it cannot add kinetic energy (Su 2009 section
+    /// 3.2); meant for contact rows.
+    pub energy_clamp: bool,
+}
+
+impl Row {
+    /// A rigid bilateral row (ERP 1, CFM 0, unbounded, no bias, no target) with `jacobian` between
+    /// `a` and `b`: a starting point for builders, which then set the fields that differ.
+    pub fn new(a: u32, b: u32, jacobian: Jacobian) -> Self {
+        Self {
+            a,
+            b,
+            jacobian,
+            lower: f64::NEG_INFINITY,
+            upper: f64::INFINITY,
+            friction: None,
+            position_error: 0.0,
+            erp: 1.0,
+            cfm: 0.0,
+            bias_mode: BiasMode::Velocity,
+            target_velocity: 0.0,
+            lambda: 0.0,
+            energy_clamp: false,
+        }
+    }
+
+    /// Sets ERP and CFM from a converted softness.
+    pub fn with_softness(mut self, softness: RowSoftness) -> Self {
+        self.erp = softness.erp;
+        self.cfm = softness.cfm;
+        self
+    }
+
+    /// ERP and CFM of this row.
+    pub fn softness(&self) -> RowSoftness {
+        RowSoftness {
+            erp: self.erp,
+            cfm: self.cfm,
+        }
+    }
+
+    /// Potential energy in the row's spring at its current impulse, J, for the step `dt` (s) it was
+    /// solved with: `1/2 h^-2 lambda^2 C`, `C = h CFM / ERP` (Li 2018 section 3.4, errata). This is
+    /// what the energized fracture returns as kinetic energy when the row breaks.
+    pub fn stored_energy(&self, dt: f64) -> f64 {
+        self.softness().stored_energy(self.lambda, dt)
+    }
+
+    /// Checks the row on its own and against `body_count` bodies and `row_count` rows; `index`
+    /// names the row in the error. `check_lambda` also checks the warm-start impulse.
+    pub(crate) fn validate(
+        &self,
+        index: usize,
+        body_count: usize,
+        row_count: usize,
+        check_lambda: bool,
+    ) -> Result<(), SolverError> {
+        for (field, body) in [("body a", self.a), ("body b", self.b)] {
+            if body != NO_BODY && body as usize >= body_count {
+                return Err(SolverError::IndexOutOfRange {
+                    row: index,
+                    field,
+                    index: body,
+                    count: body_count,
+                });
+            }
+        }
+        if self.a == self.b {
+            return Err(SolverError::row(
+                index,
+                "bodies (a, b)",
+                (self.a, self.b),
+                "two different bodies, at most one of them NO_BODY (the world)",
+            ));
+        }
+        if !self.jacobian.is_finite() {
+            return Err(SolverError::row(index, "jacobian", self.jacobian, "finite components"));
+        }
+        let finite = |field, value: f64| {
+            if value.is_finite() {
+                Ok(())
+            } else {
+                Err(SolverError::row(index, field, value, "a finite number"))
+            }
+        };
+        finite("position error (m or rad)", self.position_error)?;
+        finite("target velocity (m/s or rad/s)", self.target_velocity)?;
+        if check_lambda {
+            finite("lambda (warm-start impulse, N s)", self.lambda)?;
+        }
+        if check_erp(self.erp).is_err() {
+            return Err(SolverError::row(index, "erp", self.erp, "a number in (0, 1]"));
+        }
+        if !(self.cfm.is_finite() && self.cfm >= 0.0) {
+            return Err(SolverError::row(index, "cfm (s/kg)", self.cfm, "a finite number >= 0"));
+        }
+        match self.friction {
+            None => {
+                if self.lower.is_nan() || self.upper.is_nan() || self.lower > self.upper {
+                    return Err(SolverError::row(
+                        index,
+                        "bounds (lower, upper) (N s)",
+                        (self.lower, self.upper),
+                        "lower <= upper, neither NaN",
+                    ));
+                }
+            }
+            Some(friction) => {
+                if friction.normal_row as usize >= row_count {
+                    return Err(SolverError::IndexOutOfRange {
+                        row: index,
+                        field: "friction normal row",
+                        index: friction.normal_row,
+                        count: row_count,
+                    });
+                }
+                if friction.normal_row as usize == index {
+                    return Err(SolverError::row(
+                        index,
+                        "friction normal row",
+                        friction.normal_row,
+                        "another row (the contact's normal row)",
+                    ));
+                }
+                if !(friction.coefficient.is_finite() && friction.coefficient >= 0.0) {
+                    return Err(SolverError::row(
+                        index,
+                        "friction coefficient",
+                        friction.coefficient,
+                        "a finite number >= 0",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `J M^-1 J^T` of `row` over `bodies`, 1/kg (1/(kg m^2) for angular rows): the inverse of the row's
+/// effective mass, without CFM. Zero when neither body can move along the row; a side whose index is
+/// [`NO_BODY`] or out of range counts as the world.
+pub fn inverse_effective_mass(bodies: &[SolverBody], row: &Row) -> f64 {
+    let side = |index: u32, linear: DVec3, angular: DVec3| match bodies.get(index as usize) {
+        Some(body) if index != NO_BODY => {
+            linear.length_squared() * body.inverse_mass + angular.dot(body.inverse_inertia * angular)
+        }
+        _ => 0.0,
+    };
+    let j = &row.jacobian;
+    side(row.a, j.linear_a, j.angular_a) + side(row.b, j.linear_b, j.angular_b)
+}
+
+/// The impulse a group of rows (a joint, a contact) applied to its body A, summed over the rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GroupImpulse {
+    /// `sum lambda_i linear_a_i`: the linear impulse on body A, N s.
+    pub linear: DVec3,
+    /// `sum lambda_i angular_a_i` over the purely angular rows (zero linear part): the constraint
+    /// torque impulse on A, N m s, without the moment of the linear impulse.
+    pub angular: DVec3,
+    /// The largest `|lambda_i|` of any row, N s or N m s (the per-row rule of Li 2018 section 3.5).
+    pub max_row: f64,
+}
+
+/// Sums the impulses of a group of rows; see [`GroupImpulse`].
+pub fn group_impulse(rows: &[Row]) -> GroupImpulse {
+    let mut total = GroupImpulse::default();
+    for row in rows {
+        if row.jacobian.linear_a == DVec3::ZERO && row.jacobian.linear_b == DVec3::ZERO {
+            total.angular += row.lambda * row.jacobian.angular_a;
+        } else {
+            total.linear += row.lambda * row.jacobian.linear_a;
+        }
+        total.max_row = total.max_row.max(row.lambda.abs());
+    }
+    total
+}
+
+/// Whether a group of solved rows (one joint) carried more than `threshold`: the norm of the group's
+/// linear impulse on body A (N s) when the group has linear rows, else the norm of its angular
+/// impulse (N m s).
+///
+/// The norm rather than the largest `|lambda_i|` (Li 2018's per-row rule, available as
+/// [`GroupImpulse::max_row`]) because a ball joint's three rows lie along the world axes: the
+/// largest component of the same pull would depend on how the joint happens to be oriented
+/// relative to them, by up to a factor sqrt(3).
+pub fn row_group_broken(rows: &[Row], threshold: f64) -> bool {
+    let impulse = group_impulse(rows);
+    let has_linear = rows
+        .iter()
+        .any(|row| row.jacobian.linear_a != DVec3::ZERO || row.jacobian.linear_b != DVec3::ZERO);
+    let magnitude = if has_linear {
+        impulse.linear.length()
+    } else {
+        impulse.angular.length()
+    };
+    magnitude > threshold
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_lambda(jacobian: Jacobian, lambda: f64) -> Row {
+        Row {
+            lambda,
+            ..Row::new(0, NO_BODY, jacobian)
+        }
+    }
+
+    /// A pull of 5 N s split 3 / 4 over the x and y rows of a point joint: the group impulse is the
+    /// vector sum, the breaking rule reads its norm (5), not the largest row (4).
+    #[test]
+    fn row_group_impulse_and_breaking_rule() {
+        let arm = DVec3::new(0.0, 1.0, 0.0);
+        let rows = [
+            with_lambda(Jacobian::linear(DVec3::X, arm, DVec3::ZERO), 3.0),
+            with_lambda(Jacobian::linear(DVec3::Y, arm, DVec3::ZERO), 4.0),
+            with_lambda(Jacobian::linear(DVec3::Z, arm, DVec3::ZERO), 0.0),
+            with_lambda(Jacobian::angular(DVec3::Z), 0.5),
+        ];
+        let impulse = group_impulse(&rows);
+        assert_eq!(impulse.linear, DVec3::new(3.0, 4.0, 0.0));
+        assert_eq!(impulse.angular, DVec3::new(0.0, 0.0, 0.5));
+        assert_eq!(impulse.max_row, 4.0);
+        assert!(row_group_broken(&rows, 4.99));
+        assert!(!row_group_broken(&rows, 5.01));
+        // A purely angular group breaks on its torque impulse.
+        assert!(row_group_broken(&rows[3..], 0.49));
+        assert!(!row_group_broken(&rows[3..], 0.51));
+    }
+
+    #[test]
+    fn row_inverse_effective_mass_counts_dynamic_sides_only() {
+        let body = SolverBody {
+            inverse_mass: 0.5,
+            inverse_inertia: glam::DMat3::from_diagonal(DVec3::new(1.0, 2.0, 3.0)),
+            ..SolverBody::STATIC
+        };
+        let bodies = [body, SolverBody::STATIC];
+        let jacobian = Jacobian::linear(DVec3::X, DVec3::Y, DVec3::Z);
+        // 0.5 |x|^2 + (y x x) . I^-1 (y x x) = 0.5 + 3 for the dynamic side, nothing for the static.
+        for (a, b) in [(0, 1), (0, NO_BODY)] {
+            let k = inverse_effective_mass(&bodies, &Row::new(a, b, jacobian));
+            assert!((k - 3.5).abs() < 1e-15, "{k}");
+        }
+        let reversed = inverse_effective_mass(&bodies, &Row::new(1, 0, jacobian));
+        // Body 0 now sits on side B: 0.5 |x|^2 + (z x x) . I^-1 (z x x) = 0.5 + 2.
+        assert!((reversed - 2.5).abs() < 1e-15, "{reversed}");
+    }
+}

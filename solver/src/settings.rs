@@ -1,0 +1,119 @@
+//! What a solve is asked to do ([`SolverSettings`]) and what it reports back ([`SolveReport`]).
+
+use crate::body::SplitVelocity;
+use crate::error::SolverError;
+
+/// Iteration counts and limits of a solve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolverSettings {
+    /// Most Gauss-Seidel sweeps over the rows in the velocity solve (0: apply the warm start only).
+    pub iterations: usize,
+    /// Most sweeps of the split (position correction) solve; 0 disables it.
+    pub split_iterations: usize,
+    /// Start from the rows' incoming `lambda` instead of zero.
+    pub warm_start: bool,
+    /// Cap on the pseudo velocity any split row asks for, m/s (rad/s), > 0 (may be infinite): keeps
+    /// the correction of a deep penetration bounded per step.
+    pub max_split_velocity: f64,
+    /// A sweep stops the solve early when no row moved its `J v + (CFM / h) lambda` by more than this,
+    /// m/s (rad/s); 0 always runs every sweep.
+    pub tolerance: f64,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        Self {
+            iterations: 20,
+            split_iterations: 10,
+            warm_start: true,
+            max_split_velocity: 3.0,
+            tolerance: 1e-9,
+        }
+    }
+}
+
+impl SolverSettings {
+    /// Checks the settings; errors name the bad one.
+    pub fn validate(&self) -> Result<(), SolverError> {
+        if !(self.max_split_velocity > 0.0) {
+            return Err(SolverError::invalid(
+                "max split velocity (m/s)",
+                self.max_split_velocity,
+                "a positive number (may be infinite)",
+            ));
+        }
+        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+            return Err(SolverError::invalid(
+                "tolerance (m/s)",
+                self.tolerance,
+                "a finite number >= 0",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What a solve did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SolveReport {
+    /// Sweeps of the velocity solve that ran.
+    pub iterations: usize,
+    /// Largest change of any row's `J v + (CFM / h) lambda` in the last velocity sweep, m/s (rad/s);
+    /// 0 when no sweep ran.
+    pub residual: f64,
+    /// Sweeps of the split solve that ran.
+    pub split_iterations: usize,
+    /// Largest change in the last split sweep, m/s (rad/s).
+    pub split_residual: f64,
+    /// Energy-clamped increments that were scaled down (warm start included).
+    pub scaled_increments: usize,
+    /// Energy-clamped increments that were dropped entirely.
+    pub dropped_increments: usize,
+    /// Rows that could not act because neither of their bodies is dynamic along them
+    /// (`J M^-1 J^T = 0`); their `lambda` is set to 0.
+    pub inactive_rows: usize,
+    /// Per body, the split (pseudo) velocities to add to the position update only, world frame; zero
+    /// for bodies no split row moved. Never added to the real velocities.
+    pub split_velocities: Vec<SplitVelocity>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_default_is_valid_and_bad_values_are_named() {
+        assert!(SolverSettings::default().validate().is_ok());
+        let infinite = SolverSettings {
+            max_split_velocity: f64::INFINITY,
+            tolerance: 0.0,
+            ..SolverSettings::default()
+        };
+        assert!(infinite.validate().is_ok());
+        for (settings, name) in [
+            (
+                SolverSettings {
+                    max_split_velocity: -1.0,
+                    ..SolverSettings::default()
+                },
+                "max split velocity",
+            ),
+            (
+                SolverSettings {
+                    max_split_velocity: f64::NAN,
+                    ..SolverSettings::default()
+                },
+                "max split velocity",
+            ),
+            (
+                SolverSettings {
+                    tolerance: -1e-9,
+                    ..SolverSettings::default()
+                },
+                "tolerance",
+            ),
+        ] {
+            assert!(settings.validate().unwrap_err().to_string().contains(name));
+        }
+    }
+}
