@@ -68,18 +68,13 @@ impl PairContacts {
     }
 }
 
-/// Two unit tangents completing `normal` to a right-handed orthonormal basis, as a continuous
-/// function of the normal except near `-z` (Frisvad 2012 with the sign fix of Duff et al. 2017,
-/// "Building an Orthonormal Basis, Revisited"): a fixed rule, so that a contact whose normal does
-/// not change keeps its friction directions and its warm-started friction impulses stay meaningful.
+/// The two friction directions of a contact with unit `normal`: the solver's basis
+/// (`shatter_solver::tangent_basis`, a fixed function of the normal), so the friction impulses
+/// reported here are along the very rows the solver used, and a contact whose normal does not
+/// change keeps its directions from step to step (what warm starting needs).
 pub fn tangent_basis(normal: DVec3) -> [DVec3; 2] {
-    let sign = 1.0_f64.copysign(normal.z);
-    let a = -1.0 / (sign + normal.z);
-    let b = normal.x * normal.y * a;
-    [
-        DVec3::new(1.0 + sign * normal.x * normal.x * a, sign * b, -sign * normal.x),
-        DVec3::new(b, sign + normal.y * normal.y * a, -normal.y),
-    ]
+    let (t1, t2) = shatter_solver::tangent_basis(normal);
+    [t1, t2]
 }
 
 #[cfg(test)]

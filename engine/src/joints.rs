@@ -9,6 +9,7 @@
 //! removes its joints.
 
 use glam::{DQuat, DVec3};
+use shatter_solver::Softness;
 use smallvec::SmallVec;
 
 use crate::handle::{BodyId, JointId, SlotTable};
@@ -38,17 +39,34 @@ pub struct JointDesc {
     pub kind: JointKind,
     /// The point where the bodies are joined, world frame, m (at the bodies' current poses).
     pub anchor: DVec3,
+    /// Softness of the rows that hold the anchors together (N/m for a spring).
+    pub softness: Softness,
+    /// Softness of the rows that hold the orientation (N m/rad for a spring; hinge and fixed).
+    pub angular_softness: Softness,
 }
 
+/// The default joint softness: rigid, removing a fifth of the error per step (ODE's default ERP).
+pub const DEFAULT_JOINT_SOFTNESS: Softness = Softness::rigid(0.2);
+
 impl JointDesc {
-    /// A joint of `kind` between `body_a` and `body_b` (or the world) at world point `anchor`.
+    /// A rigid joint of `kind` between `body_a` and `body_b` (or the world) at world point `anchor`,
+    /// with [`DEFAULT_JOINT_SOFTNESS`].
     pub fn new(kind: JointKind, body_a: BodyId, body_b: Option<BodyId>, anchor: DVec3) -> Self {
         Self {
             body_a,
             body_b,
             kind,
             anchor,
+            softness: DEFAULT_JOINT_SOFTNESS,
+            angular_softness: DEFAULT_JOINT_SOFTNESS,
         }
+    }
+
+    /// The same joint with `softness` for its point rows and `angular` for its angular rows.
+    pub fn with_softness(mut self, softness: Softness, angular: Softness) -> Self {
+        self.softness = softness;
+        self.angular_softness = angular;
+        self
     }
 }
 
@@ -73,6 +91,10 @@ pub struct Joint {
     /// Orientation of the joint frame in body B's frame (world frame for the world). At creation
     /// both joint frames have the same world orientation: `q_a frame_a = q_b frame_b`.
     pub frame_b: DQuat,
+    /// Softness of the point rows.
+    pub softness: Softness,
+    /// Softness of the angular rows.
+    pub angular_softness: Softness,
     /// Row impulses of the last solve (warm start), N s or N m s per row.
     pub impulses: [f64; 6],
 }
@@ -203,6 +225,12 @@ impl crate::World {
             )));
         }
         crate::error::check_finite3("joint anchor (m)", desc.anchor)?;
+        for softness in [desc.softness, desc.angular_softness] {
+            // The effective mass only matters to the frequency form; any positive one checks the rest.
+            softness.erp_cfm(1.0 / 60.0, 1.0).map_err(|error| EngineError::Solver {
+                message: format!("joint softness: {error}"),
+            })?;
+        }
         // The joint frame in world frame: x along the hinge axis (identity for other kinds).
         let joint_frame = match desc.kind {
             JointKind::Hinge { axis } => {
@@ -233,6 +261,8 @@ impl crate::World {
             local_anchor_b: inverse_b * (desc.anchor - position_b),
             frame_a: (inverse_a * joint_frame).normalize(),
             frame_b: (inverse_b * joint_frame).normalize(),
+            softness: desc.softness,
+            angular_softness: desc.angular_softness,
             impulses: [0.0; 6],
         };
         let id = self.joints.insert(joint);

@@ -61,6 +61,11 @@ pub struct StepReport {
     pub solver_rows: usize,
     /// Solver iterations run (velocity and split passes together).
     pub solver_iterations: usize,
+    /// Solver impulse increments the energy clamp (Su 2009 section 3.2) scaled down or dropped.
+    pub clamped_solver_increments: usize,
+    /// Contacts or joints whose rows could not be built, or a solve that was refused, with why
+    /// (their velocities were left as they were). Empty in a healthy world.
+    pub solver_failures: Vec<String>,
     /// Joints broken (by fracture models or removed with their bodies) in the step.
     pub broken_joints: usize,
     /// Bodies removed by fracture models (parents replaced by fragments).
@@ -89,8 +94,9 @@ pub struct StepReport {
     pub potential_energy_before: f64,
     /// Gravitational potential energy at the end of the step, J.
     pub potential_energy_after: f64,
-    /// Kinetic energy that impulse clamping (Su 2009 section 3.2) kept from being added, in the
-    /// collision pass and the solve, J (>= 0).
+    /// Kinetic energy that impulse clamping (Su 2009 section 3.2) kept from being added in the
+    /// collision pass, J (>= 0). (The solver clamps every contact increment too; it counts them,
+    /// [`StepReport::clamped_solver_increments`], but does not measure their energy.)
     pub energy_removed_by_clamping: f64,
     /// Change of kinetic energy across the fracture stage and its commands (impulses applied,
     /// bodies spawned and despawned), J; positive when fracture added energy.

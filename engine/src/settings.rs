@@ -2,6 +2,7 @@
 
 use glam::DVec3;
 use shatter_integrators::IntegrationSettings;
+use shatter_solver::SolverSettings;
 
 use crate::error::{EngineError, check_finite3};
 
@@ -47,13 +48,16 @@ pub struct WorldSettings {
     /// Sweeps of the elastic collision pass over all contacts (Guendelman et al. 2003 iterate
     /// collisions a few times so that impulses propagate through stacks).
     pub collision_passes: usize,
-    /// Approach speeds below this are treated as inelastic (restitution 0) by the collision pass,
-    /// m/s: resting contacts must not bounce from the speed gravity adds in one step.
+    /// Only contacts approaching faster than this go through the elastic collision pass, m/s;
+    /// slower ones are stopped inelastically by the solve, so resting contacts do not bounce from
+    /// the speed gravity adds in one step.
     pub restitution_threshold: f64,
     /// Sleeping.
     pub sleep: SleepSettings,
     /// The pose update (orientation scheme and the energy fix of Su 2009 section 2).
     pub integration: IntegrationSettings,
+    /// The constraint solve: iterations, warm starting, split-impulse limits.
+    pub solver: SolverSettings,
 }
 
 impl Default for WorldSettings {
@@ -65,6 +69,7 @@ impl Default for WorldSettings {
             restitution_threshold: 1.0,
             sleep: SleepSettings::default(),
             integration: IntegrationSettings::default(),
+            solver: SolverSettings::default(),
         }
     }
 }
@@ -78,6 +83,9 @@ impl WorldSettings {
         non_negative("sleep linear threshold (m/s)", self.sleep.linear_threshold)?;
         non_negative("sleep angular threshold (rad/s)", self.sleep.angular_threshold)?;
         non_negative("time to sleep (s)", self.sleep.time_to_sleep)?;
+        self.solver.validate().map_err(|error| EngineError::Solver {
+            message: error.to_string(),
+        })?;
         if self.collision_passes > 1000 {
             return Err(EngineError::invalid(
                 "collision passes",

@@ -190,7 +190,8 @@ impl World {
         let solved = solve::run(self, &mut contacts, dt);
         report.solver_rows = solved.rows;
         report.solver_iterations = solved.iterations;
-        report.energy_removed_by_clamping += solved.energy_removed;
+        report.clamped_solver_increments = solved.clamped;
+        report.solver_failures = solved.failures.clone();
         self.quarantine_non_finite(Stage::SolveConstraints, &[], &mut report);
         clock.end(Stage::SolveConstraints, solved.rows, &mut report);
 

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use common::{FRAME, G, ball, cuboid, ground, weightless};
 use glam::DVec3;
-use shatter_engine::{BodyDesc, EngineError, FractureContext, FractureModel, JointDesc, JointKind, Spawned, World};
+use shatter_engine::{
+    BodyDesc, EngineError, FractureContext, FractureModel, JointDesc, JointKind, Spawned, World, WorldSettings,
+};
 
 /// A model that runs a closure each step and records what `spawned` told it.
 struct Probe<F> {
@@ -48,7 +50,10 @@ where
 
 #[test]
 fn fracture_hook_sees_the_contact_impulses_of_a_resting_box() {
-    let mut world = World::new();
+    // Kept awake, so the contacts are there to see at every step.
+    let mut settings = WorldSettings::default();
+    settings.sleep.enabled = false;
+    let mut world = World::try_with_settings(settings).unwrap();
     world.add_body(ground()).unwrap();
     let he = DVec3::new(0.3, 0.2, 0.25);
     let boxed = world
@@ -227,4 +232,37 @@ fn fracture_hook_breaks_joints_and_despawns_bodies() {
     assert_eq!(report.fractures, 1);
     assert!(world.joint(ab).is_err() && world.joint(bc).is_err());
     assert!(!world.contains(c));
+}
+
+#[test]
+fn fracture_hook_sees_the_impulse_of_a_joint_holding_a_weight() {
+    let mut settings = WorldSettings::default();
+    settings.sleep.enabled = false;
+    let mut world = World::try_with_settings(settings).unwrap();
+    let weight = world
+        .add_body(BodyDesc::dynamic(ball(0.2)).with_position(DVec3::Y))
+        .unwrap();
+    let joint = world
+        .add_joint(JointDesc::new(JointKind::Ball, weight, None, DVec3::Y * 1.5))
+        .unwrap();
+    let mass = world.body(weight).unwrap().mass.mass();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let (model, _) = probe("joint recorder", move |context| {
+        let solved = context.joints().iter().find(|j| j.id == joint).unwrap();
+        log.lock().unwrap().push((solved.impulse_on_a().0, solved.rows.len()));
+        Ok(())
+    });
+    world.add_fracture_model(model);
+    for _ in 0..30 {
+        world.step(FRAME).unwrap();
+    }
+    let (impulse, rows) = *seen.lock().unwrap().last().unwrap();
+    assert_eq!(rows, 3);
+    let expected = mass * G * FRAME;
+    assert!(
+        (impulse - DVec3::Y * expected).length() < 0.02 * expected,
+        "{impulse} against {expected}"
+    );
+    assert!((world.pose(weight).unwrap().position - DVec3::Y).length() < 1e-3);
 }

@@ -276,3 +276,67 @@ fn step_a_moving_kinematic_body_pushes_what_it_meets() {
     // The kinematic body keeps its prescribed velocity.
     assert_eq!(world.linear_velocity(wall).unwrap(), DVec3::X);
 }
+
+#[test]
+fn step_a_box_resting_on_the_ground_stays_put_and_sleeps() {
+    let mut world = World::new();
+    world.add_body(ground()).unwrap();
+    let he = DVec3::new(0.3, 0.2, 0.25);
+    let start = DVec3::new(0.5, he.y, -0.25);
+    let id = world
+        .add_body(BodyDesc::dynamic(cuboid(he)).with_position(start))
+        .unwrap();
+    let mut slept = false;
+    for _ in 0..120 {
+        let report = world.step(FRAME).unwrap();
+        assert!(report.quarantined.is_empty());
+        let pose = world.pose(id).unwrap();
+        assert!((pose.position - start).length() < 1e-6, "drifted to {}", pose.position);
+        assert!(pose.orientation.angle_between(DQuat::IDENTITY) < 1e-4);
+        slept |= !world.is_awake(id).unwrap();
+    }
+    assert!(slept, "a box at rest should fall asleep");
+}
+
+#[test]
+fn step_a_ball_resting_on_the_ground_stays_put() {
+    let mut world = World::new();
+    world.add_body(ground()).unwrap();
+    let r = 0.4;
+    let id = world
+        .add_body(BodyDesc::dynamic(ball(r)).with_position(DVec3::Y * r))
+        .unwrap();
+    for _ in 0..90 {
+        world.step(FRAME).unwrap();
+        let y = world.pose(id).unwrap().position.y;
+        assert!((y - r).abs() < 1e-6, "height {y} against radius {r}");
+    }
+}
+
+#[test]
+fn step_a_sliding_ball_ends_rolling_at_five_sevenths_of_its_speed() {
+    // A solid ball sliding without spin: friction at the contact conserves the angular momentum
+    // about the contact point, m v0 r = m v r + 2/5 m r^2 (v / r), so v = 5/7 v0 once it rolls.
+    let mut world = World::new();
+    world.add_body(ground()).unwrap();
+    let (r, v0) = (0.3, 4.0);
+    let id = world
+        .add_body(
+            BodyDesc::dynamic(ball(r))
+                .with_position(DVec3::Y * r)
+                .with_velocity(DVec3::X * v0, DVec3::ZERO)
+                .with_material(Material {
+                    friction: 0.4,
+                    restitution: 0.0,
+                }),
+        )
+        .unwrap();
+    for _ in 0..90 {
+        world.step(FRAME).unwrap();
+    }
+    let v = world.linear_velocity(id).unwrap();
+    let w = world.angular_velocity(id).unwrap();
+    assert!((v.x - 5.0 / 7.0 * v0).abs() < 1e-6 * v0, "final speed {v}");
+    // Rolling without slipping: v = -w x (r n) at the contact, i.e. w_z = -v_x / r.
+    assert!((w.z + v.x / r).abs() < 1e-6 * v0 / r, "spin {w} for speed {v}");
+}

@@ -5,9 +5,10 @@
 //! current velocities, `x^{n+1} = x^n + h v^n`. To first order in `h` the gap there is
 //! `g' = g + h v_n` (gap `g = -depth` at the start of the step, `v_n` the normal relative velocity
 //! at the contact, positive when separating). A contact that would overlap (`g' < 0`) while
-//! approaching (`v_n < 0`) receives a normal impulse that reverses the approach with the pair's
-//! restitution `e`: `v_n' = -e v_n` (and `v_n' = 0` below the restitution threshold, so resting
-//! contacts do not bounce off the speed gravity gave them in one step). The impulse is
+//! approaching faster than the restitution threshold (`-v_n > v_t`) receives a normal impulse that
+//! reverses the approach with the pair's restitution `e`: `v_n' = -e v_n`. Slower approaches are
+//! left to the constraint solve, which stops them inelastically, so resting contacts do not bounce
+//! off the speed gravity gave them in one step (Box2D's restitution threshold). The impulse is
 //! `j = (v_n' - v_n) / K` with the effective mass `K = 1/m_a + 1/m_b + (r_a x n) . I_a^-1 (r_a x n)
 //! + (r_b x n) . I_b^-1 (r_b x n)`. Contacts are swept in pair order a few times
 //! ([`crate::WorldSettings::collision_passes`]) so impulses travel through stacks.
@@ -86,14 +87,13 @@ pub(crate) fn run(
                 let arm_b = contact.point - sb.position;
                 let approach = n.dot(sa.point_velocity(arm_a) - sb.point_velocity(arm_b));
                 let predicted_gap = -contact.depth + dt * approach;
-                if !(approach < 0.0 && predicted_gap < 0.0) {
+                // Slow approaches are the solve's: it stops them as inelastic contact (exactly at
+                // the surface, thanks to the speculative gap), so resting contacts never bounce
+                // and the pass does not chase round-off.
+                if !(-approach > settings.restitution_threshold && predicted_gap < 0.0) {
                     continue;
                 }
-                let target = if -approach > settings.restitution_threshold {
-                    -pair.restitution * approach
-                } else {
-                    0.0
-                };
+                let target = -pair.restitution * approach;
                 let k = inverse_effective_mass(&sa, &ma, arm_a, n) + inverse_effective_mass(&sb, &mb, arm_b, n);
                 if !(k > 0.0) {
                     continue;

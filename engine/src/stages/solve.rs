@@ -1,13 +1,36 @@
 //! Stage `solve_constraints`: contacts and joints as one LCP through the solver crate.
 //!
-//! Until the projected Gauss-Seidel solver is wired in, this stage reports every joint with its
-//! world anchors and no rows, and leaves velocities alone.
+//! Every contact becomes one normal row and two friction rows (`shatter_solver::push_contact_rows`:
+//! bounds `[0, inf)`, position error `-depth`, [`BiasMode::Split`] so penetration is pushed out by
+//! pseudo velocities that never become kinetic energy, and the Su 2009 energy clamp on every
+//! increment, measured against the non-split state the velocities are in: positions have not moved
+//! since the start of the step). Every joint becomes its rows (ball 3, hinge 5, fixed 6) with
+//! [`BiasMode::Velocity`] Baumgarte at the joint's softness. All rows go into one projected
+//! Gauss-Seidel solve, warm started from last step's impulses: contacts from the contact cache by
+//! pair and feature, joints from their stored row impulses.
+//!
+//! Solver bodies are the per-awake-body tier of the store, built here: one [`SolverBody`] per awake
+//! dynamic body or moving kinematic body that a row touches, world frame; static bodies, sleeping
+//! bodies and quarantined ones are the world side of a row ([`NO_BODY`]) or a zero-inverse body.
+//! Afterwards the real velocities go back to the store, each contact and joint learns its impulses,
+//! and the split velocities are handed to the integrate stage (positions only).
+//!
+//! [`BiasMode::Split`]: shatter_solver::BiasMode::Split
+//! [`BiasMode::Velocity`]: shatter_solver::BiasMode::Velocity
 
 use glam::DVec3;
+use shatter_integrators::BodyKind;
+use shatter_solver::{
+    ContactPoint as ContactRow, JointAnchor, JointPose, JointRows, JointSpec, NO_BODY, Row, SolverBody,
+    ball_joint_rows, fixed_joint_rows, hinge_joint_rows, push_contact_rows, solve,
+};
+use smallvec::SmallVec;
 
 use crate::contacts::PairContacts;
 use crate::handle::BodyId;
-use crate::joints::SolvedJoint;
+use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
+use crate::stages::collision_pass::as_seen;
+use crate::store::BodyStore;
 use crate::world::World;
 
 /// What the solve did.
@@ -15,39 +38,248 @@ use crate::world::World;
 pub(crate) struct SolveOutcome {
     /// Rows solved.
     pub(crate) rows: usize,
-    /// Iterations run.
+    /// Sweeps run, velocity and split passes together.
     pub(crate) iterations: usize,
-    /// Kinetic energy kept out by clamping, J.
-    pub(crate) energy_removed: f64,
+    /// Energy-clamped increments the solver scaled down or dropped.
+    pub(crate) clamped: usize,
     /// Every joint with its row impulses.
     pub(crate) joints: Vec<SolvedJoint>,
     /// Pseudo velocities per body (linear m/s, angular rad/s, world frame), for positions only.
     pub(crate) split: Vec<(BodyId, DVec3, DVec3)>,
+    /// Why rows or the whole solve were skipped, if they were.
+    pub(crate) failures: Vec<String>,
 }
 
-/// Solves the step's contacts and joints.
-pub(crate) fn run(world: &mut World, _contacts: &mut [PairContacts], _dt: f64) -> SolveOutcome {
-    let joints = world
+/// The solver's bodies and which store body each one is.
+#[derive(Default)]
+struct SolverBodies {
+    bodies: Vec<SolverBody>,
+    /// Dense store index of each solver body.
+    owners: Vec<usize>,
+    /// Solver index of each store body, [`NO_BODY`] when it has none (yet).
+    index: Vec<u32>,
+}
+
+impl SolverBodies {
+    /// The solver index of store body `dense`, adding it on first use; [`NO_BODY`] for bodies that
+    /// are the fixed world for this step (static, sleeping, quarantined).
+    fn slot(&mut self, store: &BodyStore, dense: usize) -> u32 {
+        if self.index[dense] != NO_BODY {
+            return self.index[dense];
+        }
+        let (kind, mass) = as_seen(store, dense);
+        if kind == BodyKind::Static {
+            return NO_BODY;
+        }
+        let index = self.bodies.len() as u32;
+        self.bodies
+            .push(SolverBody::from_state(kind, &store.states()[dense], &mass));
+        self.owners.push(dense);
+        self.index[dense] = index;
+        index
+    }
+}
+
+/// Where a joint's rows sit in the row list.
+struct JointSlice {
+    joint: usize,
+    start: usize,
+    end: usize,
+}
+
+/// Solves the step's contacts and joints, writing impulses into `contacts`, the store's velocities
+/// and the joints' warm-start impulses.
+pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> SolveOutcome {
+    let mut outcome = SolveOutcome::default();
+    let store = &world.bodies;
+    let mut solver = SolverBodies {
+        index: vec![NO_BODY; store.len()],
+        ..SolverBodies::default()
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    // (pair, contact, normal row) of every contact that made rows.
+    let mut contact_rows: Vec<(usize, usize, usize)> = Vec::new();
+    for (p, pair) in contacts.iter().enumerate() {
+        let [da, db] = pair.dense.map(|i| i as usize);
+        let (a, b) = (solver.slot(store, da), solver.slot(store, db));
+        if a == b {
+            continue; // Neither side can move this step.
+        }
+        let (xa, xb) = (store.states()[da].position, store.states()[db].position);
+        for (c, contact) in pair.contacts.iter().enumerate() {
+            let row = ContactRow::new(
+                a,
+                b,
+                contact.point - xa,
+                contact.point - xb,
+                contact.normal,
+                contact.depth,
+                pair.friction,
+            );
+            match push_contact_rows(&mut rows, &solver.bodies, &row, dt) {
+                Ok(normal) => {
+                    let normal = normal as usize;
+                    if let Some(warm) = world.contact_cache.lookup(pair.body_a, pair.body_b, contact.feature) {
+                        for (k, impulse) in warm.into_iter().enumerate() {
+                            rows[normal + k].lambda = impulse;
+                        }
+                    }
+                    contact_rows.push((p, c, normal));
+                }
+                Err(error) => outcome
+                    .failures
+                    .push(format!("contact {} of {} and {}: {error}", c, pair.body_a, pair.body_b)),
+            }
+        }
+    }
+    let mut joint_slices: Vec<JointSlice> = Vec::new();
+    for (j, joint) in world.joints.joints().iter().enumerate() {
+        match joint_rows(store, &mut solver, joint, dt) {
+            Ok(Some(joint_rows)) => {
+                let start = rows.len();
+                rows.extend(joint_rows.rows.iter().zip(joint.impulses).map(|(row, impulse)| Row {
+                    lambda: impulse,
+                    ..*row
+                }));
+                joint_slices.push(JointSlice {
+                    joint: j,
+                    start,
+                    end: rows.len(),
+                });
+            }
+            Ok(None) => {}
+            Err(error) => outcome.failures.push(format!("{}: {error}", joint.id)),
+        }
+    }
+    outcome.rows = rows.len();
+    if !rows.is_empty() {
+        match solve(&mut solver.bodies, &mut rows, dt, &world.settings.solver) {
+            Ok(report) => {
+                outcome.iterations = report.iterations + report.split_iterations;
+                outcome.clamped = report.scaled_increments + report.dropped_increments;
+                let states = world.bodies.states_mut();
+                for (body, &dense) in solver.bodies.iter().zip(&solver.owners) {
+                    if body.is_dynamic() {
+                        states[dense].linear_velocity = body.linear_velocity;
+                        states[dense].set_angular_velocity(body.angular_velocity);
+                    }
+                }
+                for (split, &dense) in report.split_velocities.iter().zip(&solver.owners) {
+                    if split.linear != DVec3::ZERO || split.angular != DVec3::ZERO {
+                        let id = world.bodies.records()[dense].id;
+                        outcome.split.push((id, split.linear, split.angular));
+                    }
+                }
+                for &(p, c, normal) in &contact_rows {
+                    let contact = &mut contacts[p].contacts[c];
+                    contact.normal_impulse = rows[normal].lambda;
+                    contact.friction_impulse = [rows[normal + 1].lambda, rows[normal + 2].lambda];
+                }
+                let joints = world.joints.joints_mut();
+                for slice in &joint_slices {
+                    let mut impulses = [0.0; 6];
+                    for (k, row) in rows[slice.start..slice.end].iter().enumerate() {
+                        impulses[k] = row.lambda;
+                    }
+                    joints[slice.joint].impulses = impulses;
+                }
+            }
+            Err(error) => {
+                // The solver leaves its input untouched on error: velocities stay as they were.
+                outcome.failures.push(format!("solve skipped: {error}"));
+                rows.iter_mut().for_each(|row| row.lambda = 0.0);
+            }
+        }
+    }
+    outcome.joints = solved_joints(world, &rows, &joint_slices);
+    outcome
+}
+
+/// The rows of `joint`, or `None` when neither of its bodies can move this step.
+fn joint_rows(
+    store: &BodyStore,
+    solver: &mut SolverBodies,
+    joint: &Joint,
+    dt: f64,
+) -> Result<Option<JointRows>, String> {
+    let side = |solver: &mut SolverBodies, body: Option<BodyId>, anchor: DVec3, frame| -> Result<JointAnchor, String> {
+        let Some(id) = body else {
+            return Ok(JointAnchor {
+                body: NO_BODY,
+                pose: JointPose::IDENTITY,
+                frame: JointPose::new(anchor, frame),
+            });
+        };
+        let dense = store.dense_index(id).map_err(|e| e.to_string())?;
+        let state = store.states()[dense];
+        Ok(JointAnchor {
+            body: solver.slot(store, dense),
+            pose: JointPose::new(state.position, state.orientation),
+            frame: JointPose::new(anchor, frame),
+        })
+    };
+    let a = side(solver, Some(joint.body_a), joint.local_anchor_a, joint.frame_a)?;
+    let b = side(solver, joint.body_b, joint.local_anchor_b, joint.frame_b)?;
+    if a.body == b.body {
+        return Ok(None);
+    }
+    let spec = JointSpec {
+        a,
+        b,
+        softness: joint.softness,
+        angular_softness: joint.angular_softness,
+        breaking_impulse: None,
+    };
+    let built = match joint.kind {
+        JointKind::Ball => ball_joint_rows(&solver.bodies, &spec, dt),
+        JointKind::Hinge { .. } => hinge_joint_rows(&solver.bodies, &spec, dt),
+        JointKind::Fixed => fixed_joint_rows(&solver.bodies, &spec, dt),
+    };
+    built.map(Some).map_err(|e| e.to_string())
+}
+
+/// Every joint, with its rows' impulses when it had rows this step.
+fn solved_joints(world: &World, rows: &[Row], slices: &[JointSlice]) -> Vec<SolvedJoint> {
+    let anchor = |body: Option<BodyId>, local: DVec3| match body.and_then(|b| world.bodies.get(b).ok()) {
+        Some(view) => view.pose().transform_point(local),
+        None => local,
+    };
+    let mut slice_of: Vec<Option<&JointSlice>> = vec![None; world.joints.len()];
+    for slice in slices {
+        slice_of[slice.joint] = Some(slice);
+    }
+    world
         .joints
         .joints()
         .iter()
-        .map(|joint| {
-            let anchor = |body: Option<BodyId>, local: DVec3| match body.and_then(|b| world.bodies.get(b).ok()) {
-                Some(view) => view.pose().transform_point(local),
-                None => local,
-            };
+        .zip(slice_of)
+        .map(|(joint, slice)| {
+            let own: SmallVec<[JointRowImpulse; 6]> = slice
+                .map(|slice| {
+                    rows[slice.start..slice.end]
+                        .iter()
+                        .map(|row| JointRowImpulse {
+                            jacobian: [
+                                row.jacobian.linear_a,
+                                row.jacobian.angular_a,
+                                row.jacobian.linear_b,
+                                row.jacobian.angular_b,
+                            ],
+                            lambda: row.lambda,
+                            erp: row.erp,
+                            cfm: row.cfm,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
             SolvedJoint {
                 id: joint.id,
                 body_a: joint.body_a,
                 body_b: joint.body_b,
                 anchor_a: anchor(Some(joint.body_a), joint.local_anchor_a),
                 anchor_b: anchor(joint.body_b, joint.local_anchor_b),
-                rows: Default::default(),
+                rows: own,
             }
         })
-        .collect();
-    SolveOutcome {
-        joints,
-        ..SolveOutcome::default()
-    }
+        .collect()
 }
