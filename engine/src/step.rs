@@ -133,6 +133,7 @@ struct StartState {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StepScratch {
     pairs: Vec<[u32; 2]>,
+    broad: broad_phase::BroadScratch,
     start: Vec<Option<StartState>>,
     wake_requests: Vec<u32>,
     links: Vec<[u32; 2]>,
@@ -158,7 +159,22 @@ impl World {
         clock.begin(Stage::BroadPhase);
         report.woken += self.wake_jointed();
         let mut pairs = std::mem::take(&mut self.scratch.pairs);
-        broad_phase::find_pairs(&self.bodies, dt, self.settings.contact_margin, &mut pairs);
+        let found = broad_phase::find_pairs(
+            &self.bodies,
+            &mut self.broad_phase,
+            dt,
+            self.settings.contact_margin,
+            &mut pairs,
+            &mut self.scratch.broad,
+        );
+        let overflowed = match found {
+            Ok(overflowed) => overflowed,
+            Err(error) => {
+                self.scratch.pairs = pairs;
+                return Err(error);
+            }
+        };
+        self.quarantine_non_finite(Stage::BroadPhase, &overflowed, &mut report);
         report.pairs = pairs.len();
         clock.end(Stage::BroadPhase, pairs.len(), &mut report);
 
@@ -353,7 +369,18 @@ impl World {
             let records = self.bodies.records();
             let key = |pair: &[u32; 2]| (records[pair[0] as usize].id, records[pair[1] as usize].id);
             let mut fresh = Vec::new();
-            broad_phase::find_pairs(&self.bodies, dt, self.settings.contact_margin, &mut fresh);
+            broad_phase::find_pairs(
+                &self.bodies,
+                &mut self.broad_phase,
+                dt,
+                self.settings.contact_margin,
+                &mut fresh,
+                &mut self.scratch.broad,
+            )?;
+            // Bodies that overflow were caught by the first search of the step and have no box.
+            debug_assert!(fresh.iter().all(|[a, b]| {
+                self.bodies.states()[*a as usize].is_valid() && self.bodies.states()[*b as usize].is_valid()
+            }));
             fresh.retain(|pair| pairs.binary_search_by_key(&key(pair), key).is_err());
             let extra = collide::narrow_phase(&self.bodies, &fresh, dt, self.settings.contact_margin)?;
             pairs.extend(fresh);

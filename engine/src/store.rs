@@ -14,7 +14,7 @@
 //! arrays stay dense and the order depends only on the sequence of inserts and removes.
 
 use bytemuck::{Pod, Zeroable};
-use shatter_collision::{Collider, Pose};
+use shatter_collision::{Collider, Pose, ProxyId};
 use shatter_integrators::{BodyKind, MassProperties, RigidState};
 
 use crate::build::ResolvedBody;
@@ -36,6 +36,8 @@ pub struct BodyRecord {
     /// Where the body frame (centre of mass, principal axes) sits in the geometry frame the body
     /// was described in; identity for colliders given in body frame.
     pub geometry_frame: Pose,
+    /// The body's box in the broad phase; `None` for unbounded bodies.
+    pub(crate) proxy: Option<ProxyId>,
 }
 
 /// Sleep bookkeeping and flags of a body: plain data, part of a snapshot.
@@ -221,6 +223,7 @@ impl BodyStore {
             collider: body.collider,
             material: body.material,
             geometry_frame: body.geometry_frame,
+            proxy: None,
         });
         self.states.push(body.state);
         self.masses.push(body.mass);

@@ -9,7 +9,7 @@
 use core::fmt;
 
 use glam::DVec3;
-use shatter_collision::Pose;
+use shatter_collision::{BroadPhase, Pose, ProxyKind};
 use shatter_integrators::{BodyKind, RigidState};
 
 use crate::build::{check_pose, resolve};
@@ -22,6 +22,7 @@ use crate::fracture::FractureModel;
 use crate::handle::BodyId;
 use crate::joints::JointStore;
 use crate::settings::WorldSettings;
+use crate::stages::broad_phase::world_box;
 use crate::stages::sleep::wake_island;
 use crate::step::StepScratch;
 use crate::store::{BodyMotion, BodyStore, BodyView};
@@ -30,6 +31,7 @@ use crate::store::{BodyMotion, BodyStore, BodyView};
 pub struct World {
     pub(crate) settings: WorldSettings,
     pub(crate) bodies: BodyStore,
+    pub(crate) broad_phase: BroadPhase,
     pub(crate) joints: JointStore,
     pub(crate) contact_cache: ContactCache,
     pub(crate) fracture_models: Vec<Box<dyn FractureModel>>,
@@ -65,6 +67,7 @@ impl World {
         Self {
             settings: WorldSettings::default(),
             bodies: BodyStore::default(),
+            broad_phase: BroadPhase::new(),
             joints: JointStore::default(),
             contact_cache: ContactCache::default(),
             fracture_models: Vec::new(),
@@ -143,7 +146,42 @@ impl World {
     /// or velocity, non-unit orientation, bad mass or density, bad geometry), naming the value.
     pub fn add_body(&mut self, desc: BodyDesc) -> Result<BodyId, EngineError> {
         let body = resolve(desc)?;
-        Ok(self.bodies.insert(body))
+        let pose = Pose::new(body.state.position, body.state.orientation);
+        let tight = body.collider.local_bounds().map(|local| world_box(&local, &pose));
+        if let Some(tight) = tight {
+            // The broad phase grows boxes by margins and predicted motion; a body so far out that
+            // this overflows cannot be simulated in f64 anyway.
+            let grown = tight.expanded(1e6);
+            if !(grown.min.is_finite() && grown.max.is_finite()) {
+                return Err(EngineError::invalid(
+                    "body position (m)",
+                    pose.position,
+                    "a position whose bounding box stays finite (well inside 1e300 m)",
+                ));
+            }
+        }
+        let kind = body.kind;
+        let id = self.bodies.insert(body);
+        if let Some(tight) = tight {
+            let proxy_kind = match kind {
+                BodyKind::Static => ProxyKind::Static,
+                _ => ProxyKind::Dynamic,
+            };
+            match self.broad_phase.insert_with_kind(tight, id.to_bits(), proxy_kind) {
+                Ok(proxy) => {
+                    let dense = self.bodies.dense_index(id)?;
+                    self.bodies.record_mut(dense).proxy = Some(proxy);
+                }
+                Err(error) => {
+                    self.bodies.remove(id)?;
+                    return Err(EngineError::Geometry {
+                        context: "broad phase",
+                        error,
+                    });
+                }
+            }
+        }
+        Ok(id)
     }
 
     /// Removes body `id` with its joints and cached contacts; fails naming a stale handle.
@@ -169,7 +207,11 @@ impl World {
         if self.bodies.kinds()[dense] == BodyKind::Dynamic && !motion.is_awake() && !motion.is_quarantined() {
             wake_island(&mut self.bodies, motion.island);
         }
-        self.bodies.remove(id)?;
+        let record = self.bodies.remove(id)?;
+        if let Some(proxy) = record.proxy {
+            // The proxy was made with the body and lives as long as it does.
+            let _ = self.broad_phase.remove(proxy);
+        }
         for neighbour in neighbours {
             if let Ok(dense) = self.bodies.dense_index(neighbour) {
                 self.touch_sleeper(dense);
