@@ -6,11 +6,16 @@
 //! iterations per step instead of many. A contact is the same contact from one step to the next
 //! when its pair and its [`FeatureId`] are (the narrow phase keeps feature ids stable).
 //!
+//! The friction impulse is kept as a world vector, not as two numbers along last step's tangents:
+//! a sliding contact's friction rows follow the sliding direction, so the tangents turn from step
+//! to step, and the vector is projected onto whatever tangents the new rows have.
+//!
 //! The cache is a vector sorted by key, not a hash map: contacts arrive sorted by pair and
 //! feature, so building it is a push per contact, lookups are a binary search, and its bytes
 //! (part of a world snapshot) have one order.
 
 use bytemuck::{Pod, Zeroable};
+use glam::DVec3;
 use shatter_collision::FeatureId;
 
 use crate::contacts::PairContacts;
@@ -28,8 +33,19 @@ pub struct CachedContact {
     pub feature: u32,
     /// Padding, zero.
     pub padding: u32,
-    /// Normal impulse, then the two friction impulses, N s.
-    pub impulses: [f64; 3],
+    /// Normal impulse, N s.
+    pub normal_impulse: f64,
+    /// Friction impulse on body A, world frame, N s.
+    pub friction_impulse: [f64; 3],
+}
+
+/// Last step's impulses of one contact, as a warm start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WarmStart {
+    /// Normal impulse, N s.
+    pub normal: f64,
+    /// Friction impulse on body A, world frame, N s.
+    pub friction: DVec3,
 }
 
 impl CachedContact {
@@ -45,13 +61,16 @@ pub struct ContactCache {
 }
 
 impl ContactCache {
-    /// The impulses remembered for feature `feature` of pair `(a, b)` (`a < b`): normal, then
-    /// friction, N s; `None` for a new contact.
-    pub fn lookup(&self, a: BodyId, b: BodyId, feature: FeatureId) -> Option<[f64; 3]> {
+    /// The impulses remembered for feature `feature` of pair `(a, b)` (`a < b`); `None` for a new
+    /// contact.
+    pub fn lookup(&self, a: BodyId, b: BodyId, feature: FeatureId) -> Option<WarmStart> {
         self.entries
             .binary_search_by(|entry| entry.key().cmp(&(a, b, feature.0)))
             .ok()
-            .map(|i| self.entries[i].impulses)
+            .map(|i| WarmStart {
+                normal: self.entries[i].normal_impulse,
+                friction: DVec3::from(self.entries[i].friction_impulse),
+            })
     }
 
     /// Number of remembered contacts.
@@ -80,11 +99,10 @@ impl ContactCache {
                     body_b: pair.body_b,
                     feature: contact.feature.0,
                     padding: 0,
-                    impulses: [
-                        contact.normal_impulse,
-                        contact.friction_impulse[0],
-                        contact.friction_impulse[1],
-                    ],
+                    normal_impulse: contact.normal_impulse,
+                    friction_impulse: (contact.tangents[0] * contact.friction_impulse[0]
+                        + contact.tangents[1] * contact.friction_impulse[1])
+                        .to_array(),
                 });
             }
         }
@@ -96,8 +114,14 @@ impl ContactCache {
         if !entries.windows(2).all(|w| w[0].key() < w[1].key()) {
             return Err("contact cache entries are not sorted by pair and feature".into());
         }
-        if let Some(bad) = entries.iter().find(|e| !e.impulses.iter().all(|v| v.is_finite())) {
-            return Err(format!("contact cache impulse {:?} is not finite", bad.impulses));
+        if let Some(bad) = entries
+            .iter()
+            .find(|e| !(e.normal_impulse.is_finite() && e.friction_impulse.iter().all(|v| v.is_finite())))
+        {
+            return Err(format!(
+                "contact cache impulses {} and {:?} are not all finite",
+                bad.normal_impulse, bad.friction_impulse
+            ));
         }
         self.entries = entries;
         Ok(())
@@ -112,7 +136,6 @@ impl ContactCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use glam::DVec3;
     use smallvec::smallvec;
 
     use crate::contacts::{ContactPoint, tangent_basis};
@@ -154,8 +177,11 @@ mod tests {
         let mut cache = ContactCache::default();
         cache.rebuild(&pairs);
         assert_eq!(cache.len(), 3);
-        assert_eq!(cache.lookup(a, b, FeatureId::of_b(0)), Some([3.0, 0.25, -0.5]));
-        assert_eq!(cache.lookup(a, c, FeatureId::of_a(0)).map(|i| i[0]), Some(5.0));
+        let [t1, t2] = tangent_basis(DVec3::Y);
+        let warm = cache.lookup(a, b, FeatureId::of_b(0)).unwrap();
+        assert_eq!(warm.normal, 3.0);
+        assert!((warm.friction - (t1 * 0.25 - t2 * 0.5)).length() < 1e-15);
+        assert_eq!(cache.lookup(a, c, FeatureId::of_a(0)).map(|w| w.normal), Some(5.0));
         assert_eq!(cache.lookup(a, c, FeatureId::of_a(1)), None);
         assert_eq!(cache.lookup(b, c, FeatureId::of_a(0)), None);
         cache.forget_body(b);

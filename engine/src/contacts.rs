@@ -24,7 +24,9 @@ pub struct ContactPoint {
     pub depth: f64,
     /// Which feature produced it (stable from step to step: the key for warm starting).
     pub feature: FeatureId,
-    /// The two friction directions, unit, orthogonal to the normal and to each other.
+    /// The two friction directions the solve used, unit, orthogonal to the normal and to each
+    /// other: the first along the sliding velocity when the contact slides (where the solver's
+    /// friction pyramid is exact Coulomb friction), else a fixed function of the normal.
     pub tangents: [DVec3; 2],
     /// Impulse of the elastic collision pass along the normal, on A, N s (>= 0).
     pub collision_impulse: f64,

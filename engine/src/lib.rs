@@ -32,7 +32,7 @@ pub mod store;
 pub mod world;
 
 pub use commands::{Command, CommandBuffer, SpawnTicket, Spawned};
-pub use contact_cache::{CachedContact, ContactCache};
+pub use contact_cache::{CachedContact, ContactCache, WarmStart};
 pub use contacts::{ContactPoint, PairContacts, tangent_basis};
 pub use desc::{BodyDesc, BodyGeometry, DEFAULT_DENSITY, MassSource, Material};
 pub use error::EngineError;

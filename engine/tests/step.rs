@@ -340,3 +340,48 @@ fn step_a_sliding_ball_ends_rolling_at_five_sevenths_of_its_speed() {
     // Rolling without slipping: v = -w x (r n) at the contact, i.e. w_z = -v_x / r.
     assert!((w.z + v.x / r).abs() < 1e-6 * v0 / r, "spin {w} for speed {v}");
 }
+
+/// A box on a slope of `angle` rad with friction `mu`; returns its velocity along the slope after
+/// `steps` frames (the ground is a tilted half-space, the box lies flat on it).
+fn slide(angle: f64, mu: f64, steps: usize) -> f64 {
+    let mut world = World::new();
+    let normal = DVec3::new(angle.sin(), angle.cos(), 0.0);
+    let slope = shatter_collision::HalfSpace::try_new(normal, 0.0).unwrap();
+    let material = Material {
+        friction: mu,
+        restitution: 0.0,
+    };
+    let plane = shatter_collision::Collider::from_shape(shatter_collision::Shape::HalfSpace(slope), 1.0).unwrap();
+    world.add_body(BodyDesc::fixed(plane).with_material(material)).unwrap();
+    let he = DVec3::new(0.3, 0.1, 0.2);
+    let tilt = DQuat::from_rotation_z(-angle);
+    let id = world
+        .add_body(
+            BodyDesc::dynamic(cuboid(he))
+                .with_position(normal * he.y)
+                .with_orientation(tilt)
+                .with_material(material),
+        )
+        .unwrap();
+    for _ in 0..steps {
+        world.step(FRAME).unwrap();
+    }
+    let down = DVec3::new(angle.cos(), -angle.sin(), 0.0);
+    world.linear_velocity(id).unwrap().dot(down)
+}
+
+#[test]
+fn step_a_box_slides_down_a_slope_at_the_coulomb_rate_or_sticks() {
+    // Su 2009 figure 3: sliding, the box accelerates at g (sin a - mu cos a); with mu above tan a
+    // it does not move.
+    let angle = 30f64.to_radians();
+    let (mu, steps) = (0.3, 30);
+    let v = slide(angle, mu, steps);
+    let expected = G * (angle.sin() - mu * angle.cos()) * steps as f64 * FRAME;
+    assert!(
+        (v - expected).abs() < 1e-6 * expected,
+        "slid at {v} m/s, expected {expected}"
+    );
+    let stuck = slide(angle, 0.7, steps);
+    assert!(stuck.abs() < 1e-3, "a box with mu > tan a slid at {stuck} m/s");
+}

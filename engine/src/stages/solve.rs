@@ -4,7 +4,9 @@
 //! bounds `[0, inf)`, position error `-depth`, [`BiasMode::Split`] so penetration is pushed out by
 //! pseudo velocities that never become kinetic energy, and the Su 2009 energy clamp on every
 //! increment, measured against the non-split state the velocities are in: positions have not moved
-//! since the start of the step). Every joint becomes its rows (ball 3, hinge 5, fixed 6) with
+//! since the start of the step). A sliding contact's first friction row lies along its sliding
+//! velocity (see [`SLIDING_SPEED`]); warm-start friction is kept as a world vector and projected
+//! onto whatever tangents the rows have. Every joint becomes its rows (ball 3, hinge 5, fixed 6) with
 //! [`BiasMode::Velocity`] Baumgarte at the joint's softness. All rows go into one projected
 //! Gauss-Seidel solve, warm started from last step's impulses: contacts from the contact cache by
 //! pair and feature, joints from their stored row impulses.
@@ -32,6 +34,14 @@ use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
 use crate::stages::collision_pass::as_seen;
 use crate::store::BodyStore;
 use crate::world::World;
+
+/// Relative tangential speed above which a contact counts as sliding and its first friction row
+/// is laid along the sliding direction, m/s. The solver's friction is a pyramid, exact Coulomb
+/// friction only along its two tangents; aligned with the sliding, a sliding box feels `mu N`, not
+/// up to `sqrt(2) mu N` (measured before this: a box on a 30 degree slope with `mu = 0.3` slid at
+/// 62 percent of the Coulomb speed). Below it (resting contacts), the basis is a fixed function of
+/// the normal, so it does not jitter with round-off.
+const SLIDING_SPEED: f64 = 1e-4;
 
 /// What the solve did.
 #[derive(Clone, Debug, Default)]
@@ -107,21 +117,20 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
         }
         let (xa, xb) = (store.states()[da].position, store.states()[db].position);
         for (c, contact) in pair.contacts.iter().enumerate() {
-            let row = ContactRow::new(
-                a,
-                b,
-                contact.point - xa,
-                contact.point - xb,
-                contact.normal,
-                contact.depth,
-                pair.friction,
-            );
+            let (arm_a, arm_b) = (contact.point - xa, contact.point - xb);
+            let mut row = ContactRow::new(a, b, arm_a, arm_b, contact.normal, contact.depth, pair.friction);
+            let relative = point_velocity(&solver.bodies, a, arm_a) - point_velocity(&solver.bodies, b, arm_b);
+            let sliding = relative - contact.normal * contact.normal.dot(relative);
+            if sliding.length() > SLIDING_SPEED {
+                row.friction_direction = Some(sliding);
+            }
             match push_contact_rows(&mut rows, &solver.bodies, &row, dt) {
                 Ok(normal) => {
                     let normal = normal as usize;
                     if let Some(warm) = world.contact_cache.lookup(pair.body_a, pair.body_b, contact.feature) {
-                        for (k, impulse) in warm.into_iter().enumerate() {
-                            rows[normal + k].lambda = impulse;
+                        rows[normal].lambda = warm.normal;
+                        for k in 1..3 {
+                            rows[normal + k].lambda = warm.friction.dot(rows[normal + k].jacobian.linear_a);
                         }
                     }
                     contact_rows.push((p, c, normal));
@@ -191,8 +200,18 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
             }
         }
     }
+    for &(p, c, normal) in &contact_rows {
+        contacts[p].contacts[c].tangents = [rows[normal + 1].jacobian.linear_a, rows[normal + 2].jacobian.linear_a];
+    }
     outcome.joints = solved_joints(world, &rows, &joint_slices);
     outcome
+}
+
+/// Velocity of the material point at world `arm` of solver body `index` (zero for the world).
+fn point_velocity(bodies: &[SolverBody], index: u32, arm: DVec3) -> DVec3 {
+    bodies.get(index as usize).map_or(DVec3::ZERO, |body| {
+        body.linear_velocity + body.angular_velocity.cross(arm)
+    })
 }
 
 /// The rows of `joint`, or `None` when neither of its bodies can move this step.
