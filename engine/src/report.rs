@@ -38,7 +38,7 @@ pub struct StageReport {
     /// Wall-clock time spent in the stage.
     pub time: Duration,
     /// How many items the stage handled: pairs (broad phase), contacts (collide), bodies
-    /// (forces, integrate), rows (solve), hooks (fracture), islands put to sleep (sleep).
+    /// (forces, integrate), rows (solve), hooks (fracture), bodies put to sleep (sleep).
     pub count: usize,
 }
 
@@ -59,7 +59,9 @@ pub struct StepReport {
     pub clamped_collisions: usize,
     /// Constraint rows solved (contacts and joints).
     pub solver_rows: usize,
-    /// Solver iterations run (velocity and split passes together).
+    /// Islands the constraint solve fell apart into (each solved on its own, in parallel).
+    pub solver_islands: usize,
+    /// The most solver sweeps any island ran (velocity and split passes together).
     pub solver_iterations: usize,
     /// Solver impulse increments the energy clamp (Su 2009 section 3.2) scaled down or dropped.
     pub clamped_solver_increments: usize,

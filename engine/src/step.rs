@@ -205,6 +205,7 @@ impl World {
         clock.begin(Stage::SolveConstraints);
         let solved = solve::run(self, &mut contacts, dt);
         report.solver_rows = solved.rows;
+        report.solver_islands = solved.islands;
         report.solver_iterations = solved.iterations;
         report.clamped_solver_increments = solved.clamped;
         report.solver_failures = solved.failures.clone();

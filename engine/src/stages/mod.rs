@@ -9,3 +9,4 @@ pub(crate) mod fracture;
 pub(crate) mod integrate;
 pub(crate) mod sleep;
 pub(crate) mod solve;
+pub(crate) mod solve_islands;

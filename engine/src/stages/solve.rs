@@ -9,7 +9,8 @@
 //! onto whatever tangents the rows have. Every joint becomes its rows (ball 3, hinge 5, fixed 6) with
 //! [`BiasMode::Velocity`] Baumgarte at the joint's softness. All rows go into one projected
 //! Gauss-Seidel solve, warm started from last step's impulses: contacts from the contact cache by
-//! pair and feature, joints from their stored row impulses.
+//! pair and feature, joints from their stored row impulses. The LCP falls apart into independent
+//! islands of dynamic bodies; they are solved in parallel (solve_islands.rs).
 //!
 //! Solver bodies are the per-awake-body tier of the store, built here: one [`SolverBody`] per awake
 //! dynamic body or moving kinematic body that a row touches, world frame; static bodies, sleeping
@@ -24,7 +25,7 @@ use glam::DVec3;
 use shatter_integrators::BodyKind;
 use shatter_solver::{
     ContactPoint as ContactRow, JointAnchor, JointPose, JointRows, JointSpec, NO_BODY, Row, SolverBody,
-    ball_joint_rows, fixed_joint_rows, hinge_joint_rows, push_contact_rows, solve,
+    ball_joint_rows, fixed_joint_rows, hinge_joint_rows, push_contact_rows,
 };
 use smallvec::SmallVec;
 
@@ -32,6 +33,7 @@ use crate::contacts::PairContacts;
 use crate::handle::BodyId;
 use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
 use crate::stages::collision_pass::as_seen;
+use crate::stages::solve_islands::solve_islands;
 use crate::store::BodyStore;
 use crate::world::World;
 
@@ -48,8 +50,10 @@ const SLIDING_SPEED: f64 = 1e-4;
 pub(crate) struct SolveOutcome {
     /// Rows solved.
     pub(crate) rows: usize,
-    /// Sweeps run, velocity and split passes together.
+    /// The most sweeps (velocity and split passes together) any island ran.
     pub(crate) iterations: usize,
+    /// Islands solved.
+    pub(crate) islands: usize,
     /// Energy-clamped increments the solver scaled down or dropped.
     pub(crate) clamped: usize,
     /// Every joint with its row impulses.
@@ -162,42 +166,38 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
     }
     outcome.rows = rows.len();
     if !rows.is_empty() {
-        match solve(&mut solver.bodies, &mut rows, dt, &world.settings.solver) {
-            Ok(report) => {
-                outcome.iterations = report.iterations + report.split_iterations;
-                outcome.clamped = report.scaled_increments + report.dropped_increments;
-                let states = world.bodies.states_mut();
-                for (body, &dense) in solver.bodies.iter().zip(&solver.owners) {
-                    if body.is_dynamic() {
-                        states[dense].linear_velocity = body.linear_velocity;
-                        states[dense].set_angular_velocity(body.angular_velocity);
-                    }
-                }
-                for (split, &dense) in report.split_velocities.iter().zip(&solver.owners) {
-                    if split.linear != DVec3::ZERO || split.angular != DVec3::ZERO {
-                        let id = world.bodies.records()[dense].id;
-                        outcome.split.push((id, split.linear, split.angular));
-                    }
-                }
-                for &(p, c, normal) in &contact_rows {
-                    let contact = &mut contacts[p].contacts[c];
-                    contact.normal_impulse = rows[normal].lambda;
-                    contact.friction_impulse = [rows[normal + 1].lambda, rows[normal + 2].lambda];
-                }
-                let joints = world.joints.joints_mut();
-                for slice in &joint_slices {
-                    let mut impulses = [0.0; 6];
-                    for (k, row) in rows[slice.start..slice.end].iter().enumerate() {
-                        impulses[k] = row.lambda;
-                    }
-                    joints[slice.joint].impulses = impulses;
-                }
+        let before = solver.bodies.clone();
+        let solved = solve_islands(&mut solver.bodies, &mut rows, dt, &world.settings.solver);
+        outcome.islands = solved.islands;
+        outcome.iterations = solved.iterations;
+        outcome.clamped = solved.clamped;
+        outcome.failures.extend(solved.failures);
+        let states = world.bodies.states_mut();
+        for ((body, old), &dense) in solver.bodies.iter().zip(&before).zip(&solver.owners) {
+            // Bodies of an island the solver refused keep their velocities bit for bit.
+            if body.is_dynamic() && body != old {
+                states[dense].linear_velocity = body.linear_velocity;
+                states[dense].set_angular_velocity(body.angular_velocity);
             }
-            Err(error) => {
-                // The solver leaves its input untouched on error: velocities stay as they were.
-                outcome.failures.push(format!("solve skipped: {error}"));
-                rows.iter_mut().for_each(|row| row.lambda = 0.0);
+        }
+        for (split, &dense) in solved.split.iter().zip(&solver.owners) {
+            if split.linear != DVec3::ZERO || split.angular != DVec3::ZERO {
+                let id = world.bodies.records()[dense].id;
+                outcome.split.push((id, split.linear, split.angular));
             }
+        }
+        for &(p, c, normal) in &contact_rows {
+            let contact = &mut contacts[p].contacts[c];
+            contact.normal_impulse = rows[normal].lambda;
+            contact.friction_impulse = [rows[normal + 1].lambda, rows[normal + 2].lambda];
+        }
+        let joints = world.joints.joints_mut();
+        for slice in &joint_slices {
+            let mut impulses = [0.0; 6];
+            for (k, row) in rows[slice.start..slice.end].iter().enumerate() {
+                impulses[k] = row.lambda;
+            }
+            joints[slice.joint].impulses = impulses;
         }
     }
     for &(p, c, normal) in &contact_rows {

@@ -1,0 +1,67 @@
+//! `step_pile`: one 30 Hz step of a settling pile on the ground, 256 bodies (two thirds boxes
+//! with particle contacts, one third balls), sleep off so every body stays in the step; rayon
+//! pools of one and two threads. Throughput counts bodies stepped.
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use glam::{DQuat, DVec3};
+use shatter_collision::{Collider, Cuboid, HalfSpace, Shape, Sphere};
+use shatter_engine::{BodyDesc, World, WorldSettings};
+use shatter_integrators::SplitMix64;
+
+const FRAME: f64 = 1.0 / 30.0;
+const BODIES: usize = 256;
+
+/// A ground and `BODIES` bodies in loose columns on an 8 x 8 grid, each turned at random about y.
+pub fn pile() -> World {
+    let mut settings = WorldSettings::default();
+    settings.sleep.enabled = false;
+    let mut world = World::try_with_settings(settings).expect("valid settings");
+    let ground = Collider::from_shape(Shape::HalfSpace(HalfSpace::ground(0.0).expect("plane")), 1.0).expect("ground");
+    world.add_body(BodyDesc::fixed(ground)).expect("ground");
+    let cube = Collider::from_shape(
+        Shape::Cuboid(Cuboid::try_new(DVec3::new(0.3, 0.2, 0.25)).expect("box")),
+        0.1,
+    )
+    .expect("box");
+    let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.25).expect("ball")), 0.1).expect("ball");
+    let mut rng = SplitMix64::new(5);
+    for i in 0..BODIES {
+        let (column, level) = (i % 64, i / 64);
+        let position = DVec3::new(
+            (column % 8) as f64 * 0.9 + rng.range(-0.05, 0.05),
+            0.3 + 0.6 * level as f64,
+            (column / 8) as f64 * 0.9 + rng.range(-0.05, 0.05),
+        );
+        let collider = if i % 3 == 2 { ball.clone() } else { cube.clone() };
+        let desc = BodyDesc::dynamic(collider)
+            .with_position(position)
+            .with_orientation(DQuat::from_rotation_y(rng.range(-0.6, 0.6)));
+        world.add_body(desc).expect("body");
+    }
+    world
+}
+
+fn step_pile(c: &mut Criterion) {
+    let mut group = c.benchmark_group("step_pile");
+    group.throughput(Throughput::Elements(BODIES as u64));
+    group.sample_size(20);
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a rayon pool");
+        let mut world = pile();
+        pool.install(|| {
+            for _ in 0..60 {
+                world.step(FRAME).expect("step");
+            }
+        });
+        group.bench_with_input(BenchmarkId::new("256_bodies", threads), &threads, |b, _| {
+            b.iter(|| pool.install(|| world.step(FRAME).expect("step").contacts))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, step_pile);
+criterion_main!(benches);
