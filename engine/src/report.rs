@@ -6,9 +6,12 @@
 
 use core::time::Duration;
 
+use glam::DVec3;
+
 use crate::commands::Spawned;
 use crate::handle::BodyId;
 use crate::step::Stage;
+use crate::store::BodyStore;
 
 /// A body whose state went non-finite (or would have overflowed) during the step. It was put
 /// back where the step began, with zero velocity, and is held still (quarantined) until the user
@@ -125,4 +128,25 @@ impl StepReport {
     pub fn total_time(&self) -> Duration {
         self.stages.iter().map(|s| s.time).sum()
     }
+}
+
+/// Kinetic energy of the dynamic bodies of `bodies`, J, summed in dense order.
+pub(crate) fn kinetic_energy(bodies: &BodyStore) -> f64 {
+    bodies
+        .states()
+        .iter()
+        .zip(bodies.masses())
+        .map(|(s, m)| s.kinetic_energy(m))
+        .sum()
+}
+
+/// Potential energy `-sum m g . x` of the dynamic bodies, J.
+pub(crate) fn potential_energy(bodies: &BodyStore, gravity: DVec3) -> f64 {
+    bodies
+        .states()
+        .iter()
+        .zip(bodies.masses())
+        .filter(|(_, m)| !m.is_infinite())
+        .map(|(s, m)| -m.mass() * gravity.dot(s.position))
+        .sum()
 }

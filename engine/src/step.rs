@@ -19,17 +19,16 @@
 use core::fmt;
 use std::time::Instant;
 
-use shatter_integrators::RigidState;
-
 use crate::contacts::PairContacts;
 use crate::error::EngineError;
 use crate::handle::BodyId;
-use crate::report::{Quarantine, StepReport};
+use crate::quarantine::StartState;
+use crate::report::StepReport;
+use crate::report::{kinetic_energy, potential_energy};
 use crate::settings::check_time_step;
 use crate::stages::integrate::{IntegrateScratch, SplitVelocity};
 use crate::stages::{broad_phase, collide, collision_pass, forces, integrate, sleep, solve};
-use crate::store::BodyMotion;
-use crate::world::{World, kinetic_energy, potential_energy};
+use crate::world::World;
 
 /// The stages of a step, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -118,26 +117,16 @@ impl StageClock {
     }
 }
 
-/// How many times one step wakes islands touched by moving bodies and looks for the woken
-/// bodies' contacts; a chain of sleeping islands longer than this wakes over several steps.
-const WAKE_ROUNDS: usize = 8;
-
-/// A body's state at the start of the step, by slot index (for quarantine).
-#[derive(Clone, Copy, Debug)]
-struct StartState {
-    generation: u32,
-    state: RigidState,
-}
-
 /// Buffers the step reuses from one step to the next.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StepScratch {
-    pairs: Vec<[u32; 2]>,
-    broad: broad_phase::BroadScratch,
-    start: Vec<Option<StartState>>,
-    wake_requests: Vec<u32>,
-    links: Vec<[u32; 2]>,
-    integrate: IntegrateScratch,
+    pub(crate) pairs: Vec<[u32; 2]>,
+    pub(crate) broad: broad_phase::BroadScratch,
+    /// Each body's state at the start of the step, by slot index (for quarantine).
+    pub(crate) start: Vec<Option<StartState>>,
+    pub(crate) wake_requests: Vec<u32>,
+    pub(crate) links: Vec<[u32; 2]>,
+    pub(crate) integrate: IntegrateScratch,
 }
 
 impl World {
@@ -253,143 +242,6 @@ impl World {
         report.kinetic_energy_after = kinetic_energy(&self.bodies);
         report.potential_energy_after = potential_energy(&self.bodies, self.settings.gravity);
         Ok(report)
-    }
-
-    /// Records every body's state by slot, to put a quarantined body back.
-    fn remember_start_states(&mut self) {
-        let start = &mut self.scratch.start;
-        start.clear();
-        for (record, state) in self.bodies.records().iter().zip(self.bodies.states()) {
-            let slot = record.id.index as usize;
-            if start.len() <= slot {
-                start.resize(slot + 1, None);
-            }
-            start[slot] = Some(StartState {
-                generation: record.id.generation,
-                state: *state,
-            });
-        }
-    }
-
-    /// Records the start state of a body that appeared during the step (a spawn).
-    pub(crate) fn remember_spawn(&mut self, id: BodyId) {
-        let Ok(view) = self.bodies.get(id) else { return };
-        let state = *view.state;
-        let slot = id.index as usize;
-        let start = &mut self.scratch.start;
-        if start.len() <= slot {
-            start.resize(slot + 1, None);
-        }
-        start[slot] = Some(StartState {
-            generation: id.generation,
-            state,
-        });
-    }
-
-    /// Quarantines every body whose state is not finite, and the bodies in `failed` (dense
-    /// index, reason): back to its start-of-step pose, zero velocity, held still.
-    fn quarantine_non_finite(&mut self, stage: Stage, failed: &[(usize, String)], report: &mut StepReport) {
-        let mut caught: Vec<(usize, String)> = failed.to_vec();
-        for (dense, state) in self.bodies.states().iter().enumerate() {
-            if !state.is_valid() && !failed.iter().any(|(i, _)| *i == dense) {
-                let detail = match state.validate() {
-                    Err(error) => error.to_string(),
-                    Ok(()) => "state is not finite".to_string(),
-                };
-                caught.push((dense, detail));
-            }
-        }
-        for (dense, detail) in caught {
-            let id = self.bodies.records()[dense].id;
-            let start = self.scratch.start.get(id.index as usize).copied().flatten();
-            let state = &mut self.bodies.states_mut()[dense];
-            if let Some(start) = start.filter(|s| s.generation == id.generation) {
-                *state = start.state;
-            }
-            state.linear_velocity = glam::DVec3::ZERO;
-            state.body_angular_velocity = glam::DVec3::ZERO;
-            if !state.is_valid() {
-                // No finite state to go back to (cannot happen for bodies the world validated).
-                state.position = glam::DVec3::ZERO;
-                state.orientation = glam::DQuat::IDENTITY;
-            }
-            let motion = &mut self.bodies.motion_mut()[dense];
-            motion.flags = BodyMotion::QUARANTINED;
-            motion.resting_time = 0.0;
-            report.quarantined.push(Quarantine { id, stage, detail });
-        }
-    }
-
-    /// Wakes, before anything is computed, the sleeping islands jointed to moving bodies.
-    fn wake_jointed(&mut self) -> usize {
-        let mut tags = Vec::new();
-        for joint in self.joints.joints() {
-            let Ok(a) = self.bodies.dense_index(joint.body_a) else {
-                continue;
-            };
-            let Some(Ok(b)) = joint.body_b.map(|b| self.bodies.dense_index(b)) else {
-                continue;
-            };
-            tags.extend(sleep::wake_request(&self.bodies, a, b));
-        }
-        tags.sort_unstable();
-        tags.dedup();
-        tags.into_iter()
-            .map(|tag| sleep::wake_island(&mut self.bodies, tag))
-            .sum()
-    }
-
-    /// Wakes the sleeping islands that `contacts` show touched by moving bodies, and adds the
-    /// pairs and contacts the woken bodies bring (with each other and with static bodies), so
-    /// they take part in this step with all their contacts. Repeats while waking spreads, up to
-    /// [`WAKE_ROUNDS`] times; islands still touched after that wake at the end of the step.
-    fn wake_touched(
-        &mut self,
-        pairs: &mut Vec<[u32; 2]>,
-        contacts: &mut Vec<PairContacts>,
-        dt: f64,
-    ) -> Result<usize, EngineError> {
-        let mut woken = 0;
-        for round in 0..=WAKE_ROUNDS {
-            let mut tags: Vec<u32> = contacts
-                .iter()
-                .filter_map(|pair| sleep::wake_request(&self.bodies, pair.dense[0] as usize, pair.dense[1] as usize))
-                .collect();
-            tags.sort_unstable();
-            tags.dedup();
-            if tags.is_empty() {
-                break;
-            }
-            if round == WAKE_ROUNDS {
-                self.scratch.wake_requests.extend(tags);
-                break;
-            }
-            for tag in tags {
-                woken += sleep::wake_island(&mut self.bodies, tag);
-            }
-            let records = self.bodies.records();
-            let key = |pair: &[u32; 2]| (records[pair[0] as usize].id, records[pair[1] as usize].id);
-            let mut fresh = Vec::new();
-            broad_phase::find_pairs(
-                &self.bodies,
-                &mut self.broad_phase,
-                dt,
-                self.settings.contact_margin,
-                &mut fresh,
-                &mut self.scratch.broad,
-            )?;
-            // Bodies that overflow were caught by the first search of the step and have no box.
-            debug_assert!(fresh.iter().all(|[a, b]| {
-                self.bodies.states()[*a as usize].is_valid() && self.bodies.states()[*b as usize].is_valid()
-            }));
-            fresh.retain(|pair| pairs.binary_search_by_key(&key(pair), key).is_err());
-            let extra = collide::narrow_phase(&self.bodies, &fresh, dt, self.settings.contact_margin)?;
-            pairs.extend(fresh);
-            pairs.sort_unstable_by_key(key);
-            contacts.extend(extra);
-            contacts.sort_by_key(|pair| (pair.body_a, pair.body_b));
-        }
-        Ok(woken)
     }
 
     /// The step's contact and joint links as dense indices of live bodies (after the command

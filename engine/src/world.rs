@@ -21,6 +21,7 @@ use crate::error::{EngineError, check_finite3};
 use crate::fracture::FractureModel;
 use crate::handle::BodyId;
 use crate::joints::JointStore;
+use crate::report::{kinetic_energy, potential_energy};
 use crate::settings::WorldSettings;
 use crate::stages::broad_phase::world_box;
 use crate::stages::sleep::wake_island;
@@ -387,25 +388,4 @@ impl World {
         motion.flags = BodyMotion::AWAKE;
         motion.resting_time = 0.0;
     }
-}
-
-/// Kinetic energy of the dynamic bodies of `bodies`, J, summed in dense order.
-pub(crate) fn kinetic_energy(bodies: &BodyStore) -> f64 {
-    bodies
-        .states()
-        .iter()
-        .zip(bodies.masses())
-        .map(|(s, m)| s.kinetic_energy(m))
-        .sum()
-}
-
-/// Potential energy `-sum m g . x` of the dynamic bodies, J.
-pub(crate) fn potential_energy(bodies: &BodyStore, gravity: DVec3) -> f64 {
-    bodies
-        .states()
-        .iter()
-        .zip(bodies.masses())
-        .filter(|(_, m)| !m.is_infinite())
-        .map(|(s, m)| -m.mass() * gravity.dot(s.position))
-        .sum()
 }

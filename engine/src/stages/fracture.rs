@@ -13,8 +13,9 @@ use crate::commands::{Command, Spawned};
 use crate::contacts::PairContacts;
 use crate::fracture::{Action, FractureContext, FractureModel};
 use crate::joints::SolvedJoint;
+use crate::report::kinetic_energy;
 use crate::report::{FractureFailure, StepReport};
-use crate::world::{World, kinetic_energy};
+use crate::world::World;
 
 impl World {
     /// Runs the fracture models and applies their commands; returns how many hooks ran.

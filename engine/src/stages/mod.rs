@@ -10,3 +10,4 @@ pub(crate) mod integrate;
 pub(crate) mod sleep;
 pub(crate) mod solve;
 pub(crate) mod solve_islands;
+pub(crate) mod wake;

@@ -1,0 +1,86 @@
+//! Waking during the step (see the sleep stage for the rules): islands jointed to moving bodies
+//! wake before the broad phase; islands touched by moving bodies wake in the collide stage, which
+//! then finds the pairs and contacts the woken bodies bring, so they take part in the step fully.
+
+use crate::contacts::PairContacts;
+use crate::error::EngineError;
+use crate::stages::{broad_phase, collide, sleep};
+use crate::world::World;
+
+/// How many times one step wakes islands touched by moving bodies and looks for the woken
+/// bodies' contacts; a chain of sleeping islands longer than this wakes over several steps.
+const WAKE_ROUNDS: usize = 8;
+
+impl World {
+    /// Wakes, before anything is computed, the sleeping islands jointed to moving bodies.
+    pub(crate) fn wake_jointed(&mut self) -> usize {
+        let mut tags = Vec::new();
+        for joint in self.joints.joints() {
+            let Ok(a) = self.bodies.dense_index(joint.body_a) else {
+                continue;
+            };
+            let Some(Ok(b)) = joint.body_b.map(|b| self.bodies.dense_index(b)) else {
+                continue;
+            };
+            tags.extend(sleep::wake_request(&self.bodies, a, b));
+        }
+        tags.sort_unstable();
+        tags.dedup();
+        tags.into_iter()
+            .map(|tag| sleep::wake_island(&mut self.bodies, tag))
+            .sum()
+    }
+
+    /// Wakes the sleeping islands that `contacts` show touched by moving bodies, and adds the
+    /// pairs and contacts the woken bodies bring (with each other and with static bodies), so
+    /// they take part in this step with all their contacts. Repeats while waking spreads, up to
+    /// [`WAKE_ROUNDS`] times; islands still touched after that wake at the end of the step.
+    pub(crate) fn wake_touched(
+        &mut self,
+        pairs: &mut Vec<[u32; 2]>,
+        contacts: &mut Vec<PairContacts>,
+        dt: f64,
+    ) -> Result<usize, EngineError> {
+        let mut woken = 0;
+        for round in 0..=WAKE_ROUNDS {
+            let mut tags: Vec<u32> = contacts
+                .iter()
+                .filter_map(|pair| sleep::wake_request(&self.bodies, pair.dense[0] as usize, pair.dense[1] as usize))
+                .collect();
+            tags.sort_unstable();
+            tags.dedup();
+            if tags.is_empty() {
+                break;
+            }
+            if round == WAKE_ROUNDS {
+                self.scratch.wake_requests.extend(tags);
+                break;
+            }
+            for tag in tags {
+                woken += sleep::wake_island(&mut self.bodies, tag);
+            }
+            let records = self.bodies.records();
+            let key = |pair: &[u32; 2]| (records[pair[0] as usize].id, records[pair[1] as usize].id);
+            let mut fresh = Vec::new();
+            broad_phase::find_pairs(
+                &self.bodies,
+                &mut self.broad_phase,
+                dt,
+                self.settings.contact_margin,
+                &mut fresh,
+                &mut self.scratch.broad,
+            )?;
+            // Bodies that overflow were caught by the first search of the step and have no box.
+            debug_assert!(fresh.iter().all(|[a, b]| {
+                self.bodies.states()[*a as usize].is_valid() && self.bodies.states()[*b as usize].is_valid()
+            }));
+            fresh.retain(|pair| pairs.binary_search_by_key(&key(pair), key).is_err());
+            let extra = collide::narrow_phase(&self.bodies, &fresh, dt, self.settings.contact_margin)?;
+            pairs.extend(fresh);
+            pairs.sort_unstable_by_key(key);
+            contacts.extend(extra);
+            contacts.sort_by_key(|pair| (pair.body_a, pair.body_b));
+        }
+        Ok(woken)
+    }
+}
