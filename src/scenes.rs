@@ -73,3 +73,10 @@ pub fn reference_spinning_box() -> (RigidState, MassProperties) {
         MassProperties::solid_cuboid(mass, half_extents).expect("positive extents and mass"),
     )
 }
+
+mod stability;
+
+pub use stability::{
+    CHAIN_LINK_HALF_HEIGHT, CHAIN_LINK_PITCH, CHAIN_LINK_RADIUS, Chain, FRAME_30HZ, Incline, ball_collider,
+    bouncing_ball, box_collider, ground, hanging_chain, incline, random_drop,
+};

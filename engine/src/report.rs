@@ -43,6 +43,12 @@ pub struct StageReport {
     /// How many items the stage handled: pairs (broad phase), contacts (collide), bodies
     /// (forces, integrate), rows (solve), hooks (fracture), bodies put to sleep (sleep).
     pub count: usize,
+    /// Kinetic energy of the dynamic bodies when the stage began, J, at the non-split state (the
+    /// split pseudo-velocities never enter it). Lets a test check that a stage which may only
+    /// remove energy (collide, solve_constraints without joints) never adds any.
+    pub kinetic_energy_before: f64,
+    /// Kinetic energy of the dynamic bodies when the stage ended, J, at the non-split state.
+    pub kinetic_energy_after: f64,
 }
 
 /// What one [`crate::World::step`] did.

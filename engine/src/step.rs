@@ -28,6 +28,7 @@ use crate::report::{kinetic_energy, potential_energy};
 use crate::settings::check_time_step;
 use crate::stages::integrate::{IntegrateScratch, SplitVelocity};
 use crate::stages::{broad_phase, collide, collision_pass, forces, integrate, sleep, solve};
+use crate::store::BodyStore;
 use crate::world::World;
 
 /// The stages of a step, in the order they run.
@@ -103,16 +104,21 @@ impl StageClock {
         }
     }
 
-    fn begin(&mut self, stage: Stage) {
+    /// Starts `stage`, recording the kinetic energy it begins from.
+    fn begin(&mut self, stage: Stage, bodies: &BodyStore, report: &mut StepReport) {
         assert_eq!(stage.index(), self.next, "stage {stage} runs out of order");
+        report.stages[stage.index()].kinetic_energy_before = kinetic_energy(bodies);
         self.started = Instant::now();
     }
 
-    fn end(&mut self, stage: Stage, count: usize, report: &mut StepReport) {
+    /// Ends `stage`: its time (the energy sums excluded), item count and final kinetic energy.
+    fn end(&mut self, stage: Stage, count: usize, bodies: &BodyStore, report: &mut StepReport) {
         assert_eq!(stage.index(), self.next, "stage {stage} ends out of order");
+        let time = self.started.elapsed();
         let figures = &mut report.stages[stage.index()];
-        figures.time = self.started.elapsed();
+        figures.time = time;
         figures.count = count;
+        figures.kinetic_energy_after = kinetic_energy(bodies);
         self.next += 1;
     }
 }
@@ -145,7 +151,7 @@ impl World {
         self.remember_start_states();
         let mut clock = StageClock::new();
 
-        clock.begin(Stage::BroadPhase);
+        clock.begin(Stage::BroadPhase, &self.bodies, &mut report);
         report.woken += self.wake_jointed();
         let mut pairs = std::mem::take(&mut self.scratch.pairs);
         let found = broad_phase::find_pairs(
@@ -165,9 +171,9 @@ impl World {
         };
         self.quarantine_non_finite(Stage::BroadPhase, &overflowed, &mut report);
         report.pairs = pairs.len();
-        clock.end(Stage::BroadPhase, pairs.len(), &mut report);
+        clock.end(Stage::BroadPhase, pairs.len(), &self.bodies, &mut report);
 
-        clock.begin(Stage::Collide);
+        clock.begin(Stage::Collide, &self.bodies, &mut report);
         // The narrow phase fails only on a non-finite pose or margin, which validation and
         // quarantine rule out: a failure here is a bug, reported rather than hidden.
         let narrow =
@@ -184,14 +190,14 @@ impl World {
         report.clamped_collisions = collisions.clamped;
         report.energy_removed_by_clamping += collisions.energy_removed;
         self.quarantine_non_finite(Stage::Collide, &[], &mut report);
-        clock.end(Stage::Collide, report.contacts, &mut report);
+        clock.end(Stage::Collide, report.contacts, &self.bodies, &mut report);
 
-        clock.begin(Stage::ApplyForces);
+        clock.begin(Stage::ApplyForces, &self.bodies, &mut report);
         let pushed = forces::run(&mut self.bodies, self.settings.gravity, dt);
         self.quarantine_non_finite(Stage::ApplyForces, &[], &mut report);
-        clock.end(Stage::ApplyForces, pushed, &mut report);
+        clock.end(Stage::ApplyForces, pushed, &self.bodies, &mut report);
 
-        clock.begin(Stage::SolveConstraints);
+        clock.begin(Stage::SolveConstraints, &self.bodies, &mut report);
         let solved = solve::run(self, &mut contacts, dt);
         report.solver_rows = solved.rows;
         report.solver_islands = solved.islands;
@@ -199,14 +205,14 @@ impl World {
         report.clamped_solver_increments = solved.clamped;
         report.solver_failures = solved.failures.clone();
         self.quarantine_non_finite(Stage::SolveConstraints, &[], &mut report);
-        clock.end(Stage::SolveConstraints, solved.rows, &mut report);
+        clock.end(Stage::SolveConstraints, solved.rows, &self.bodies, &mut report);
 
-        clock.begin(Stage::Fracture);
+        clock.begin(Stage::Fracture, &self.bodies, &mut report);
         let hooks = self.fracture_stage(&contacts, &solved.joints, dt, &mut report);
         self.quarantine_non_finite(Stage::Fracture, &[], &mut report);
-        clock.end(Stage::Fracture, hooks, &mut report);
+        clock.end(Stage::Fracture, hooks, &self.bodies, &mut report);
 
-        clock.begin(Stage::Integrate);
+        clock.begin(Stage::Integrate, &self.bodies, &mut report);
         let split = self.split_displacements(&solved.split);
         let moved = integrate::run(
             &mut self.bodies,
@@ -216,9 +222,9 @@ impl World {
             &mut self.scratch.integrate,
         );
         self.quarantine_non_finite(Stage::Integrate, &moved.failed, &mut report);
-        clock.end(Stage::Integrate, moved.moved, &mut report);
+        clock.end(Stage::Integrate, moved.moved, &self.bodies, &mut report);
 
-        clock.begin(Stage::Sleep);
+        clock.begin(Stage::Sleep, &self.bodies, &mut report);
         self.collect_links(&contacts);
         let rested = sleep::run(
             &mut self.bodies,
@@ -229,7 +235,7 @@ impl World {
         );
         report.fell_asleep = rested.fell_asleep;
         report.woken += rested.woken;
-        clock.end(Stage::Sleep, rested.fell_asleep, &mut report);
+        clock.end(Stage::Sleep, rested.fell_asleep, &self.bodies, &mut report);
 
         contacts.retain(|pair| self.bodies.contains(pair.body_a) && self.bodies.contains(pair.body_b));
         self.contact_cache.rebuild(&contacts);

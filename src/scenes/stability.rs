@@ -1,0 +1,203 @@
+//! Frame-rate stability scenes (Su, Schroeder and Fedkiw 2009, "Energy stability and fracture for
+//! frame rate rigid body simulations", section 2 and figure 3): a box on an incline, a bouncing
+//! ball, a hanging chain, random drops, a box pyramid and a lattice of falling boxes.
+//!
+//! Each function builds a fresh [`World`] with the default settings (what a game would use) and
+//! returns it with the handles a check needs; the lists of [`BodyDesc`] behind the big scenes are
+//! public too, so a bench or a comparison with another engine can build the same bodies. Units
+//! are SI, Y up, the ground is the plane y = 0 unless a scene says otherwise.
+
+use glam::{DQuat, DVec3};
+
+use crate::collision::{Capsule, Collider, Cuboid, HalfSpace, Shape, Sphere};
+use crate::engine::{BodyDesc, BodyId, JointDesc, JointId, JointKind, Material, World, WorldSettings};
+use crate::integrators::SplitMix64;
+
+/// The frame-rate time step the scenes are meant for, s (one step per frame at 30 Hz).
+pub const FRAME_30HZ: f64 = 1.0 / 30.0;
+
+/// A ball of `radius` m with surface particles a third of the radius apart.
+pub fn ball_collider(radius: f64) -> Collider {
+    Collider::from_shape(
+        Shape::Sphere(Sphere::try_new(radius).expect("positive radius")),
+        radius / 3.0,
+    )
+    .expect("a valid sphere")
+}
+
+/// A box of `half_extents` m with surface particles half its smallest half extent apart.
+pub fn box_collider(half_extents: DVec3) -> Collider {
+    Collider::from_shape(
+        Shape::Cuboid(Cuboid::try_new(half_extents).expect("positive half extents")),
+        half_extents.min_element() / 2.0,
+    )
+    .expect("a valid cuboid")
+}
+
+/// The static ground: the half-space below the plane y = `height` m, with `material`.
+pub fn ground(height: f64, material: Material) -> BodyDesc {
+    let plane = HalfSpace::ground(height).expect("a finite height");
+    BodyDesc::fixed(Collider::from_shape(Shape::HalfSpace(plane), 1.0).expect("a valid half-space"))
+        .with_material(material)
+}
+
+/// A box on an incline (Su 2009 figure 3).
+#[derive(Debug)]
+pub struct Incline {
+    /// The world: a static tilted half-space through the origin and the box lying flat on it.
+    pub world: World,
+    /// The box: half extents (0.3, 0.1, 0.2) m, water density, at rest, touching the slope.
+    pub block: BodyId,
+    /// Unit vector pointing down the slope, world frame.
+    pub down_slope: DVec3,
+}
+
+/// A box resting on a slope of `angle` rad (rising towards -x) with Coulomb friction `friction` on
+/// both surfaces and no restitution. It slides at `g (sin a - mu cos a)` when `mu < tan a` and stays
+/// put otherwise.
+pub fn incline(angle: f64, friction: f64) -> Incline {
+    let mut world = World::new();
+    let normal = DVec3::new(angle.sin(), angle.cos(), 0.0);
+    let material = Material {
+        friction,
+        restitution: 0.0,
+    };
+    let slope = HalfSpace::try_new(normal, 0.0).expect("a unit normal");
+    let plane = Collider::from_shape(Shape::HalfSpace(slope), 1.0).expect("a valid half-space");
+    world
+        .add_body(BodyDesc::fixed(plane).with_material(material))
+        .expect("a valid slope");
+    let half_extents = DVec3::new(0.3, 0.1, 0.2);
+    let block = world
+        .add_body(
+            BodyDesc::dynamic(box_collider(half_extents))
+                .with_position(normal * half_extents.y)
+                .with_orientation(DQuat::from_rotation_z(-angle))
+                .with_material(material),
+        )
+        .expect("a valid box");
+    Incline {
+        world,
+        block,
+        down_slope: DVec3::new(angle.cos(), -angle.sin(), 0.0),
+    }
+}
+
+/// A ball of radius 0.1 m dropped from rest with its lowest point `height` m above the ground, both
+/// surfaces with restitution `restitution` and friction 0.5. Returns the world and the ball.
+pub fn bouncing_ball(height: f64, restitution: f64) -> (World, BodyId) {
+    let mut world = World::new();
+    let material = Material {
+        friction: 0.5,
+        restitution,
+    };
+    world.add_body(ground(0.0, material)).expect("a valid ground");
+    let radius = 0.1;
+    let ball = world
+        .add_body(
+            BodyDesc::dynamic(ball_collider(radius))
+                .with_position(DVec3::Y * (height + radius))
+                .with_material(material),
+        )
+        .expect("a valid ball");
+    (world, ball)
+}
+
+/// Radius of a chain link's capsule, m.
+pub const CHAIN_LINK_RADIUS: f64 = 0.04;
+/// Half the length of a chain link's capsule segment, m.
+pub const CHAIN_LINK_HALF_HEIGHT: f64 = 0.1;
+/// Distance between the centres of neighbouring links, m: the capsules (0.28 m long) leave a
+/// 2 cm gap, so jointed neighbours never touch and only the joints act between them.
+pub const CHAIN_LINK_PITCH: f64 = 0.3;
+
+/// A hanging chain.
+#[derive(Debug)]
+pub struct Chain {
+    /// The world, sleeping disabled so the chain is simulated for as long as a check runs.
+    pub world: World,
+    /// The links, top first.
+    pub links: Vec<BodyId>,
+    /// The ball joints: the first holds the top link to the world, joint `i` joins link `i - 1`
+    /// to link `i` (body A is the lower link).
+    pub joints: Vec<JointId>,
+}
+
+/// `links` vertical capsules (axis along y) hanging from a ball joint to the world at
+/// (0, `links` x pitch, 0), each joined to the next by a ball joint midway between them. The chain
+/// starts a little off the vertical (each link displaced by 1 cm per link along x, the joints
+/// placed on the resulting line) so it swings and has to settle.
+pub fn hanging_chain(links: usize) -> Chain {
+    let mut settings = WorldSettings::default();
+    settings.sleep.enabled = false;
+    let mut world = World::try_with_settings(settings).expect("the default settings are valid");
+    let top = DVec3::Y * (links as f64 * CHAIN_LINK_PITCH + 0.5);
+    let lean = DVec3::new(0.01, 0.0, 0.0);
+    // Joint i sits at the top of link i; link i's centre half a pitch below it.
+    let joint_point = |i: usize| top + (DVec3::NEG_Y * CHAIN_LINK_PITCH + lean) * i as f64;
+    let capsule = Capsule::try_new(CHAIN_LINK_HALF_HEIGHT, CHAIN_LINK_RADIUS).expect("positive sizes");
+    let collider = Collider::from_shape(Shape::Capsule(capsule), CHAIN_LINK_RADIUS / 2.0).expect("a valid capsule");
+    let mut ids: Vec<BodyId> = Vec::with_capacity(links);
+    let mut joints = Vec::with_capacity(links);
+    for i in 0..links {
+        let (upper, lower) = (joint_point(i), joint_point(i + 1));
+        let axis = (upper - lower).normalize();
+        let id = world
+            .add_body(
+                BodyDesc::dynamic(collider.clone())
+                    .with_position((upper + lower) / 2.0)
+                    .with_orientation(DQuat::from_rotation_arc(DVec3::Y, axis)),
+            )
+            .expect("a valid link");
+        let parent = ids.last().copied();
+        joints.push(
+            world
+                .add_joint(JointDesc::new(JointKind::Ball, id, parent, upper))
+                .expect("a valid joint"),
+        );
+        ids.push(id);
+    }
+    Chain {
+        world,
+        links: ids,
+        joints,
+    }
+}
+
+/// `count` boxes and balls (every third a ball) of random sizes (0.1 to 0.4 m), orientations,
+/// friction and restitution (each uniform in [0, 1]), placed 1 m apart in a column from 0.6 m up,
+/// with a little random sideways offset and spin, above a ground whose material is random too.
+/// The same `seed` gives the same scene.
+pub fn random_drop(seed: u64, count: usize) -> (World, Vec<BodyId>) {
+    let mut rng = SplitMix64::new(seed);
+    let mut world = World::new();
+    let ground_material = Material {
+        friction: rng.next_f64(),
+        restitution: rng.next_f64(),
+    };
+    world.add_body(ground(0.0, ground_material)).expect("a valid ground");
+    let ids = (0..count)
+        .map(|i| {
+            let material = Material {
+                friction: rng.next_f64(),
+                restitution: rng.next_f64(),
+            };
+            let position = DVec3::new(rng.range(-0.2, 0.2), 0.6 + i as f64, rng.range(-0.2, 0.2));
+            let desc = if i % 3 == 2 {
+                BodyDesc::dynamic(ball_collider(rng.range(0.1, 0.4)))
+            } else {
+                let half_extents = DVec3::new(rng.range(0.1, 0.4), rng.range(0.1, 0.4), rng.range(0.1, 0.4));
+                BodyDesc::dynamic(box_collider(half_extents))
+            };
+            world
+                .add_body(
+                    desc.with_position(position)
+                        .with_orientation(rng.rotation())
+                        .with_velocity(DVec3::ZERO, rng.unit_vector() * rng.range(0.0, 3.0))
+                        .with_material(material),
+                )
+                .expect("a valid body")
+        })
+        .collect();
+    (world, ids)
+}

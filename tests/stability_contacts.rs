@@ -1,0 +1,73 @@
+//! Frame-rate stability, single contacts: a box on an incline (Su 2009 figure 3) and a bouncing
+//! ball with restitution.
+
+use shatter::scenes::{FRAME_30HZ, bouncing_ball, incline};
+
+/// Standard gravity of the default settings, m/s^2.
+const G: f64 = 9.81;
+
+/// The box's position along the slope after `steps` frames at 30 Hz (m, from where it started),
+/// with its speed along the slope (m/s).
+fn slide(angle: f64, mu: f64, steps: usize) -> (f64, f64) {
+    let mut scene = incline(angle, mu);
+    let start = scene.world.pose(scene.block).unwrap().position;
+    for _ in 0..steps {
+        scene.world.step(FRAME_30HZ).unwrap();
+    }
+    let end = scene.world.pose(scene.block).unwrap().position;
+    let v = scene.world.linear_velocity(scene.block).unwrap();
+    ((end - start).dot(scene.down_slope), v.dot(scene.down_slope))
+}
+
+#[test]
+fn stability_incline_box_slides_at_the_coulomb_rate_with_mu_0_3() {
+    let angle = 30f64.to_radians();
+    let mu = 0.3;
+    let steps = 60;
+    let t = steps as f64 * FRAME_30HZ;
+    let a = G * (angle.sin() - mu * angle.cos());
+    let (distance, speed) = slide(angle, mu, steps);
+    // Acceleration from the speed, and from the distance (symplectic Euler at constant a travels
+    // a h^2 n (n + 1) / 2 in n steps).
+    let from_speed = speed / t;
+    let from_distance = 2.0 * distance / (FRAME_30HZ * FRAME_30HZ * (steps * (steps + 1)) as f64);
+    for measured in [from_speed, from_distance] {
+        assert!(
+            (measured - a).abs() < 0.05 * a,
+            "slid at {measured} m/s^2, expected g (sin a - mu cos a) = {a}"
+        );
+    }
+}
+
+#[test]
+fn stability_incline_box_stays_put_with_mu_0_7() {
+    // tan 30 degrees = 0.577 < 0.7: static friction holds the box. Two seconds of frames may move
+    // it by at most a millimetre (a box that slid at even 1 percent of the frictionless rate would
+    // travel 10 cm).
+    let (distance, speed) = slide(30f64.to_radians(), 0.7, 60);
+    assert!(distance.abs() < 1e-3, "crept {distance} m down the slope");
+    assert!(speed.abs() < 1e-3, "moving at {speed} m/s");
+}
+
+#[test]
+fn stability_bounce_ball_with_restitution_half_rebounds_to_a_quarter_of_its_drop() {
+    // Dropped from h = 1 m with e = 0.5 it leaves the ground at e sqrt(2 g h) and climbs to
+    // e^2 h = 0.25 m.
+    let dt = 1.0 / 240.0;
+    let (mut world, ball) = bouncing_ball(1.0, 0.5);
+    let radius = 0.1;
+    let mut bounced = false;
+    let mut peak = 0.0_f64;
+    for _ in 0..(1.5 / dt) as usize {
+        let report = world.step(dt).unwrap();
+        bounced |= report.collision_impulses > 0;
+        if bounced {
+            peak = peak.max(world.pose(ball).unwrap().position.y - radius);
+        }
+    }
+    assert!(bounced, "the ball never hit the ground");
+    assert!(
+        (peak - 0.25).abs() < 0.03 * 0.25,
+        "rebounded to {peak} m, expected 0.25 m"
+    );
+}
