@@ -77,6 +77,7 @@ pub fn reference_spinning_box() -> (RigidState, MassProperties) {
 mod stability;
 
 pub use stability::{
-    CHAIN_LINK_HALF_HEIGHT, CHAIN_LINK_PITCH, CHAIN_LINK_RADIUS, Chain, FRAME_30HZ, Incline, ball_collider,
-    bouncing_ball, box_collider, ground, hanging_chain, incline, random_drop,
+    CHAIN_LINK_HALF_HEIGHT, CHAIN_LINK_PITCH, CHAIN_LINK_RADIUS, Chain, FRAME_30HZ, Incline, LATTICE_BOX_SIZE,
+    ball_collider, bouncing_ball, box_collider, box_lattice, ground, hanging_chain, incline, random_drop,
+    world_with_ground,
 };

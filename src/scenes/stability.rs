@@ -124,17 +124,15 @@ pub struct Chain {
 }
 
 /// `links` vertical capsules (axis along y) hanging from a ball joint to the world at
-/// (0, `links` x pitch, 0), each joined to the next by a ball joint midway between them. The chain
-/// starts a little off the vertical (each link displaced by 1 cm per link along x, the joints
-/// placed on the resulting line) so it swings and has to settle.
+/// (0, `links` x pitch + 0.5, 0), each joined to the next by a ball joint midway between them,
+/// hanging straight down at rest: the state it must keep.
 pub fn hanging_chain(links: usize) -> Chain {
     let mut settings = WorldSettings::default();
     settings.sleep.enabled = false;
     let mut world = World::try_with_settings(settings).expect("the default settings are valid");
     let top = DVec3::Y * (links as f64 * CHAIN_LINK_PITCH + 0.5);
-    let lean = DVec3::new(0.01, 0.0, 0.0);
     // Joint i sits at the top of link i; link i's centre half a pitch below it.
-    let joint_point = |i: usize| top + (DVec3::NEG_Y * CHAIN_LINK_PITCH + lean) * i as f64;
+    let joint_point = |i: usize| top + DVec3::NEG_Y * CHAIN_LINK_PITCH * i as f64;
     let capsule = Capsule::try_new(CHAIN_LINK_HALF_HEIGHT, CHAIN_LINK_RADIUS).expect("positive sizes");
     let collider = Collider::from_shape(Shape::Capsule(capsule), CHAIN_LINK_RADIUS / 2.0).expect("a valid capsule");
     let mut ids: Vec<BodyId> = Vec::with_capacity(links);
@@ -165,8 +163,10 @@ pub fn hanging_chain(links: usize) -> Chain {
 }
 
 /// `count` boxes and balls (every third a ball) of random sizes (0.1 to 0.4 m), orientations,
-/// friction and restitution (each uniform in [0, 1]), placed 1 m apart in a column from 0.6 m up,
-/// with a little random sideways offset and spin, above a ground whose material is random too.
+/// friction and restitution (each uniform in [0, 1]), placed 1.5 m apart in a column from 0.8 m up
+/// (a body reaches at most `sqrt(3) 0.4 = 0.69` m from its centre, so none starts touching another
+/// or the ground), with a little random sideways offset and spin, above a ground whose material is
+/// random too.
 /// The same `seed` gives the same scene.
 pub fn random_drop(seed: u64, count: usize) -> (World, Vec<BodyId>) {
     let mut rng = SplitMix64::new(seed);
@@ -182,7 +182,7 @@ pub fn random_drop(seed: u64, count: usize) -> (World, Vec<BodyId>) {
                 friction: rng.next_f64(),
                 restitution: rng.next_f64(),
             };
-            let position = DVec3::new(rng.range(-0.2, 0.2), 0.6 + i as f64, rng.range(-0.2, 0.2));
+            let position = DVec3::new(rng.range(-0.2, 0.2), 0.8 + 1.5 * i as f64, rng.range(-0.2, 0.2));
             let desc = if i % 3 == 2 {
                 BodyDesc::dynamic(ball_collider(rng.range(0.1, 0.4)))
             } else {
@@ -198,6 +198,52 @@ pub fn random_drop(seed: u64, count: usize) -> (World, Vec<BodyId>) {
                 )
                 .expect("a valid body")
         })
+        .collect();
+    (world, ids)
+}
+
+/// Edge of a lattice box, m.
+pub const LATTICE_BOX_SIZE: f64 = 1.0;
+
+/// `side^3` unit boxes (water density, friction 0.5, no restitution) on a lattice of pitch
+/// `pitch` m, the lowest layer's centres at `pitch` m above the ground, centred over the origin.
+/// With `seed` the boxes get random orientations (uniform rotations; with a pitch below
+/// `sqrt(3)` m they may start interpenetrating), without it they are axis-aligned.
+pub fn box_lattice(side: usize, pitch: f64, seed: Option<u64>) -> Vec<BodyDesc> {
+    let mut rng = seed.map(SplitMix64::new);
+    let offset = (side as f64 - 1.0) * pitch / 2.0;
+    let half_extents = DVec3::splat(LATTICE_BOX_SIZE / 2.0);
+    let collider = box_collider(half_extents);
+    let mut descs = Vec::with_capacity(side * side * side);
+    for layer in 0..side {
+        for row in 0..side {
+            for column in 0..side {
+                let position = DVec3::new(
+                    column as f64 * pitch - offset,
+                    pitch * (layer as f64 + 1.0),
+                    row as f64 * pitch - offset,
+                );
+                let orientation = rng.as_mut().map_or(DQuat::IDENTITY, SplitMix64::rotation);
+                descs.push(
+                    BodyDesc::dynamic(collider.clone())
+                        .with_position(position)
+                        .with_orientation(orientation),
+                );
+            }
+        }
+    }
+    descs
+}
+
+/// A world with the ground (friction 0.5) and the bodies of `descs`; returns it with their handles.
+pub fn world_with_ground(descs: Vec<BodyDesc>) -> (World, Vec<BodyId>) {
+    let mut world = World::new();
+    world
+        .add_body(ground(0.0, Material::default()))
+        .expect("a valid ground");
+    let ids = descs
+        .into_iter()
+        .map(|desc| world.add_body(desc).expect("a valid body"))
         .collect();
     (world, ids)
 }
