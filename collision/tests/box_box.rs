@@ -16,7 +16,10 @@ fn coarse_cuboid(half: DVec3) -> Collider {
 }
 
 fn corners(half: DVec3, pose: &Pose) -> [DVec3; 8] {
-    Cuboid::try_new(half).unwrap().corners().map(|c| pose.transform_point(c))
+    Cuboid::try_new(half)
+        .unwrap()
+        .corners()
+        .map(|c| pose.transform_point(c))
 }
 
 fn axes(pose: &Pose) -> [DVec3; 3] {
@@ -50,12 +53,17 @@ fn sat_min(half_a: DVec3, pose_a: &Pose, half_b: DVec3, pose_b: &Pose) -> f64 {
             }
         }
     }
-    candidates.iter().map(|l| overlap(&ca, &cb, *l)).fold(f64::INFINITY, f64::min)
+    candidates
+        .iter()
+        .map(|l| overlap(&ca, &cb, *l))
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Signed distance of a world point to a posed box.
 fn distance(half: DVec3, pose: &Pose, point: DVec3) -> f64 {
-    Cuboid::try_new(half).unwrap().distance(pose.inverse_transform_point(point))
+    Cuboid::try_new(half)
+        .unwrap()
+        .distance(pose.inverse_transform_point(point))
 }
 
 fn ids(manifold: &ContactManifold) -> Vec<FeatureId> {
@@ -83,7 +91,10 @@ fn assert_footprint(manifold: &ContactManifold, expected: &[(f64, f64)]) {
     let got = footprint(manifold);
     assert_eq!(got.len(), expected.len(), "{manifold:?}");
     for (g, e) in got.iter().zip(&expected) {
-        assert!((g.0 - e.0).abs() < 1e-12 && (g.1 - e.1).abs() < 1e-12, "{got:?} vs {expected:?}");
+        assert!(
+            (g.0 - e.0).abs() < 1e-12 && (g.1 - e.1).abs() < 1e-12,
+            "{got:?} vs {expected:?}"
+        );
     }
 }
 
@@ -109,7 +120,10 @@ fn narrow_phase_box_box_equal_cubes_stacked_flush_touch_at_the_top_cubes_corners
     // A 0.1 mm drift sideways keeps the contacts' identities (for warm starting).
     for drift in [DVec3::X, DVec3::Z, -DVec3::X, DVec3::new(1.0, 0.0, -1.0).normalize()] {
         let drifted = Pose::from_position(top.position + drift * 1e-4);
-        assert_eq!(ids(&collide(&cube, &drifted, &cube, &bottom, 0.0).unwrap()), ids(&manifold));
+        assert_eq!(
+            ids(&collide(&cube, &drifted, &cube, &bottom, 0.0).unwrap()),
+            ids(&manifold)
+        );
     }
 }
 
@@ -188,7 +202,10 @@ fn narrow_phase_box_box_brick_bond_bears_on_half_of_each_box_below() {
         assert_footprint(&manifold, &[(0.0, -0.5), (0.0, 0.5), (x_far, -0.5), (x_far, 0.5)]);
         for drift in [DVec3::X, DVec3::Z, -DVec3::Z] {
             let drifted = Pose::from_position(top.position + drift * 1e-4);
-            assert_eq!(ids(&collide(&cube, &drifted, &cube, &below, 0.0).unwrap()), ids(&manifold));
+            assert_eq!(
+                ids(&collide(&cube, &drifted, &cube, &below, 0.0).unwrap()),
+                ids(&manifold)
+            );
         }
     }
 }
@@ -223,7 +240,10 @@ fn narrow_phase_box_box_crossed_ridges_meet_edge_to_edge_as_a_brute_force_search
         let manifold = collide(&cube, &pose_a, &cube, &pose_b, 0.0).unwrap();
         assert_eq!(manifold.len(), 1, "{manifold:?}");
         let c = manifold.contacts[0];
-        assert!((c.depth + gap).abs() < 1e-12 && (c.normal - turn * DVec3::Y).length() < 1e-12, "{c:?}");
+        assert!(
+            (c.depth + gap).abs() < 1e-12 && (c.normal - turn * DVec3::Y).length() < 1e-12,
+            "{c:?}"
+        );
         // Midway between the ridges where they cross: A's edge point is on A's surface at depth
         // inside B, and the other way round.
         let expected = turn * DVec3::new(dx, apex + 0.5 * gap, 0.0);
@@ -232,7 +252,12 @@ fn narrow_phase_box_box_crossed_ridges_meet_edge_to_edge_as_a_brute_force_search
         assert!(distance(UNIT, &pose_a, on_a).abs() < 1e-12 && distance(UNIT, &pose_b, on_b).abs() < 1e-12);
         // Brute force: the surfaces sampled densely; no direction of 20,000 random ones, then a
         // local search from the best, separates them by a shorter move than the contact's depth.
-        let world = |pose: &Pose| cube.particles().iter().map(|p| pose.transform_point(*p)).collect::<Vec<_>>();
+        let world = |pose: &Pose| {
+            cube.particles()
+                .iter()
+                .map(|p| pose.transform_point(*p))
+                .collect::<Vec<_>>()
+        };
         let (a, b) = (world(&pose_a), world(&pose_b));
         assert!((sampled_overlap(&a, &b, c.normal) - c.depth).abs() < 1e-12);
         let mut best = directions
@@ -253,7 +278,11 @@ fn narrow_phase_box_box_crossed_ridges_meet_edge_to_edge_as_a_brute_force_search
                 step *= 0.5;
             }
         }
-        assert!(best.0 >= c.depth - 1e-12, "brute force found {best:?} below {}", c.depth);
+        assert!(
+            best.0 >= c.depth - 1e-12,
+            "brute force found {best:?} below {}",
+            c.depth
+        );
         assert!(best.0 - c.depth < 1e-6, "brute force {} vs {}", best.0, c.depth);
     }
 }
