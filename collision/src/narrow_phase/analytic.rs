@@ -1,10 +1,10 @@
-//! Closed-form contacts for the pairs that have them: sphere-sphere, and sphere, capsule and box
-//! against a half-space. Exact depths and normals, no particles.
+//! Closed-form contacts for the pairs that have them: sphere-sphere, box-box (see [`box_box`]),
+//! and sphere, capsule and box against a half-space. Exact depths and normals, no particles.
 
 use glam::DVec3;
 use smallvec::SmallVec;
 
-use super::{Collider, Contact, ContactManifold, FeatureId, reduce, shape_of};
+use super::{Collider, Contact, ContactManifold, FeatureId, box_box, reduce, shape_of};
 use crate::pose::Pose;
 use crate::shapes::{HalfSpace, Shape};
 
@@ -37,6 +37,7 @@ pub(super) fn collide(
                 feature: FeatureId::of_a(0),
             }]
         }
+        (Shape::Cuboid(ca), Shape::Cuboid(cb)) => box_box::collide(ca, pose_a, cb, pose_b, margin),
         (_, Shape::HalfSpace(plane)) => against_plane(shape_a, pose_a, plane, pose_b, margin, false)?,
         (Shape::HalfSpace(plane), _) => against_plane(shape_b, pose_b, plane, pose_a, margin, true)?,
         _ => return None,

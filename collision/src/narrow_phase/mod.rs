@@ -3,8 +3,8 @@
 //! The general path is the one of Su 2009 section 4.1 (after Guendelman, Bridson and Fedkiw
 //! 2003): every surface particle of each body is looked up in the other body's signed distance,
 //! and each particle within the margin becomes a contact whose normal is the other body's distance
-//! gradient. Pairs with a closed-form answer (sphere-sphere, sphere and capsule against a
-//! half-space, box against a half-space) take exact paths instead. Either way the manifold is then
+//! gradient. Pairs with a closed-form answer (sphere-sphere, box-box, sphere, capsule and box
+//! against a half-space) take exact paths instead. Either way the manifold is then
 //! reduced to at most four points (see [`reduce`]).
 //!
 //! Conventions: the normal is a world-frame unit vector pointing from body B towards body A (the
@@ -12,6 +12,7 @@
 //! contact up to `margin` apart); `point` is midway between the two surfaces, world frame.
 
 mod analytic;
+mod box_box;
 mod collider;
 pub mod reduce;
 mod sampled;
@@ -31,7 +32,9 @@ pub const MAX_CONTACTS: usize = 4;
 /// Which feature produced a contact, stable from step to step so the solver can warm-start.
 ///
 /// The top bit says whose feature it is (0: body A's, 1: body B's); the rest is that body's
-/// particle index, or for analytic pairs the corner or end index.
+/// particle index, or for analytic pairs the corner or end index. Box-box contacts name the
+/// reference face, the incident face and the clipped point, or the two edges of an edge-edge
+/// contact (see the `box_box` module's documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FeatureId(pub u32);
 
