@@ -10,6 +10,8 @@ pub use shatter_integrators as integrators;
 pub use shatter_solver as solver;
 
 pub mod export;
+pub mod recorder;
 pub mod scene_file;
+pub mod scene_world;
 pub mod scenes;
 pub mod spin_drift;
