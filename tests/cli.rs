@@ -1,5 +1,5 @@
-//! The `shatter` binary end to end: exit statuses and reports of `mesh`, `check`,
-//! `export-sample` and the spin-drift run, each checked against the library it reports on.
+//! The `shatter` binary end to end: exit statuses and reports of `mesh`, `check`, `run`, `info`,
+//! the default run, `export-sample` and the spin-drift study, each checked against the library it reports on.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -159,20 +159,132 @@ fn cli_export_sample_writes_glb_and_obj() {
 }
 
 #[test]
-fn cli_spin_drift_flags_work_with_and_without_the_subcommand() {
+fn cli_spin_drift_flags_work_as_a_subcommand() {
     let directory = scratch("spin-drift");
-    for (args, sub) in [(vec!["spin-drift"], "a"), (vec![], "b")] {
-        let out = directory.join(sub);
-        let mut args = args;
-        args.extend(["--bodies", "3", "--seconds", "1", "--out", out.to_str().unwrap()]);
-        let output = shatter(&args);
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-        let csv = std::fs::read_to_string(out.join("spin_drift.csv")).unwrap();
-        assert!(csv.lines().count() > 1);
-        assert!(out.join("spin_drift.svg").exists());
-    }
-    let output = shatter(&["--bodies", "0"]);
+    let out = directory.join("study");
+    let output = shatter(&[
+        "spin-drift",
+        "--bodies",
+        "3",
+        "--seconds",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let csv = std::fs::read_to_string(out.join("spin_drift.csv")).unwrap();
+    assert!(csv.lines().count() > 1);
+    assert!(out.join("spin_drift.svg").exists());
+    let output = shatter(&["spin-drift", "--bodies", "0"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("expected a positive whole number"));
     std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// The JSON chunk of a `.glb` file, after checking its header (glTF 2.0 section 4.4).
+fn glb_json(bytes: &[u8]) -> serde_json::Value {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    assert_eq!(&bytes[0..4], b"glTF");
+    assert_eq!(word(4), 2, "version");
+    assert_eq!(word(8), bytes.len(), "header length");
+    assert_eq!(&bytes[16..20], b"JSON");
+    serde_json::from_slice(&bytes[20..20 + word(12)]).unwrap()
+}
+
+/// Node names and the number of keyframes of the animation's first sampler.
+fn nodes_and_keyframes(json: &serde_json::Value) -> (Vec<String>, u64) {
+    let nodes = json["nodes"].as_array().unwrap();
+    let names = nodes.iter().map(|n| n["name"].as_str().unwrap().to_string()).collect();
+    let input = &json["animations"][0]["samplers"][0]["input"];
+    let keyframes = json["accessors"][input.as_u64().unwrap() as usize]["count"]
+        .as_u64()
+        .unwrap();
+    (names, keyframes)
+}
+
+#[test]
+fn cli_run_writes_a_glb_with_a_node_per_body_and_a_frame_per_step() {
+    let directory = scratch("run");
+    let scene_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/pyramid.json");
+    let output = shatter(&[
+        "run",
+        scene_path.to_str().unwrap(),
+        "--frames",
+        "4",
+        "--out",
+        directory.to_str().unwrap(),
+    ]);
+    let report = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{report}{}", text(&output.stderr));
+    let scene = load_scene(&scene_path).unwrap();
+    let (names, keyframes) = nodes_and_keyframes(&glb_json(&std::fs::read(directory.join("pyramid.glb")).unwrap()));
+    let expected: Vec<String> = scene.bodies.iter().map(|b| b.name.clone()).collect();
+    assert_eq!(names, expected);
+    // 4 steps: the initial state and one frame after each step.
+    assert_eq!(keyframes, 5);
+    assert!(report.contains("steps: 4 of"), "{report}");
+    assert!(report.contains("5 frames recorded"), "{report}");
+    assert!(report.contains("energy at start: kinetic"), "{report}");
+    assert!(report.contains("wall time per step:"), "{report}");
+    // Not a terminal: no progress bar in the output.
+    assert!(!report.contains("eta"), "{report}");
+
+    let frames = directory.join("obj");
+    let output = shatter(&[
+        "run",
+        scene_path.to_str().unwrap(),
+        "--frames",
+        "2",
+        "--format",
+        "obj",
+        "--out",
+        frames.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(std::fs::read_dir(frames.join("pyramid")).unwrap().count(), 3);
+
+    let output = shatter(&["run", "no/such/scene.json"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("no/such/scene.json"));
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn cli_default_runs_the_built_in_scene() {
+    let directory = scratch("default");
+    let output = shatter(&["--frames", "3", "--out", directory.to_str().unwrap()]);
+    let report = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{report}{}", text(&output.stderr));
+    let path = directory.join("default.glb");
+    assert!(report.contains(&format!("wrote {}", path.display())), "{report}");
+    let (names, keyframes) = nodes_and_keyframes(&glb_json(&std::fs::read(&path).unwrap()));
+    let scene = shatter::scenes::wall_and_ball();
+    assert_eq!(names.len(), scene.bodies.len());
+    assert!(names.iter().any(|n| n == "ball"));
+    assert_eq!(keyframes, 4);
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn cli_info_prints_bodies_mass_and_energies() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/wall_and_ball.json");
+    let output = shatter(&["info", path.to_str().unwrap()]);
+    let report = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{report}{}", text(&output.stderr));
+    let scene = load_scene(&path).unwrap();
+    assert_eq!(number_after(&report, "bodies:") as usize, scene.bodies.len());
+    assert!(report.contains("(49 dynamic, 1 static, 0 kinematic)"), "{report}");
+    let mass = number_after(&report, "total mass:");
+    assert!((mass - scene.total_mass()).abs() <= 1e-12 * mass, "{report}");
+    // Only the ball moves at first: 1/2 m |v|^2, m = 7850 kg/m^3 * 4/3 pi (0.25 m)^3.
+    let ball = 7850.0 * 4.0 / 3.0 * std::f64::consts::PI * 0.25f64.powi(3);
+    let kinetic = 0.5 * ball * (12.0f64 * 12.0 + 1.5 * 1.5);
+    assert!((number_after(&report, "initial kinetic energy:") - kinetic).abs() < 1e-9 * kinetic);
+    // Potential m g y summed over the dynamic bodies.
+    let potential: f64 = scene
+        .bodies
+        .iter()
+        .filter_map(|b| Some(b.mass_kg()? * 9.81 * b.position.y))
+        .sum();
+    assert!((number_after(&report, "initial potential energy:") - potential).abs() < 1e-9 * potential);
 }

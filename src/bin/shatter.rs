@@ -1,9 +1,12 @@
 //! The `shatter` command-line tool.
 //!
-//! With no arguments it runs the default job: the spin-drift study of free, ill-conditioned,
-//! fast-spinning bodies at one step per 30 Hz frame, printed as a table and written to
-//! `out/spin_drift.csv` and `out/spin_drift.svg`. Subcommands inspect mesh files, check scene
-//! files and write the exporters' analytic sample.
+//! With no arguments it runs the default scene built into the binary (a wall of bricks hit by a
+//! heavy steel ball, 3 s at 30 Hz) and writes `out/default.glb`. Subcommands run and summarize
+//! scene files, inspect mesh files, check scene files, write the exporters' analytic sample and
+//! run the spin-drift study.
+
+#[path = "shatter/run.rs"]
+mod run;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -19,19 +22,41 @@ use shatter::spin_drift::run_study;
 
 /// A rigid-body physics engine in which fracture is first-class.
 ///
-/// Without a subcommand, runs the spin-drift study (see `shatter spin-drift --help`).
+/// Without a subcommand, runs the built-in scene (a wall of bricks hit by a heavy ball) for 90
+/// frames at 30 Hz and writes out/default.glb.
 #[derive(Parser)]
 #[command(name = "shatter", version, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
-    spin_drift: SpinDriftArgs,
+    default_run: DefaultRunArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Runs the spin-drift study (the default without a subcommand).
+    /// Runs a scene file and writes the recording for viewers.
+    ///
+    /// One step per frame at the scene's time step; every body's pose at every frame goes to
+    /// DIR/SCENE.glb (one glTF file with an animation) or DIR/SCENE/frame_NNNNN.obj. Prints the
+    /// steps taken, the bodies, the wall time per step and the energy at the start and the end.
+    Run {
+        /// The scene file (JSON).
+        scene: PathBuf,
+        /// Steps to take [default: the scene's `frames`]; N steps record N + 1 frames, the first
+        /// being the initial state.
+        #[arg(long, value_name = "N", value_parser = parse_frames)]
+        frames: Option<usize>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Summarizes a scene as built: bodies by kind, total mass, initial kinetic and potential
+    /// energy.
+    Info {
+        /// The scene file (JSON).
+        scene: PathBuf,
+    },
+    /// Runs the spin-drift study.
     ///
     /// Random ill-conditioned bodies spin freely at one step per 30 Hz frame, with and without
     /// the energy fix; writes DIR/spin_drift.csv and DIR/spin_drift.svg.
@@ -67,6 +92,47 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+}
+
+#[derive(Args)]
+struct DefaultRunArgs {
+    /// Steps to take (N + 1 frames are recorded).
+    #[arg(long, value_name = "N", default_value_t = run::DEFAULT_FRAMES, value_parser = parse_frames)]
+    frames: usize,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Args)]
+struct OutputArgs {
+    /// Directory to write into.
+    #[arg(long, value_name = "DIR", default_value = "out")]
+    out: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Glb)]
+    format: Format,
+}
+
+impl OutputArgs {
+    fn options(&self, frames: Option<usize>) -> run::RunOptions {
+        run::RunOptions {
+            frames,
+            out: self.out.clone(),
+            format: self.format.into(),
+        }
+    }
+}
+
+fn parse_frames(text: &str) -> Result<usize, String> {
+    text.parse()
+        .ok()
+        .filter(|n| *n as u64 <= shatter::scene_file::MAX_FRAMES)
+        .ok_or_else(|| {
+            format!(
+                "{text}: expected a whole number of frames from 0 to {}",
+                shatter::scene_file::MAX_FRAMES
+            )
+        })
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -107,7 +173,9 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        None => spin_drift(&cli.spin_drift),
+        None => run::run_default(&cli.default_run.output.options(Some(cli.default_run.frames))),
+        Some(Command::Run { scene, frames, output }) => run::run_file(&scene, &output.options(frames)),
+        Some(Command::Info { scene }) => run::info(&scene),
         Some(Command::SpinDrift(args)) => spin_drift(&args),
         Some(Command::Mesh { file }) => mesh(&file),
         Some(Command::Check { scene }) => check(&scene),
@@ -263,11 +331,17 @@ fn scene_report(path: &Path, scene: &SceneDescription) -> String {
     out
 }
 
+impl From<Format> for ExportFormat {
+    fn from(format: Format) -> Self {
+        match format {
+            Format::Glb => Self::Glb,
+            Format::Obj => Self::Obj,
+        }
+    }
+}
+
 fn export_sample(format: Format, out: Option<PathBuf>) -> ExitCode {
-    let format = match format {
-        Format::Glb => ExportFormat::Glb,
-        Format::Obj => ExportFormat::Obj,
-    };
+    let format = ExportFormat::from(format);
     let path = out.unwrap_or_else(|| match format {
         ExportFormat::Glb => PathBuf::from("out/export_sample.glb"),
         ExportFormat::Obj => PathBuf::from("out/export_sample"),

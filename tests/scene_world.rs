@@ -1,0 +1,239 @@
+//! Worlds built from scene files, and runs recorded from them: every body of the file is in the
+//! world with the file's mass and pose, a mesh body's drawn surface sits where the file put the
+//! mesh, bad scenes fail naming the body or joint, and the recorder keeps one track per body with
+//! bodies spawned and removed mid-run starting and stopping at the right frames.
+
+use std::path::Path;
+
+use glam::{DQuat, DVec3};
+use shatter::collision::{BodyMassProperties, Collider, Cuboid, Shape, TriMesh};
+use shatter::engine::{BodyDesc, BodyId, FractureContext, FractureModel, JointKind};
+use shatter::integrators::BodyKind;
+use shatter::recorder::{Recorder, run_and_record};
+use shatter::scene_file::{SceneDescription, load_scene, parse_scene};
+use shatter::scene_world::{SceneWorld, build_world};
+use shatter::scenes::wall_and_ball;
+use shatter::solver::Softness;
+
+const SPOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/meshes/spot.obj");
+
+fn example(name: &str) -> SceneDescription {
+    load_scene(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join(name)).unwrap()
+}
+
+/// Total mass of the world's dynamic bodies, kg.
+fn world_mass(built: &SceneWorld) -> f64 {
+    built
+        .bodies
+        .iter()
+        .map(|b| built.world.body(b.id).unwrap())
+        .filter(|v| v.kind == BodyKind::Dynamic)
+        .map(|v| v.mass.mass())
+        .sum()
+}
+
+#[test]
+fn scene_world_example_scenes_build_with_every_body_and_its_mass() {
+    for name in ["wall_and_ball.json", "pyramid.json"] {
+        let scene = example(name);
+        let built = build_world(&scene).unwrap();
+        assert_eq!(built.bodies.len(), scene.bodies.len(), "{name}");
+        assert_eq!(built.world.bodies().len(), scene.bodies.len(), "{name}");
+        assert_eq!(built.world.joints().len(), scene.joints.len(), "{name}");
+        let mass = world_mass(&built);
+        assert!((mass - scene.total_mass()).abs() <= 1e-12 * mass, "{name}: {mass}");
+        for body in &scene.bodies {
+            let id = built.id(&body.name).unwrap();
+            let view = built.world.body(id).unwrap();
+            // Primitives are centred on their centre of mass: the body sits where the file says.
+            assert_eq!(view.state.position, body.position, "{name} {}", body.name);
+            assert_eq!(view.kind, body.kind);
+            assert_eq!(view.record.material.friction, body.friction);
+            assert_eq!(view.state.linear_velocity, body.linear_velocity);
+        }
+    }
+    // The built-in copy is the file.
+    assert_eq!(wall_and_ball(), example("wall_and_ball.json"));
+}
+
+#[test]
+fn scene_world_mesh_body_is_drawn_where_the_file_puts_the_mesh() {
+    let (position, axis, angle) = ([0.5, 2.0, -1.0], [1.0, 2.0, 0.5], 0.7);
+    let (velocity, spin) = ([1.0, 0.0, -2.0], [0.0, 3.0, 1.0]);
+    let text = format!(
+        r#"{{"bodies": [
+            {{"name": "cow", "shape": {{"mesh": {{"path": {SPOT:?}, "scale": 2}}}}, "density": 800,
+              "position": {position:?}, "orientation": {{"axis": {axis:?}, "angle": {angle}}},
+              "linear_velocity": {velocity:?}, "angular_velocity": {spin:?}}}]}}"#
+    );
+    let scene = parse_scene(&text, Path::new(".")).unwrap();
+    let built = build_world(&scene).unwrap();
+    let body = built.body("cow").unwrap();
+    let file_mesh = TriMesh::load(SPOT).unwrap();
+    let pose = built.world.pose(body.id).unwrap();
+    let placed = DQuat::from_axis_angle(DVec3::from(axis).normalize(), angle);
+    // Every drawn vertex, placed by the body's pose, lands where the file's vertex, scaled by 2
+    // and placed by the file's pose, lands.
+    for (drawn, file) in body.mesh.vertices().iter().zip(file_mesh.vertices()) {
+        let expected = placed * (2.0 * *file) + DVec3::from(position);
+        assert!((pose.transform_point(*drawn) - expected).length() < 1e-9);
+    }
+    // Mass from the closed mesh: the README's volume 0.7183 m^3, times 2^3, times the density.
+    let mass = built.world.body(body.id).unwrap().mass.mass();
+    assert!((mass - 0.7183 * 8.0 * 800.0).abs() < 1e-4 * mass, "{mass}");
+    let exact = BodyMassProperties::from_mesh(
+        &file_mesh.transformed(glam::DAffine3::from_scale(DVec3::splat(2.0))),
+        800.0,
+    )
+    .unwrap();
+    assert!((mass - exact.mass.mass()).abs() < 1e-9 * mass);
+    // The file's velocity is the mesh origin's; the centre of mass moves at v + w x (c - p).
+    let arm = pose.position - DVec3::from(position);
+    let expected = DVec3::from(velocity) + DVec3::from(spin).cross(arm);
+    let got = built.world.linear_velocity(body.id).unwrap();
+    assert!(
+        arm.length() > 0.01 && (got - expected).length() < 1e-12,
+        "{got} vs {expected}"
+    );
+}
+
+#[test]
+fn scene_world_bad_joint_body_name_fails_naming_the_joint() {
+    let text = r#"{"bodies": [
+        {"name": "a", "shape": {"sphere": {"radius": 0.5}}},
+        {"name": "b", "shape": {"sphere": {"radius": 0.5}}, "position": [2, 0, 0]}],
+        "joints": [{"type": "ball", "bodies": ["a", "c"], "anchor": [1, 0, 0]}]}"#;
+    let error = parse_scene(text, Path::new(".")).unwrap_err();
+    assert_eq!(error.location, "joints[0].bodies[1]");
+    assert!(error.message.contains("\"c\""), "{error}");
+
+    // A description built in code with a joint to a body that is not there fails in the build.
+    let mut scene = parse_scene(&text.replace("\"c\"", "\"b\""), Path::new(".")).unwrap();
+    scene.joints[0].bodies[1] = 7;
+    let error = build_world(&scene).unwrap_err();
+    assert_eq!(error.location, "joints[0].bodies[1]", "{error}");
+    assert!(error.message.contains("7 is invalid"), "{error}");
+}
+
+#[test]
+fn scene_world_nan_fails_naming_the_body() {
+    let mut scene = wall_and_ball();
+    scene.bodies[3].position.y = f64::NAN;
+    let error = build_world(&scene).unwrap_err();
+    assert_eq!(error.location, "bodies[3]", "{error}");
+    assert!(
+        error.message.contains(&format!("{:?}", scene.bodies[3].name)),
+        "{error}"
+    );
+    assert!(error.message.contains("NaN"), "{error}");
+
+    let mut scene = wall_and_ball();
+    scene.bodies[5].friction = f64::NAN;
+    let error = build_world(&scene).unwrap_err();
+    assert_eq!(error.location, "bodies[5]", "{error}");
+    assert!(error.message.contains("friction"), "{error}");
+
+    let mut scene = wall_and_ball();
+    scene.gravity.x = f64::NAN;
+    assert_eq!(build_world(&scene).unwrap_err().location, "gravity");
+    scene = wall_and_ball();
+    scene.dt = 0.0;
+    assert_eq!(build_world(&scene).unwrap_err().location, "dt");
+}
+
+#[test]
+fn scene_world_joints_keep_their_kind_anchor_and_softness() {
+    let text = r#"{"bodies": [
+        {"name": "frame", "kind": "static", "shape": {"cuboid": {"half_extents": [0.1, 1, 0.1]}}},
+        {"name": "door", "shape": {"cuboid": {"half_extents": [0.5, 1, 0.05]}}, "position": [0.6, 0, 0]},
+        {"name": "ball", "shape": {"sphere": {"radius": 0.2}}, "position": [0.6, -1.5, 0]}],
+        "joints": [
+        {"type": "hinge", "bodies": ["frame", "door"], "anchor": [0.1, 0, 0], "axis": [0, 2, 0],
+         "softness": {"erp": 0.5, "cfm": 0.001}},
+        {"type": "ball", "bodies": ["door", "ball"], "anchor": [0.6, -1.2, 0],
+         "softness": {"stiffness": 5000, "damping": 10}}]}"#;
+    let built = build_world(&parse_scene(text, Path::new(".")).unwrap()).unwrap();
+    let joints = built.world.joints().joints();
+    assert_eq!(joints.len(), 2);
+    let hinge = joints.iter().find(|j| j.body_b == built.id("door")).unwrap();
+    assert_eq!(hinge.kind, JointKind::Hinge { axis: DVec3::Y });
+    assert_eq!(hinge.softness, Softness::ErpCfm { erp: 0.5, cfm: 0.001 });
+    assert_eq!(hinge.angular_softness, hinge.softness);
+    // The anchor, in the door's frame, is the door's left edge.
+    assert!((hinge.local_anchor_b - DVec3::new(-0.5, 0.0, 0.0)).length() < 1e-12);
+    let ball = joints.iter().find(|j| j.body_b == built.id("ball")).unwrap();
+    assert_eq!(ball.kind, JointKind::Ball);
+    assert_eq!(
+        ball.softness,
+        Softness::SpringDamper {
+            stiffness: 5000.0,
+            damping: 10.0
+        }
+    );
+}
+
+/// At step 3, replaces body `parent` by two halves side by side: a spawn and a despawn mid-run.
+struct Splitter {
+    parent: BodyId,
+    steps: usize,
+}
+
+impl FractureModel for Splitter {
+    fn name(&self) -> &str {
+        "splitter"
+    }
+
+    fn fracture(&mut self, context: &mut FractureContext<'_>) -> Result<(), String> {
+        self.steps += 1;
+        if self.steps == 3 {
+            let pose = context.body(self.parent).map_err(|e| e.to_string())?.pose();
+            let half = Collider::from_shape(Shape::Cuboid(Cuboid::try_new(DVec3::splat(0.25)).unwrap()), 0.05)
+                .map_err(|e| e.to_string())?;
+            for dx in [-0.3, 0.3] {
+                context.spawn(BodyDesc::dynamic(half.clone()).with_position(pose.position + DVec3::new(dx, 0.0, 0.0)));
+            }
+            context.despawn(self.parent).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn scene_world_recorder_tracks_every_body_every_frame() {
+    let mut scene = build_world(&example("pyramid.json")).unwrap();
+    let initial: Vec<_> = scene.bodies.iter().map(|b| scene.world.pose(b.id).unwrap()).collect();
+    let (recording, summary) = run_and_record(&mut scene, 5, |_| {}).unwrap();
+    assert_eq!(recording.tracks.len(), scene.bodies.len());
+    assert_eq!(recording.frame_count(), 6);
+    assert!((recording.frame_rate - 30.0).abs() < 1e-9);
+    for ((track, body), start) in recording.tracks.iter().zip(&scene.bodies).zip(&initial) {
+        assert_eq!(track.name, body.name);
+        assert_eq!(track.poses.len(), 6);
+        assert_eq!(track.pose_at(0), Some(*start));
+        assert_eq!(track.pose_at(5), Some(scene.world.pose(body.id).unwrap()));
+    }
+    assert_eq!(summary.steps, 5);
+    assert!((summary.simulated_time - 5.0 / 30.0).abs() < 1e-12);
+
+    // Spawned bodies start at the frame of the step that made them; removed ones stop.
+    let mut scene = build_world(&example("wall_and_ball.json")).unwrap();
+    let parent = scene.id("brick_7_5").unwrap();
+    scene.world.add_fracture_model(Box::new(Splitter { parent, steps: 0 }));
+    let mut recorder = Recorder::new(&scene).unwrap();
+    for _ in 0..5 {
+        let report = scene.world.step(scene.dt).unwrap();
+        recorder.record(&scene.world, &report).unwrap();
+    }
+    let recording = recorder.finish();
+    assert_eq!(recording.frame_count(), 6);
+    assert_eq!(recording.tracks.len(), scene.bodies.len() + 2);
+    let parent_track = recording.tracks.iter().find(|t| t.name == "brick_7_5").unwrap();
+    assert_eq!(parent_track.last_frame(), Some(2));
+    for track in &recording.tracks[scene.bodies.len()..] {
+        assert_eq!(track.first_frame, 3, "{}", track.name);
+        assert_eq!(track.last_frame(), Some(5));
+        // Drawn from its collider: a 0.5 m cube.
+        let size = track.mesh.bounds().unwrap().size();
+        assert!((size - DVec3::splat(0.5)).abs().max_element() < 1e-12, "{size}");
+    }
+}
