@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use crate::aabb::Aabb;
 use crate::error::GeometryError;
-use crate::trimesh::TriMesh;
+use crate::trimesh::{TriMesh, check_indexed};
 
 /// A tet whose volume is at most this fraction of the cube of its longest edge is refused as
 /// degenerate. Scale-free, so it means the same for a millimetre chip and a boulder; a regular tet
@@ -80,22 +80,8 @@ impl TetMesh {
         if tets.is_empty() {
             return Err(GeometryError::Empty { what: "tet mesh" });
         }
-        if let Some((index, v)) = vertices.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(GeometryError::NotFinite {
-                what: "vertex",
-                index,
-                value: format!("{v:?}"),
-            });
-        }
-        let count = vertices.len();
+        check_indexed(&vertices, &tets)?;
         for (element, tet) in tets.iter().enumerate() {
-            if let Some(index) = tet.iter().find(|i| **i as usize >= count) {
-                return Err(GeometryError::IndexOutOfRange {
-                    element,
-                    index: i64::from(*index),
-                    vertex_count: count,
-                });
-            }
             if (0..4).any(|i| (i + 1..4).any(|j| tet[i] == tet[j])) {
                 return Err(GeometryError::invalid("tet", (element, tet), "four distinct vertices"));
             }

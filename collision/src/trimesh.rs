@@ -24,23 +24,7 @@ impl TriMesh {
     /// else is checked: open, inverted or degenerate meshes are allowed here; see the topology
     /// checks for solids.
     pub fn try_new(vertices: Vec<DVec3>, triangles: Vec<[u32; 3]>) -> Result<Self, GeometryError> {
-        if let Some((index, v)) = vertices.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(GeometryError::NotFinite {
-                what: "vertex",
-                index,
-                value: format!("{v:?}"),
-            });
-        }
-        let count = vertices.len();
-        for (element, triangle) in triangles.iter().enumerate() {
-            if let Some(index) = triangle.iter().find(|i| **i as usize >= count) {
-                return Err(GeometryError::IndexOutOfRange {
-                    element,
-                    index: i64::from(*index),
-                    vertex_count: count,
-                });
-            }
-        }
+        check_indexed(&vertices, &triangles)?;
         Ok(Self { vertices, triangles })
     }
 
@@ -211,6 +195,29 @@ impl TriMesh {
         }
         Self { vertices, triangles }
     }
+}
+
+/// Checks an indexed element list (triangles, tets): every vertex finite and every index in range,
+/// naming the first offender.
+pub(crate) fn check_indexed<const K: usize>(vertices: &[DVec3], elements: &[[u32; K]]) -> Result<(), GeometryError> {
+    if let Some((index, v)) = vertices.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(GeometryError::NotFinite {
+            what: "vertex",
+            index,
+            value: format!("{v:?}"),
+        });
+    }
+    let count = vertices.len();
+    for (element, corners) in elements.iter().enumerate() {
+        if let Some(index) = corners.iter().find(|i| **i as usize >= count) {
+            return Err(GeometryError::IndexOutOfRange {
+                element,
+                index: i64::from(*index),
+                vertex_count: count,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn sign(bit: usize) -> f64 {

@@ -3,20 +3,12 @@
 
 mod common;
 
-use common::{GRAVITY, angular_momentum, box_on_ground, dynamic_body, kinetic_energy, linear_momentum, resting_box};
+use common::{
+    GRAVITY, angular_momentum, box_on_ground, dynamic_body, kinetic_energy, linear_momentum, resting_box, unit, vec3,
+};
 use glam::{DQuat, DVec3};
 use proptest::prelude::*;
 use shatter_solver::{BiasMode, ContactPoint, NO_BODY, Row, SolverBody, SolverSettings, push_contact_rows, solve};
-
-fn vec3(range: f64) -> impl Strategy<Value = DVec3> {
-    (-range..range, -range..range, -range..range).prop_map(|(x, y, z)| DVec3::new(x, y, z))
-}
-
-fn unit() -> impl Strategy<Value = DVec3> {
-    vec3(1.0)
-        .prop_filter("non-degenerate", |v| v.length() > 0.1)
-        .prop_map(DVec3::normalize)
-}
 
 /// A random dynamic body: mass, principal moments (a valid inertia), orientation, velocities.
 fn body() -> impl Strategy<Value = SolverBody> {

@@ -4,22 +4,12 @@
 
 mod common;
 
-use common::dynamic_body;
+use common::{dynamic_body, unit, vec3};
 use glam::{DQuat, DVec3};
 use proptest::prelude::*;
 use shatter_solver::{
     BiasMode, ContactPoint, NO_BODY, Row, Softness, SolverBody, contact_rows, inverse_effective_mass, push_contact_rows,
 };
-
-fn vec3(range: f64) -> impl Strategy<Value = DVec3> {
-    (-range..range, -range..range, -range..range).prop_map(|(x, y, z)| DVec3::new(x, y, z))
-}
-
-fn unit() -> impl Strategy<Value = DVec3> {
-    vec3(1.0)
-        .prop_filter("non-degenerate", |v| v.length() > 0.1)
-        .prop_map(DVec3::normalize)
-}
 
 /// `J v` of a row over `bodies`.
 fn row_velocity(bodies: &[SolverBody], row: &Row) -> f64 {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{GRAVITY, box_inertia, dynamic_body};
+use common::{GRAVITY, box_inertia, dynamic_body, vec3};
 use glam::{DMat3, DQuat, DVec3};
 use proptest::prelude::*;
 use shatter_solver::{
@@ -297,10 +297,6 @@ fn joints_soft_ball_joint_sags_by_weight_over_stiffness() {
     assert!(joint.is_broken(&scene.rows));
     spec.breaking_impulse = None;
     assert!(!ball_joint_rows(&scene.body, &spec, dt).unwrap().is_broken(&scene.rows));
-}
-
-fn vec3(range: f64) -> impl Strategy<Value = DVec3> {
-    (-range..range, -range..range, -range..range).prop_map(|(x, y, z)| DVec3::new(x, y, z))
 }
 
 proptest! {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{GRAVITY, box_on_ground, dynamic_body, resting_box, stack};
+use common::{GRAVITY, box_on_ground, dynamic_body, resting_box, stack, vec3};
 use glam::{DQuat, DVec3};
 use proptest::prelude::*;
 use shatter_solver::{BiasMode, Jacobian, NO_BODY, Row, SolverBody, SolverError, SolverSettings, solve};
@@ -140,10 +140,6 @@ fn brute_force_lcp(a: &[Vec<f64>], b: &[f64], lo: &[f64], hi: &[f64]) -> Vec<f64
         }
     }
     panic!("no active set solves the LCP");
-}
-
-fn vec3(range: f64) -> impl Strategy<Value = DVec3> {
-    (-range..range, -range..range, -range..range).prop_map(|(x, y, z)| DVec3::new(x, y, z))
 }
 
 /// A random row between bodies 0, 1 and the world, with bounds of one of four kinds.

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 use glam::{DMat3, DQuat, DVec3};
+use proptest::prelude::*;
 use shatter_solver::{ContactPoint, NO_BODY, Row, SolverBody, push_contact_rows};
 
 /// Standard gravity, m/s^2 (Y up).
@@ -128,4 +129,16 @@ pub fn stack(count: usize, h: f64, mu: f64, dt: f64) -> (Vec<SolverBody>, Vec<Ro
         }
     }
     (bodies, rows)
+}
+
+/// Vectors with components uniform in `(-range, range)`.
+pub fn vec3(range: f64) -> impl Strategy<Value = DVec3> {
+    (-range..range, -range..range, -range..range).prop_map(|(x, y, z)| DVec3::new(x, y, z))
+}
+
+/// Unit vectors, roughly uniform in direction.
+pub fn unit() -> impl Strategy<Value = DVec3> {
+    vec3(1.0)
+        .prop_filter("non-degenerate", |v| v.length() > 0.1)
+        .prop_map(DVec3::normalize)
 }
