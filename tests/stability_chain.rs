@@ -27,7 +27,7 @@ fn worst_joint_gap(world: &World) -> f64 {
 }
 
 #[test]
-#[ignore = "a 20-link chain breaks apart at 30 Hz with the default 20 solver sweeps (10 links hold to 1e-5 m)"]
+#[ignore = "with the default 20 warm-started sweeps a 20-link chain gains energy every step and flies apart (without warm starting it sags 4 cm; 40 sweeps hold it to 6e-5 m, 60 to 2e-7 m; 10 links hold at 20)"]
 fn stability_chain_of_20_links_holds_its_joints_within_a_millimetre_at_rest() {
     let mut chain = hanging_chain(20);
     assert_eq!(chain.world.joints().len(), 20);

@@ -159,6 +159,7 @@ impl World {
             &mut self.broad_phase,
             dt,
             self.settings.contact_margin,
+            &self.joints.connected_pairs(),
             &mut pairs,
             &mut self.scratch.broad,
         );

@@ -87,3 +87,29 @@ fn joints_ball_joint_pendulum_swings_without_gaining_energy() {
     }
     assert!(lowest < pivot.y - 0.95, "it swung down to {lowest}");
 }
+
+#[test]
+fn joints_connected_bodies_do_not_collide() {
+    // Two overlapping boxes: without a joint they touch; jointed, the pair is skipped (a joint's
+    // bodies meet at the joint by design, and contacts there would fight its rows).
+    let make = || {
+        let mut world = weightless();
+        let a = world
+            .add_body(BodyDesc::dynamic(cuboid(DVec3::splat(0.5))).with_position(DVec3::ZERO))
+            .unwrap();
+        let b = world
+            .add_body(BodyDesc::dynamic(cuboid(DVec3::splat(0.5))).with_position(DVec3::X * 0.9))
+            .unwrap();
+        (world, a, b)
+    };
+    let (mut free, _, _) = make();
+    free.step(FRAME).unwrap();
+    assert!(!free.contacts().is_empty(), "overlapping free boxes must touch");
+    let (mut joined, a, b) = make();
+    joined
+        .add_joint(JointDesc::new(JointKind::Ball, a, Some(b), DVec3::X * 0.45))
+        .unwrap();
+    joined.step(FRAME).unwrap();
+    assert!(joined.contacts().is_empty(), "{:?}", joined.contacts());
+    assert!(joined.pose(b).unwrap().position.distance(DVec3::X * 0.9) < 1e-9);
+}

@@ -105,7 +105,8 @@ pub(crate) struct BroadScratch {
 
 /// Candidate pairs of the store's bodies for a step of `dt` seconds with contact margin `margin`
 /// m, written into `pairs` as `[low, high]` dense indices sorted by body handle. Gives every proxy
-/// of `broad` its swept box first. Bodies whose swept box is not finite (velocities so large the
+/// of `broad` its swept box first. Pairs listed in `connected` (sorted `(low, high)` handle bits of
+/// jointed bodies) are skipped. Bodies whose swept box is not finite (velocities so large the
 /// step would overflow) get no box and no pairs; they are returned, dense index and why, for
 /// quarantine.
 pub(crate) fn find_pairs(
@@ -113,6 +114,7 @@ pub(crate) fn find_pairs(
     broad: &mut BroadPhase,
     dt: f64,
     margin: f64,
+    connected: &[(u64, u64)],
     pairs: &mut Vec<[u32; 2]>,
     scratch: &mut BroadScratch,
 ) -> Result<Vec<(usize, String)>, EngineError> {
@@ -159,7 +161,7 @@ pub(crate) fn find_pairs(
             (Some(a), Some(b)) => a.overlaps(b),
             _ => false,
         };
-        if overlap && wanted(roles[i], roles[j]) {
+        if overlap && wanted(roles[i], roles[j]) && connected.binary_search(&(low, high)).is_err() {
             pairs.push([i as u32, j as u32]);
         }
     }

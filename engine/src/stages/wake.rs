@@ -67,6 +67,7 @@ impl World {
                 &mut self.broad_phase,
                 dt,
                 self.settings.contact_margin,
+                &self.joints.connected_pairs(),
                 &mut fresh,
                 &mut self.scratch.broad,
             )?;
