@@ -151,7 +151,7 @@ fn scene_world_joints_keep_their_kind_anchor_and_softness() {
         {"type": "hinge", "bodies": ["frame", "door"], "anchor": [0.1, 0, 0], "axis": [0, 2, 0],
          "softness": {"erp": 0.5, "cfm": 0.001}},
         {"type": "ball", "bodies": ["door", "ball"], "anchor": [0.6, -1.2, 0],
-         "softness": {"stiffness": 5000, "damping": 10}}]}"#;
+         "softness": {"stiffness": 5000, "damping": 10}, "break_impulse": 12.5}]}"#;
     let built = build_world(&parse_scene(text, Path::new(".")).unwrap()).unwrap();
     let joints = built.world.joints().joints();
     assert_eq!(joints.len(), 2);
@@ -170,6 +170,8 @@ fn scene_world_joints_keep_their_kind_anchor_and_softness() {
             damping: 10.0
         }
     );
+    assert_eq!(ball.breaking_impulse, Some(12.5));
+    assert_eq!(hinge.breaking_impulse, None);
 }
 
 /// At step 3, replaces body `parent` by two halves side by side: a spawn and a despawn mid-run.

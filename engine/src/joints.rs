@@ -43,6 +43,10 @@ pub struct JointDesc {
     pub softness: Softness,
     /// Softness of the rows that hold the orientation (N m/rad for a spring; hinge and fixed).
     pub angular_softness: Softness,
+    /// Impulse above which the joint breaks, N s: the norm of the linear impulse its rows carried
+    /// in one step (the angular impulse, N m s, for a joint without linear rows). `None`:
+    /// unbreakable.
+    pub breaking_impulse: Option<f64>,
 }
 
 /// The default joint softness: rigid, removing a fifth of the error per step (ODE's default ERP).
@@ -59,7 +63,15 @@ impl JointDesc {
             anchor,
             softness: DEFAULT_JOINT_SOFTNESS,
             angular_softness: DEFAULT_JOINT_SOFTNESS,
+            breaking_impulse: None,
         }
+    }
+
+    /// The same joint, breaking when one step's impulse exceeds `impulse` (N s; see
+    /// [`JointDesc::breaking_impulse`]).
+    pub fn with_breaking_impulse(mut self, impulse: f64) -> Self {
+        self.breaking_impulse = Some(impulse);
+        self
     }
 
     /// The same joint with `softness` for its point rows and `angular` for its angular rows.
@@ -97,6 +109,8 @@ pub struct Joint {
     pub angular_softness: Softness,
     /// Row impulses of the last solve (warm start), N s or N m s per row.
     pub impulses: [f64; 6],
+    /// Impulse above which the joint breaks, N s (see [`JointDesc::breaking_impulse`]).
+    pub breaking_impulse: Option<f64>,
 }
 
 /// One row of a joint after the solve: what a fracture model needs to judge it (Li 2018 section
@@ -244,6 +258,15 @@ impl crate::World {
             )));
         }
         crate::error::check_finite3("joint anchor (m)", desc.anchor)?;
+        if let Some(impulse) = desc.breaking_impulse
+            && !(impulse.is_finite() && impulse > 0.0)
+        {
+            return Err(EngineError::invalid(
+                "joint breaking impulse",
+                impulse,
+                "a positive finite impulse in N s",
+            ));
+        }
         for softness in [desc.softness, desc.angular_softness] {
             // The effective mass only matters to the frequency form; any positive one checks the rest.
             softness.erp_cfm(1.0 / 60.0, 1.0).map_err(|error| EngineError::Solver {
@@ -283,6 +306,7 @@ impl crate::World {
             softness: desc.softness,
             angular_softness: desc.angular_softness,
             impulses: [0.0; 6],
+            breaking_impulse: desc.breaking_impulse,
         };
         let id = self.joints.insert(joint);
         self.wake(desc.body_a)?;

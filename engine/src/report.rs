@@ -77,7 +77,8 @@ pub struct StepReport {
     /// Contacts or joints whose rows could not be built, or a solve that was refused, with why
     /// (their velocities were left as they were). Empty in a healthy world.
     pub solver_failures: Vec<String>,
-    /// Joints broken (by fracture models or removed with their bodies) in the step.
+    /// Joints broken in the step: past their breaking impulse, by fracture models, or removed
+    /// with their bodies.
     pub broken_joints: usize,
     /// Bodies removed by fracture models (parents replaced by fragments).
     pub fractures: usize,

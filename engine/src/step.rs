@@ -206,6 +206,15 @@ impl World {
         report.clamped_solver_increments = solved.clamped;
         report.solver_failures = solved.failures.clone();
         self.quarantine_non_finite(Stage::SolveConstraints, &[], &mut report);
+        // A joint that carried more than its breaking impulse did its work this step and is gone
+        // from the next; fracture hooks no longer see it.
+        let mut solved = solved;
+        for &id in &solved.broken {
+            if self.remove_joint(id).is_ok() {
+                report.broken_joints += 1;
+            }
+        }
+        solved.joints.retain(|joint| !solved.broken.contains(&joint.id));
         clock.end(Stage::SolveConstraints, solved.rows, &self.bodies, &mut report);
 
         clock.begin(Stage::Fracture, &self.bodies, &mut report);

@@ -113,3 +113,51 @@ fn joints_connected_bodies_do_not_collide() {
     assert!(joined.contacts().is_empty(), "{:?}", joined.contacts());
     assert!(joined.pose(b).unwrap().position.distance(DVec3::X * 0.9) < 1e-9);
 }
+
+/// A 1 m ball of mass `m` hanging at rest from a ball joint to the world whose breaking impulse is
+/// `factor` times the weight's impulse per step, `m g h`; returns the world, the ball and how many
+/// joints broke over 30 steps.
+fn hanging_weight(factor: f64) -> (World, shatter_engine::BodyId, usize) {
+    let mut world = awake_world();
+    let start = DVec3::Y * 5.0;
+    let id = world
+        .add_body(BodyDesc::dynamic(ball(0.25)).with_position(start))
+        .unwrap();
+    let mass = world.body(id).unwrap().mass.mass();
+    let weight_impulse = mass * G * FRAME;
+    world
+        .add_joint(
+            JointDesc::new(JointKind::Ball, id, None, start + DVec3::Y * 0.5)
+                .with_breaking_impulse(factor * weight_impulse),
+        )
+        .unwrap();
+    let mut broken = 0;
+    for _ in 0..30 {
+        broken += world.step(FRAME).unwrap().broken_joints;
+    }
+    (world, id, broken)
+}
+
+#[test]
+fn joints_break_past_their_breaking_impulse_and_hold_below_it() {
+    // The joint carries m g h every step at rest: above that it holds, below it breaks at once.
+    let (strong, ball_id, broken) = hanging_weight(1.5);
+    assert_eq!(broken, 0);
+    assert_eq!(strong.joints().len(), 1);
+    assert!((strong.pose(ball_id).unwrap().position.y - 5.0).abs() < 1e-3);
+    let (weak, ball_id, broken) = hanging_weight(0.5);
+    assert_eq!(broken, 1);
+    assert!(weak.joints().is_empty());
+    // Free fall after the break: well below where the joint held it.
+    assert!(weak.pose(ball_id).unwrap().position.y < 4.0);
+    // A breaking impulse must be positive and finite, named in the error; nothing is added.
+    let mut world = awake_world();
+    let id = world.add_body(BodyDesc::dynamic(ball(0.25))).unwrap();
+    for bad in [0.0, -1.0, f64::NAN] {
+        let error = world
+            .add_joint(JointDesc::new(JointKind::Ball, id, None, DVec3::Y).with_breaking_impulse(bad))
+            .unwrap_err();
+        assert!(error.to_string().contains("joint breaking impulse"), "{error}");
+    }
+    assert!(world.joints().is_empty());
+}

@@ -23,8 +23,9 @@
 //! anchors together, and the angular rows of hinges and welds stay rigid (their stiffness would be
 //! in N m/rad, which the file format does not carry).
 //!
-//! Not built yet: `fracture` blocks and joints' `break_impulse` are kept in the description for
-//! the fracture methods, and no fracture model is registered here, so nothing breaks.
+//! A joint's `break_impulse` becomes the engine's breaking impulse: the joint is removed in the
+//! step whose impulse exceeds it. Not built yet: `fracture` blocks are kept in the description for
+//! the fracture methods, and no fracture model is registered here, so no body breaks.
 //!
 //! Errors name the JSON path of the body or joint at fault (`bodies[3]`, `joints[0]`) with the
 //! body's name and the engine's reason, and leave nothing half built.
@@ -297,7 +298,8 @@ fn add_joint(
             (RowSoftness::SpringDamper { stiffness, damping }, DEFAULT_JOINT_SOFTNESS)
         }
     };
-    let desc = JointDesc::new(kind, a, Some(b), joint.anchor).with_softness(point, angular);
+    let mut desc = JointDesc::new(kind, a, Some(b), joint.anchor).with_softness(point, angular);
+    desc.breaking_impulse = joint.break_impulse;
     world.add_joint(desc).map_err(|e| {
         let name = |i: usize| bodies[joint.bodies[i]].name.as_str();
         let label = joint.name.as_deref().map_or(String::new(), |n| format!(" {n:?}"));

@@ -25,12 +25,12 @@ use glam::DVec3;
 use shatter_integrators::BodyKind;
 use shatter_solver::{
     ContactPoint as ContactRow, JointAnchor, JointPose, JointRows, JointSpec, NO_BODY, Row, SolverBody,
-    ball_joint_rows, fixed_joint_rows, hinge_joint_rows, push_contact_rows,
+    ball_joint_rows, fixed_joint_rows, hinge_joint_rows, push_contact_rows, row_group_broken,
 };
 use smallvec::SmallVec;
 
 use crate::contacts::PairContacts;
-use crate::handle::BodyId;
+use crate::handle::{BodyId, JointId};
 use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
 use crate::stages::collision_pass::as_seen;
 use crate::stages::solve_islands::solve_islands;
@@ -58,6 +58,8 @@ pub(crate) struct SolveOutcome {
     pub(crate) clamped: usize,
     /// Every joint with its row impulses.
     pub(crate) joints: Vec<SolvedJoint>,
+    /// Joints whose impulse this step exceeded their breaking impulse, in joint order.
+    pub(crate) broken: Vec<JointId>,
     /// Pseudo velocities per body (linear m/s, angular rad/s, world frame), for positions only.
     pub(crate) split: Vec<(BodyId, DVec3, DVec3)>,
     /// Why rows or the whole solve were skipped, if they were.
@@ -198,6 +200,11 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
                 impulses[k] = row.lambda;
             }
             joints[slice.joint].impulses = impulses;
+            if let Some(threshold) = joints[slice.joint].breaking_impulse
+                && row_group_broken(&rows[slice.start..slice.end], threshold)
+            {
+                outcome.broken.push(joints[slice.joint].id);
+            }
         }
     }
     for &(p, c, normal) in &contact_rows {
