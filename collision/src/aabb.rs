@@ -96,6 +96,38 @@ impl Aabb {
     }
 }
 
+/// The best split of binned boxes by the surface-area heuristic: given the union of the boxes
+/// falling in each bin along one axis and their counts, the bin `i` after which to split
+/// (bins `0..=i` left) and the cost `area(left) n_left + area(right) n_right`, minimal over the
+/// splits that leave both sides non-empty; `None` when every item is in one bin. Shared by the
+/// triangle BVH and the broad phase's tree builds.
+pub(crate) fn best_binned_split<const B: usize>(bounds: &[Aabb; B], counts: &[usize; B]) -> Option<(f64, usize)> {
+    // Sweep from the right first: area and count of everything after each bin.
+    let mut right_area = [0.0; B];
+    let mut right_count = [0usize; B];
+    let (mut acc, mut n) = (Aabb::EMPTY, 0);
+    for i in (1..B).rev() {
+        acc = acc.union(bounds[i]);
+        n += counts[i];
+        right_area[i] = acc.surface_area();
+        right_count[i] = n;
+    }
+    let (mut acc, mut n) = (Aabb::EMPTY, 0);
+    let mut best: Option<(f64, usize)> = None;
+    for i in 0..B.saturating_sub(1) {
+        acc = acc.union(bounds[i]);
+        n += counts[i];
+        if n == 0 || right_count[i + 1] == 0 {
+            continue;
+        }
+        let cost = acc.surface_area() * n as f64 + right_area[i + 1] * right_count[i + 1] as f64;
+        if best.is_none_or(|(c, _)| cost < c) {
+            best = Some((cost, i));
+        }
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

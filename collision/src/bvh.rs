@@ -8,7 +8,7 @@
 
 use glam::DVec3;
 
-use crate::aabb::Aabb;
+use crate::aabb::{Aabb, best_binned_split};
 use crate::trimesh::TriMesh;
 
 /// Most triangles in a leaf.
@@ -214,30 +214,7 @@ impl Builder<'_> {
             bin_bounds[bin] = bin_bounds[bin].including(p).including(q).including(r);
             bin_counts[bin] += 1;
         }
-        // Sweep from both sides: cost of splitting after bin i.
-        let mut right_area = [0.0; BINS];
-        let mut right_count = [0usize; BINS];
-        let (mut acc, mut n) = (Aabb::EMPTY, 0);
-        for i in (1..BINS).rev() {
-            acc = acc.union(bin_bounds[i]);
-            n += bin_counts[i];
-            right_area[i] = acc.surface_area();
-            right_count[i] = n;
-        }
-        let (mut acc, mut n) = (Aabb::EMPTY, 0);
-        let mut best: Option<(f64, usize)> = None;
-        for i in 0..BINS - 1 {
-            acc = acc.union(bin_bounds[i]);
-            n += bin_counts[i];
-            if n == 0 || right_count[i + 1] == 0 {
-                continue;
-            }
-            let cost = acc.surface_area() * n as f64 + right_area[i + 1] * right_count[i + 1] as f64;
-            if best.is_none_or(|(c, _)| cost < c) {
-                best = Some((cost, i));
-            }
-        }
-        let (cost, split_bin) = best?;
+        let (cost, split_bin) = best_binned_split(&bin_bounds, &bin_counts)?;
         let leaf_cost = bounds.surface_area() * (end - start) as f64;
         if cost >= leaf_cost && end - start <= 4 * LEAF_SIZE {
             return None;

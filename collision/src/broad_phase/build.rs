@@ -10,7 +10,7 @@
 use glam::DVec3;
 
 use super::tree::{NONE, NULL, Node, PROXY, Tree, is_node, proxy_of};
-use crate::aabb::Aabb;
+use crate::aabb::{Aabb, best_binned_split};
 
 /// Candidate split planes per range.
 const BINS: usize = 16;
@@ -183,29 +183,7 @@ fn split(items: &mut [Item]) -> usize {
         bin_bounds[bin] = bin_bounds[bin].union(item.bounds);
         bin_counts[bin] += 1;
     }
-    let mut right_area = [0.0; BINS];
-    let mut right_count = [0usize; BINS];
-    let (mut acc, mut n) = (Aabb::EMPTY, 0);
-    for i in (1..BINS).rev() {
-        acc = acc.union(bin_bounds[i]);
-        n += bin_counts[i];
-        right_area[i] = acc.surface_area();
-        right_count[i] = n;
-    }
-    let (mut acc, mut n) = (Aabb::EMPTY, 0);
-    let mut best: Option<(f64, usize)> = None;
-    for i in 0..BINS - 1 {
-        acc = acc.union(bin_bounds[i]);
-        n += bin_counts[i];
-        if n == 0 || right_count[i + 1] == 0 {
-            continue;
-        }
-        let cost = acc.surface_area() * n as f64 + right_area[i + 1] * right_count[i + 1] as f64;
-        if best.is_none_or(|(c, _)| cost < c) {
-            best = Some((cost, i));
-        }
-    }
-    let Some((_, split_bin)) = best else {
+    let Some((_, split_bin)) = best_binned_split(&bin_bounds, &bin_counts) else {
         // Every centroid in one bin (spread below the bin width's rounding): halve.
         return count / 2;
     };
