@@ -170,7 +170,7 @@ fn collider_mass(collider: &Collider, source: &MassSource) -> Result<MassPropert
             ));
         }
     };
-    let volume = shape_volume(shape).ok_or_else(|| {
+    let volume = Shape::volume(shape).ok_or_else(|| {
         EngineError::description("a dynamic body cannot be an unbounded half-space; make the ground static")
     })?;
     let mass = match *source {
@@ -179,16 +179,6 @@ fn collider_mass(collider: &Collider, source: &MassSource) -> Result<MassPropert
         MassSource::Properties(_) => unreachable!("handled above"),
     };
     shape_mass(shape, mass).map_err(EngineError::integrator("mass properties of the shape"))
-}
-
-/// Volume of an analytic shape, m^3; `None` for a half-space.
-pub(crate) fn shape_volume(shape: &Shape) -> Option<f64> {
-    match shape {
-        Shape::Sphere(s) => Some(s.volume()),
-        Shape::Cuboid(c) => Some(c.volume()),
-        Shape::Capsule(c) => Some(c.volume()),
-        Shape::HalfSpace(_) => None,
-    }
 }
 
 /// Mass properties of a solid analytic shape of total `mass` kg about its centre, in its own

@@ -200,10 +200,7 @@ impl ShapeDescription {
     /// `None` for a half-space or an open mesh.
     pub fn volume(&self) -> Option<f64> {
         match self {
-            Self::Primitive(Shape::Sphere(s)) => Some(s.volume()),
-            Self::Primitive(Shape::Cuboid(s)) => Some(s.volume()),
-            Self::Primitive(Shape::Capsule(s)) => Some(s.volume()),
-            Self::Primitive(Shape::HalfSpace(_)) => None,
+            Self::Primitive(shape) => shape.volume(),
             Self::Mesh(mesh) => mesh.volume,
         }
     }

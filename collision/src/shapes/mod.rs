@@ -48,6 +48,18 @@ pub enum Shape {
     HalfSpace(HalfSpace),
 }
 
+impl Shape {
+    /// Enclosed volume, m^3; `None` for a half-space, which encloses no finite volume.
+    pub fn volume(&self) -> Option<f64> {
+        match self {
+            Self::Sphere(s) => Some(s.volume()),
+            Self::Cuboid(c) => Some(c.volume()),
+            Self::Capsule(c) => Some(c.volume()),
+            Self::HalfSpace(_) => None,
+        }
+    }
+}
+
 impl SignedDistance for Shape {
     fn distance_and_gradient(&self, point: DVec3) -> (f64, DVec3) {
         match self {
