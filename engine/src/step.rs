@@ -154,12 +154,13 @@ impl World {
         clock.begin(Stage::BroadPhase, &self.bodies, &mut report);
         report.woken += self.wake_jointed();
         let mut pairs = std::mem::take(&mut self.scratch.pairs);
+        let connected = self.joints.connected_pairs();
         let found = broad_phase::find_pairs(
             &self.bodies,
             &mut self.broad_phase,
             dt,
             self.settings.contact_margin,
-            &self.joints.connected_pairs(),
+            &connected,
             &mut pairs,
             &mut self.scratch.broad,
         );
@@ -179,7 +180,7 @@ impl World {
         // quarantine rule out: a failure here is a bug, reported rather than hidden.
         let narrow =
             collide::narrow_phase(&self.bodies, &pairs, dt, self.settings.contact_margin).and_then(|mut contacts| {
-                report.woken += self.wake_touched(&mut pairs, &mut contacts, dt)?;
+                report.woken += self.wake_touched(&mut pairs, &mut contacts, &connected, dt)?;
                 Ok(contacts)
             });
         self.scratch.pairs = pairs;
@@ -199,7 +200,7 @@ impl World {
         clock.end(Stage::ApplyForces, pushed, &self.bodies, &mut report);
 
         clock.begin(Stage::SolveConstraints, &self.bodies, &mut report);
-        let solved = solve::run(self, &mut contacts, dt);
+        let mut solved = solve::run(self, &mut contacts, dt);
         report.solver_rows = solved.rows;
         report.solver_islands = solved.islands;
         report.solver_iterations = solved.iterations;
@@ -208,7 +209,6 @@ impl World {
         self.quarantine_non_finite(Stage::SolveConstraints, &[], &mut report);
         // A joint that carried more than its breaking impulse did its work this step and is gone
         // from the next; fracture hooks no longer see it.
-        let mut solved = solved;
         for &id in &solved.broken {
             if self.remove_joint(id).is_ok() {
                 report.broken_joints += 1;

@@ -87,17 +87,24 @@ pub(crate) fn run(
         return outcome;
     }
     let n = bodies.len();
-    let awake: Vec<bool> = (0..n).map(|i| bodies.is_awake_dynamic(i)).collect();
-    {
-        let states = bodies.states().to_vec();
-        let motion = bodies.motion_mut();
-        for i in (0..n).filter(|&i| awake[i]) {
-            let s = &states[i];
-            let resting = s.linear_velocity.length() < settings.linear_threshold
-                && s.body_angular_velocity.length() < settings.angular_threshold;
-            motion[i].resting_time = if resting { motion[i].resting_time + dt } else { 0.0 };
+    // Per body: None when not awake, else whether it is slow enough to rest. Decided before
+    // writing the motion records so no copy of the states is needed.
+    let resting: Vec<Option<bool>> = (0..n)
+        .map(|i| {
+            bodies.is_awake_dynamic(i).then(|| {
+                let s = &bodies.states()[i];
+                s.linear_velocity.length() < settings.linear_threshold
+                    && s.body_angular_velocity.length() < settings.angular_threshold
+            })
+        })
+        .collect();
+    let motion = bodies.motion_mut();
+    for (record, resting) in motion.iter_mut().zip(&resting) {
+        if let Some(resting) = *resting {
+            record.resting_time = if resting { record.resting_time + dt } else { 0.0 };
         }
     }
+    let awake = |i: usize| resting[i].is_some();
     let mut islands = UnionFind::new(n);
     for &[a, b] in links {
         let (a, b) = (a as usize, b as usize);
@@ -113,7 +120,7 @@ pub(crate) fn run(
         if bodies.kinds()[i] != BodyKind::Dynamic {
             continue;
         }
-        let time = if awake[i] {
+        let time = if awake(i) {
             bodies.motion()[i].resting_time
         } else {
             f64::NEG_INFINITY
@@ -124,7 +131,7 @@ pub(crate) fn run(
     let sleepers: Vec<usize> = (0..n)
         // Summed time steps fall short of their product by rounding (15 x 1/30 < 0.5); that must
         // not cost a whole step.
-        .filter(|&i| awake[i] && least[roots[i]] >= settings.time_to_sleep * (1.0 - 1e-9))
+        .filter(|&i| awake(i) && least[roots[i]] >= settings.time_to_sleep * (1.0 - 1e-9))
         .collect();
     let (states, _, _) = bodies.dynamics_mut();
     for &i in &sleepers {

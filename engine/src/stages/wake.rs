@@ -35,10 +35,12 @@ impl World {
     /// pairs and contacts the woken bodies bring (with each other and with static bodies), so
     /// they take part in this step with all their contacts. Repeats while waking spreads, up to
     /// [`WAKE_ROUNDS`] times; islands still touched after that wake at the end of the step.
+    /// `connected` lists the jointed pairs the broad phase skips.
     pub(crate) fn wake_touched(
         &mut self,
         pairs: &mut Vec<[u32; 2]>,
         contacts: &mut Vec<PairContacts>,
+        connected: &[(u64, u64)],
         dt: f64,
     ) -> Result<usize, EngineError> {
         let mut woken = 0;
@@ -67,7 +69,7 @@ impl World {
                 &mut self.broad_phase,
                 dt,
                 self.settings.contact_margin,
-                &self.joints.connected_pairs(),
+                connected,
                 &mut fresh,
                 &mut self.scratch.broad,
             )?;
