@@ -16,7 +16,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use shatter::collision::{GeometryError, TriMesh, topology};
 use shatter::export::analytic::sample_recording;
 use shatter::export::{self, ExportFormat};
-use shatter::integrators::BodyKind;
 use shatter::scene_file::{FractureModel, SceneDescription, load_scene};
 use shatter::spin_drift::run_study;
 
@@ -286,20 +285,11 @@ fn check(path: &Path) -> ExitCode {
 /// The report of `shatter check` for a valid scene.
 fn scene_report(path: &Path, scene: &SceneDescription) -> String {
     let mut out = String::new();
-    let count = |kind: BodyKind| scene.bodies.iter().filter(|b| b.kind == kind).count();
     let _ = writeln!(out, "{}: valid scene", path.display());
     if let Some(description) = &scene.description {
         let _ = writeln!(out, "  {description}");
     }
-    let _ = writeln!(
-        out,
-        "  bodies: {} ({} dynamic, {} static, {} kinematic)",
-        scene.bodies.len(),
-        count(BodyKind::Dynamic),
-        count(BodyKind::Static),
-        count(BodyKind::Kinematic)
-    );
-    let _ = writeln!(out, "  joints: {}", scene.joints.len());
+    run::write_counts(&mut out, scene);
     let breakable = scene.joints.iter().filter(|j| j.break_impulse.is_some()).count();
     if breakable > 0 {
         let _ = writeln!(out, "  breakable joints: {breakable}");
@@ -321,13 +311,7 @@ fn scene_report(path: &Path, scene: &SceneDescription) -> String {
     let _ = writeln!(out, "  total mass (dynamic bodies): {} kg", scene.total_mass());
     let g = scene.gravity;
     let _ = writeln!(out, "  gravity: ({}, {}, {}) m/s^2", g.x, g.y, g.z);
-    let _ = writeln!(
-        out,
-        "  time: {} frames of {} s ({} s)",
-        scene.frames,
-        scene.dt,
-        scene.frames as f64 * scene.dt
-    );
+    run::write_time(&mut out, scene);
     out
 }
 

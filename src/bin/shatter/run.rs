@@ -181,17 +181,8 @@ pub fn info(path: &Path) -> ExitCode {
 
 fn info_report(path: &Path, scene: &SceneDescription, built: &SceneWorld) -> String {
     let mut out = String::new();
-    let count = |kind: BodyKind| scene.bodies.iter().filter(|b| b.kind == kind).count();
     let _ = writeln!(out, "{}", path.display());
-    let _ = writeln!(
-        out,
-        "  bodies: {} ({} dynamic, {} static, {} kinematic)",
-        scene.bodies.len(),
-        count(BodyKind::Dynamic),
-        count(BodyKind::Static),
-        count(BodyKind::Kinematic)
-    );
-    let _ = writeln!(out, "  joints: {}", scene.joints.len());
+    write_counts(&mut out, scene);
     let mass: f64 = built
         .bodies
         .iter()
@@ -206,6 +197,26 @@ fn info_report(path: &Path, scene: &SceneDescription, built: &SceneWorld) -> Str
         "  initial potential energy: {} J (zero at the origin)",
         built.world.potential_energy()
     );
+    write_time(&mut out, scene);
+    out
+}
+
+/// The body counts by kind and the joint count of a scene, for the `check` and `info` reports.
+pub(crate) fn write_counts(out: &mut String, scene: &SceneDescription) {
+    let count = |kind: BodyKind| scene.bodies.iter().filter(|b| b.kind == kind).count();
+    let _ = writeln!(
+        out,
+        "  bodies: {} ({} dynamic, {} static, {} kinematic)",
+        scene.bodies.len(),
+        count(BodyKind::Dynamic),
+        count(BodyKind::Static),
+        count(BodyKind::Kinematic)
+    );
+    let _ = writeln!(out, "  joints: {}", scene.joints.len());
+}
+
+/// The frame count and time step of a scene, for the `check` and `info` reports.
+pub(crate) fn write_time(out: &mut String, scene: &SceneDescription) {
     let _ = writeln!(
         out,
         "  time: {} frames of {} s ({} s)",
@@ -213,5 +224,4 @@ fn info_report(path: &Path, scene: &SceneDescription, built: &SceneWorld) -> Str
         scene.dt,
         scene.frames as f64 * scene.dt
     );
-    out
 }
