@@ -14,6 +14,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use shatter::engine::Stage;
 use shatter::scenes::{box_lattice, world_with_ground};
 
 fn main() -> ExitCode {
@@ -34,15 +35,25 @@ fn main() -> ExitCode {
     let start_potential = world.potential_energy();
     let clock = Instant::now();
     let mut fastest_after_first_second: f64 = 0.0;
+    let mut stage_seconds = [0.0; Stage::COUNT];
+    let (mut contacts, mut iterations) = (0usize, 0usize);
     println!(
         "{:>6} {:>7} {:>12} {:>12} {:>9} {:>9} {:>9}",
         "step", "t (s)", "KE (J)", "PE (J)", "vmax", "lowest", "ms/step"
     );
     for step in 1..=steps {
-        if let Err(error) = world.step(dt) {
-            eprintln!("pile_1000: step {step}: {error}");
-            return ExitCode::FAILURE;
+        let report = match world.step(dt) {
+            Ok(report) => report,
+            Err(error) => {
+                eprintln!("pile_1000: step {step}: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        for stage in Stage::ALL {
+            stage_seconds[stage.index()] += report.stage(stage).time.as_secs_f64();
         }
+        contacts += report.contacts;
+        iterations = iterations.max(report.solver_iterations);
         let fastest = ids
             .iter()
             .filter_map(|id| world.linear_velocity(*id).ok())
@@ -71,6 +82,16 @@ fn main() -> ExitCode {
         "kinetic energy / potential energy released: {:.3e}; fastest box after the first second: {:.2} m/s",
         world.kinetic_energy() / released,
         fastest_after_first_second
+    );
+    let per_step = |seconds: f64| seconds * 1e3 / steps as f64;
+    let stages: Vec<String> = Stage::ALL
+        .iter()
+        .map(|stage| format!("{stage} {:.2}", per_step(stage_seconds[stage.index()])))
+        .collect();
+    println!("ms per step by stage: {}", stages.join(", "));
+    println!(
+        "contacts per step: {:.0}; most solver sweeps in a step: {iterations}",
+        contacts as f64 / steps as f64
     );
     ExitCode::SUCCESS
 }

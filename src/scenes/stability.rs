@@ -202,6 +202,25 @@ pub fn random_drop(seed: u64, count: usize) -> (World, Vec<BodyId>) {
     (world, ids)
 }
 
+/// `base (base + 1) / 2` unit boxes (water density, friction 0.5, no restitution) stacked in a
+/// two-dimensional pyramid on the ground: the bottom row has `base` boxes `gap` m apart along x,
+/// each row above one box fewer, centred, so every box rests on the two below it, offset by half a
+/// box. Listed row by row from the bottom; the last box is the top one.
+pub fn pyramid(base: usize, gap: f64) -> Vec<BodyDesc> {
+    let pitch = LATTICE_BOX_SIZE + gap;
+    let collider = box_collider(DVec3::splat(LATTICE_BOX_SIZE / 2.0));
+    let mut descs = Vec::with_capacity(base * (base + 1) / 2);
+    for row in 0..base {
+        let count = base - row;
+        for column in 0..count {
+            let x = (column as f64 - (count as f64 - 1.0) / 2.0) * pitch;
+            let y = LATTICE_BOX_SIZE * (row as f64 + 0.5);
+            descs.push(BodyDesc::dynamic(collider.clone()).with_position(DVec3::new(x, y, 0.0)));
+        }
+    }
+    descs
+}
+
 /// Edge of a lattice box, m.
 pub const LATTICE_BOX_SIZE: f64 = 1.0;
 
