@@ -62,7 +62,10 @@ fn main() -> ExitCode {
         if step as f64 * dt > 1.0 {
             fastest_after_first_second = fastest_after_first_second.max(fastest);
         }
-        if step % (2 * rate as usize).max(1) == 0 || step == steps {
+        if step % (rate as usize / 6).max(1) == 0 && step as f64 * dt <= 4.0
+            || step % (2 * rate as usize).max(1) == 0
+            || step == steps
+        {
             let lowest = ids
                 .iter()
                 .filter_map(|id| world.pose(*id).ok())

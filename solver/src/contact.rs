@@ -19,11 +19,12 @@ use glam::DVec3;
 
 use crate::body::SolverBody;
 use crate::error::SolverError;
+use crate::patch::friction_tangents;
 use crate::row::{BiasMode, Friction, Jacobian, Row, inverse_effective_mass};
 use crate::softness::Softness;
 
 /// How far a contact normal's length may be from 1.
-const UNIT_TOLERANCE: f64 = 1e-6;
+pub(crate) const UNIT_TOLERANCE: f64 = 1e-6;
 
 /// The Baumgarte fraction of penetration removed per step by default (ODE's default ERP).
 pub const DEFAULT_CONTACT_ERP: f64 = 0.2;
@@ -109,25 +110,10 @@ pub fn contact_rows(
     let effective_mass = 1.0 / inverse_effective_mass(bodies, &normal);
     normal = normal.with_softness(contact.softness.erp_cfm(dt, effective_mass)?);
 
-    let (t1, t2) = match contact.friction_direction {
-        Some(direction) => {
-            let in_plane = direction - n * n.dot(direction);
-            let length = in_plane.length();
-            if length > 1e-12 * direction.length() && length > 0.0 {
-                let t1 = in_plane / length;
-                (t1, n.cross(t1))
-            } else {
-                tangent_basis(n)
-            }
-        }
-        None => tangent_basis(n),
-    };
+    let [t1, t2] = friction_tangents(n, contact.friction_direction);
     let friction_row = |tangent: DVec3| {
         let mut row = Row::new(a, b, Jacobian::linear(tangent, contact.arm_a, contact.arm_b));
-        row.friction = Some(Friction {
-            normal_row,
-            coefficient: contact.friction,
-        });
+        row.friction = Some(Friction::point(normal_row, contact.friction));
         row.energy_clamp = contact.energy_clamp;
         row
     };

@@ -24,10 +24,13 @@ pub mod body;
 pub mod clamp;
 pub mod contact;
 pub mod error;
+pub mod joint_block;
 pub mod joints;
+pub mod patch;
 pub mod pgs;
 pub mod row;
 pub mod settings;
+pub mod shock;
 pub mod softness;
 pub mod split;
 pub mod warm_start;
@@ -39,6 +42,7 @@ pub use error::SolverError;
 pub use joints::{
     HINGE_AXIS, JointAnchor, JointPose, JointRows, JointSpec, ball_joint_rows, fixed_joint_rows, hinge_joint_rows,
 };
+pub use patch::{ContactPatch, PatchPoint, PatchRows, push_patch_rows};
 pub use pgs::solve;
 pub use row::{
     BiasMode, Friction, GroupImpulse, Jacobian, Row, group_impulse, inverse_effective_mass, row_group_broken,

@@ -58,8 +58,10 @@ use glam::DVec3;
 use crate::body::SolverBody;
 use crate::clamp::clamp_row_increment_within;
 use crate::error::SolverError;
+use crate::joint_block::{JointBlock, is_bilateral};
 use crate::row::{BiasMode, Jacobian, Row};
 use crate::settings::{SolveReport, SolverSettings};
+use crate::shock::ShockOrder;
 use crate::split::solve_split;
 use crate::warm_start::warm_start;
 use shatter_integrators::ClampVerdict;
@@ -81,6 +83,10 @@ pub(crate) struct Prepared {
     pub(crate) response: Jacobian,
     /// `J M^-1 J^T`, 1/kg.
     pub(crate) inverse_effective_mass: f64,
+    /// Body A's part of `J M^-1 J^T`, 1/kg.
+    pub(crate) inverse_mass_a: f64,
+    /// Body B's part of `J M^-1 J^T`, 1/kg.
+    pub(crate) inverse_mass_b: f64,
     /// `CFM / h`, 1/kg.
     pub(crate) cfm_over_h: f64,
     /// `J M^-1 J^T + CFM / h`.
@@ -95,8 +101,8 @@ pub(crate) struct Prepared {
     pub(crate) split_target: Option<f64>,
     pub(crate) lower: f64,
     pub(crate) upper: f64,
-    /// `(normal row, mu)` for friction rows.
-    pub(crate) friction: Option<(usize, f64)>,
+    /// `(first normal row, one past the last, coefficient)` for friction rows.
+    pub(crate) friction: Option<(usize, usize, f64)>,
     pub(crate) energy_clamp: bool,
     /// Index of the row's body pair in the energy budgets (energy-clamped rows only).
     pub(crate) pair: usize,
@@ -113,12 +119,38 @@ impl Prepared {
             + self.jacobian.angular_b.dot(vb.angular)
     }
 
+    /// Body A's part of `J v`.
+    #[inline]
+    pub(crate) fn side_velocity_a(&self, velocities: &[Twist]) -> f64 {
+        let va = &velocities[self.a];
+        self.jacobian.linear_a.dot(va.linear) + self.jacobian.angular_a.dot(va.angular)
+    }
+
+    /// Body B's part of `J v`.
+    #[inline]
+    pub(crate) fn side_velocity_b(&self, velocities: &[Twist]) -> f64 {
+        let vb = &velocities[self.b];
+        self.jacobian.linear_b.dot(vb.linear) + self.jacobian.angular_b.dot(vb.angular)
+    }
+
     /// `v += M^-1 J^T delta`.
     #[inline]
     pub(crate) fn apply(&self, velocities: &mut [Twist], delta: f64) {
+        self.apply_a(velocities, delta);
+        self.apply_b(velocities, delta);
+    }
+
+    /// Body A's part of `v += M^-1 J^T delta`.
+    #[inline]
+    pub(crate) fn apply_a(&self, velocities: &mut [Twist], delta: f64) {
         let va = &mut velocities[self.a];
         va.linear += self.response.linear_a * delta;
         va.angular += self.response.angular_a * delta;
+    }
+
+    /// Body B's part of `v += M^-1 J^T delta`.
+    #[inline]
+    pub(crate) fn apply_b(&self, velocities: &mut [Twist], delta: f64) {
         let vb = &mut velocities[self.b];
         vb.linear += self.response.linear_b * delta;
         vb.angular += self.response.angular_b * delta;
@@ -149,12 +181,12 @@ pub fn solve(
     }
     for (index, row) in rows.iter().enumerate() {
         if let Some(friction) = row.friction
-            && rows[friction.normal_row as usize].friction.is_some()
+            && let Some(normal) = friction.normal_rows().find(|&n| rows[n].friction.is_some())
         {
             return Err(SolverError::row(
                 index,
                 "friction normal row",
-                friction.normal_row,
+                normal,
                 "a row that is not itself a friction row",
             ));
         }
@@ -182,10 +214,15 @@ pub fn solve(
         warm_start(&prepared, rows, &mut lambdas, &mut velocities, &mut report);
     }
 
+    let joints = JointBlock::new(&prepared, velocities.len());
+    let in_block: Vec<bool> = prepared
+        .iter()
+        .map(|row| joints.is_some() && is_bilateral(row))
+        .collect();
     for _ in 0..settings.iterations {
         let mut residual: f64 = 0.0;
         for (index, row) in prepared.iter().enumerate() {
-            if !row.active {
+            if !row.active || in_block[index] {
                 continue;
             }
             let lambda = lambdas[index];
@@ -205,6 +242,9 @@ pub fn solve(
             );
             residual = residual.max(applied.abs() * row.diagonal);
         }
+        if let Some(block) = &joints {
+            residual = residual.max(block.solve(&prepared, &mut lambdas, &mut velocities));
+        }
         report.iterations += 1;
         report.residual = residual;
         if residual <= settings.tolerance {
@@ -212,7 +252,35 @@ pub fn solve(
         }
     }
 
-    let split = solve_split(&prepared, world, settings);
+    let shock = (settings.shock_sweeps > 0 && settings.iterations > 0).then(|| {
+        let immovable: Vec<bool> = bodies
+            .iter()
+            .map(|body| !body.is_dynamic())
+            .chain(core::iter::once(true))
+            .collect();
+        ShockOrder::new(&prepared, &immovable)
+    });
+    if let Some(order) = &shock {
+        for _ in 0..settings.shock_sweeps {
+            order.sweep(
+                &prepared,
+                &mut lambdas,
+                &mut velocities,
+                &mut budgets,
+                settings.shock_iterations,
+                settings.tolerance,
+                &mut report,
+            );
+        }
+    }
+
+    if shock.is_some()
+        && let Some(block) = &joints
+    {
+        block.solve(&prepared, &mut lambdas, &mut velocities);
+    }
+
+    let split = solve_split(&prepared, world, settings, shock.as_ref());
     report.split_iterations = split.iterations;
     report.split_residual = split.residual;
     report.split_velocities = split.velocities;
@@ -256,12 +324,13 @@ pub fn solve(
     Ok(report)
 }
 
-/// The impulse bounds of a row now: its own, or `+-mu |lambda_n|` for friction.
+/// The impulse bounds of a row now: its own, or `+-mu N` for friction, `N` the sum of its normal
+/// rows' `|lambda|`.
 #[inline]
 pub(crate) fn bounds(row: &Prepared, lambdas: &[f64]) -> (f64, f64) {
     match row.friction {
-        Some((normal, mu)) => {
-            let limit = mu * lambdas[normal].abs();
+        Some((start, end, mu)) => {
+            let limit = mu * lambdas[start..end].iter().map(|l| l.abs()).sum::<f64>();
             (-limit, limit)
         }
         None => (row.lower, row.upper),
@@ -348,8 +417,9 @@ fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings)
         linear_b,
         angular_b,
     };
-    let inverse_effective_mass =
-        j.linear_a.dot(linear_a) + j.angular_a.dot(angular_a) + j.linear_b.dot(linear_b) + j.angular_b.dot(angular_b);
+    let inverse_mass_a = j.linear_a.dot(linear_a) + j.angular_a.dot(angular_a);
+    let inverse_mass_b = j.linear_b.dot(linear_b) + j.angular_b.dot(angular_b);
+    let inverse_effective_mass = inverse_mass_a + inverse_mass_b;
     let cfm_over_h = row.cfm / dt;
     let phi = row.position_error;
     let (target, split_target) = match (row.bias_mode, row.friction) {
@@ -367,6 +437,8 @@ fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings)
         jacobian: j,
         response,
         inverse_effective_mass,
+        inverse_mass_a,
+        inverse_mass_b,
         cfm_over_h,
         diagonal: inverse_effective_mass + cfm_over_h,
         inverse_diagonal: if inverse_effective_mass > 0.0 {
@@ -379,7 +451,10 @@ fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings)
         split_target,
         lower: row.lower,
         upper: row.upper,
-        friction: row.friction.map(|f| (f.normal_row as usize, f.coefficient)),
+        friction: row.friction.map(|f| {
+            let normals = f.normal_rows();
+            (normals.start, normals.end, f.coefficient)
+        }),
         energy_clamp: row.energy_clamp,
         pair: 0,
     }

@@ -63,15 +63,37 @@ impl Jacobian {
     }
 }
 
-/// Marks a row as Coulomb friction: its bounds are `-mu |lambda_n|` and `+mu |lambda_n|`, with
-/// `lambda_n` the current accumulated impulse of the normal row (re-read every time the row is
-/// solved), and the row's own `lower` and `upper` are ignored.
+/// Marks a row as Coulomb friction: its bounds are `-mu N` and `+mu N`, with `N` the sum of
+/// `|lambda|` over its normal rows (`normal_count` consecutive rows from `normal_row`), re-read every
+/// time the row is solved; the row's own `lower` and `upper` are ignored. One normal row is the
+/// friction of a contact point; several are the friction of a contact patch (patch.rs), whose
+/// friction rows act at the patch centre and are bounded by the patch's whole normal impulse.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Friction {
-    /// Index of the normal row in the same row slice; it must not itself be a friction row.
+    /// Index of the first normal row in the same row slice; no normal row may be a friction row.
     pub normal_row: u32,
-    /// Friction coefficient mu, dimensionless, >= 0.
+    /// Number of consecutive normal rows, at least 1.
+    pub normal_count: u32,
+    /// Friction coefficient: mu (dimensionless, >= 0) for a force row; mu times the patch's
+    /// twist radius (m) for a row that resists twisting about the normal.
     pub coefficient: f64,
+}
+
+impl Friction {
+    /// Friction bounded by the one normal row `normal_row` with coefficient `coefficient`.
+    pub const fn point(normal_row: u32, coefficient: f64) -> Self {
+        Self {
+            normal_row,
+            normal_count: 1,
+            coefficient,
+        }
+    }
+
+    /// The normal rows' indices.
+    pub fn normal_rows(&self) -> core::ops::Range<usize> {
+        let start = self.normal_row as usize;
+        start..start + self.normal_count as usize
+    }
 }
 
 /// How a row corrects its position error `phi`.
@@ -226,15 +248,24 @@ impl Row {
                 }
             }
             Some(friction) => {
-                if friction.normal_row as usize >= row_count {
+                if friction.normal_count == 0 {
+                    return Err(SolverError::row(
+                        index,
+                        "friction normal row count",
+                        friction.normal_count,
+                        "at least 1",
+                    ));
+                }
+                let last = u64::from(friction.normal_row) + u64::from(friction.normal_count) - 1;
+                if last >= row_count as u64 {
                     return Err(SolverError::IndexOutOfRange {
                         row: index,
                         field: "friction normal row",
-                        index: friction.normal_row,
+                        index: u32::try_from(last).unwrap_or(u32::MAX),
                         count: row_count,
                     });
                 }
-                if friction.normal_row as usize == index {
+                if friction.normal_rows().contains(&index) {
                     return Err(SolverError::row(
                         index,
                         "friction normal row",

@@ -8,6 +8,12 @@ use crate::error::SolverError;
 pub struct SolverSettings {
     /// Most Gauss-Seidel sweeps over the rows in the velocity solve (0: apply the warm start only).
     pub iterations: usize,
+    /// Shock-propagation passes after the velocity sweeps (shock.rs): each settles contact stacks
+    /// from the ground up; 0 disables them.
+    pub shock_sweeps: usize,
+    /// Most Gauss-Seidel iterations over one body's rows to its supports within a shock pass
+    /// (stopped early by `tolerance`).
+    pub shock_iterations: usize,
     /// Most sweeps of the split (position correction) solve; 0 disables it.
     pub split_iterations: usize,
     /// Start from the rows' incoming `lambda` instead of zero.
@@ -23,7 +29,9 @@ pub struct SolverSettings {
 impl Default for SolverSettings {
     fn default() -> Self {
         Self {
-            iterations: 20,
+            iterations: 10,
+            shock_sweeps: 1,
+            shock_iterations: 20,
             split_iterations: 10,
             warm_start: true,
             max_split_velocity: 3.0,

@@ -27,6 +27,7 @@
 use crate::body::SplitVelocity;
 use crate::pgs::{Prepared, Twist, clamp};
 use crate::settings::SolverSettings;
+use crate::shock::ShockOrder;
 
 /// The result of the split pass.
 pub(crate) struct SplitOutcome {
@@ -39,21 +40,30 @@ pub(crate) struct SplitOutcome {
 }
 
 /// Runs the split pass over the prepared rows for `world` bodies.
-pub(crate) fn solve_split(prepared: &[Prepared], world: usize, settings: &SolverSettings) -> SplitOutcome {
+/// With `shock`, a shock-propagation pass (shock.rs) follows the sweeps, so that a stack's
+/// penetration is pushed out from the ground up rather than one contact per sweep.
+pub(crate) fn solve_split(
+    prepared: &[Prepared],
+    world: usize,
+    settings: &SolverSettings,
+    shock: Option<&ShockOrder>,
+) -> SplitOutcome {
     let mut pseudo = vec![Twist::default(); world + 1];
-    let split_rows: Vec<(&Prepared, f64)> = prepared
+    let split_rows: Vec<(usize, f64)> = prepared
         .iter()
-        .filter(|row| row.active && row.friction.is_none())
-        .filter_map(|row| row.split_target.map(|target| (row, target)))
+        .enumerate()
+        .filter(|(_, row)| row.active && row.friction.is_none())
+        .filter_map(|(index, row)| row.split_target.map(|target| (index, target)))
         .collect();
-    let mut lambdas = vec![0.0; split_rows.len()];
+    let mut lambdas = vec![0.0; prepared.len()];
     let mut iterations = 0;
     let mut residual: f64 = 0.0;
     // Nothing to correct: leave every pseudo velocity at exactly zero.
     if split_rows.iter().any(|(_, target)| *target > 0.0) {
         for _ in 0..settings.split_iterations {
             residual = 0.0;
-            for ((row, target), lambda) in split_rows.iter().zip(lambdas.iter_mut()) {
+            for &(index, target) in &split_rows {
+                let (row, lambda) = (&prepared[index], &mut lambdas[index]);
                 let ju = row.relative_velocity(&pseudo);
                 let wanted = (target - ju - row.cfm_over_h * *lambda) * row.inverse_diagonal;
                 let delta = clamp(*lambda + wanted, row.lower, row.upper) - *lambda;
@@ -66,6 +76,17 @@ pub(crate) fn solve_split(prepared: &[Prepared], world: usize, settings: &Solver
             iterations += 1;
             if residual <= settings.tolerance {
                 break;
+            }
+        }
+        if let Some(order) = shock.filter(|_| settings.split_iterations > 0) {
+            for _ in 0..settings.shock_sweeps {
+                order.sweep_split(
+                    prepared,
+                    &mut lambdas,
+                    &mut pseudo,
+                    settings.shock_iterations,
+                    settings.tolerance,
+                );
             }
         }
     }

@@ -24,8 +24,8 @@
 use glam::DVec3;
 use shatter_integrators::BodyKind;
 use shatter_solver::{
-    ContactPoint as ContactRow, JointAnchor, JointPose, JointRows, JointSpec, NO_BODY, Row, SolverBody,
-    ball_joint_rows, fixed_joint_rows, hinge_joint_rows, push_contact_rows, row_group_broken,
+    ContactPatch, DEFAULT_CONTACT_ERP, JointAnchor, JointPose, JointRows, JointSpec, NO_BODY, PatchPoint, PatchRows,
+    Row, Softness, SolverBody, ball_joint_rows, fixed_joint_rows, hinge_joint_rows, push_patch_rows, row_group_broken,
 };
 use smallvec::SmallVec;
 
@@ -33,6 +33,7 @@ use crate::contacts::PairContacts;
 use crate::handle::{BodyId, JointId};
 use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
 use crate::stages::collision_pass::as_seen;
+use crate::stages::patches::{distribute_patch, group_patches, patch_normal, warm_start_patch};
 use crate::stages::solve_islands::solve_islands;
 use crate::store::BodyStore;
 use crate::world::World;
@@ -96,6 +97,17 @@ impl SolverBodies {
     }
 }
 
+/// A contact patch in the row list, and what maps its impulses back to its contacts.
+struct SolvedPatch {
+    /// Index of the pair in the step's contacts.
+    pair: usize,
+    /// Indices of its contacts in the pair.
+    contacts: SmallVec<[usize; 4]>,
+    points: SmallVec<[PatchPoint; 4]>,
+    normal: DVec3,
+    rows: PatchRows,
+}
+
 /// Where a joint's rows sit in the row list.
 struct JointSlice {
     joint: usize,
@@ -113,8 +125,7 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
         ..SolverBodies::default()
     };
     let mut rows: Vec<Row> = Vec::new();
-    // (pair, contact, normal row) of every contact that made rows.
-    let mut contact_rows: Vec<(usize, usize, usize)> = Vec::new();
+    let mut patches: Vec<SolvedPatch> = Vec::new();
     for (p, pair) in contacts.iter().enumerate() {
         let [da, db] = pair.dense.map(|i| i as usize);
         let (a, b) = (solver.slot(store, da), solver.slot(store, db));
@@ -122,28 +133,57 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
             continue; // Neither side can move this step.
         }
         let (xa, xb) = (store.states()[da].position, store.states()[db].position);
-        for (c, contact) in pair.contacts.iter().enumerate() {
-            let (arm_a, arm_b) = (contact.point - xa, contact.point - xb);
-            let mut row = ContactRow::new(a, b, arm_a, arm_b, contact.normal, contact.depth, pair.friction);
-            let relative = point_velocity(&solver.bodies, a, arm_a) - point_velocity(&solver.bodies, b, arm_b);
-            let sliding = relative - contact.normal * contact.normal.dot(relative);
-            if sliding.length() > SLIDING_SPEED {
-                row.friction_direction = Some(sliding);
-            }
-            match push_contact_rows(&mut rows, &solver.bodies, &row, dt) {
-                Ok(normal) => {
-                    let normal = normal as usize;
-                    if let Some(warm) = world.contact_cache.lookup(pair.body_a, pair.body_b, contact.feature) {
-                        rows[normal].lambda = warm.normal;
-                        for k in 1..3 {
-                            rows[normal + k].lambda = warm.friction.dot(rows[normal + k].jacobian.linear_a);
-                        }
+        for group in group_patches(pair) {
+            let points: SmallVec<[PatchPoint; 4]> = group
+                .iter()
+                .map(|&c| {
+                    let contact = &pair.contacts[c];
+                    PatchPoint {
+                        arm_a: contact.point - xa,
+                        arm_b: contact.point - xb,
+                        normal: contact.normal,
+                        depth: contact.depth,
                     }
-                    contact_rows.push((p, c, normal));
+                })
+                .collect();
+            let normal = patch_normal(&points);
+            let centre = points.iter().map(|p| p.arm_a).sum::<DVec3>() / points.len() as f64;
+            let relative =
+                point_velocity(&solver.bodies, a, centre) - point_velocity(&solver.bodies, b, centre + xa - xb);
+            let sliding = relative - normal * normal.dot(relative);
+            let patch = ContactPatch {
+                a,
+                b,
+                points: &points,
+                normal,
+                friction: pair.friction,
+                softness: Softness::rigid(DEFAULT_CONTACT_ERP),
+                energy_clamp: true,
+                friction_direction: (sliding.length() > SLIDING_SPEED).then_some(sliding),
+            };
+            match push_patch_rows(&mut rows, &solver.bodies, &patch, dt) {
+                Ok(patch_rows) => {
+                    warm_start_patch(
+                        &mut rows,
+                        &patch_rows,
+                        &points,
+                        normal,
+                        pair,
+                        &group,
+                        &world.contact_cache,
+                    );
+                    patches.push(SolvedPatch {
+                        pair: p,
+                        contacts: group,
+                        points,
+                        normal,
+                        rows: patch_rows,
+                    });
                 }
-                Err(error) => outcome
-                    .failures
-                    .push(format!("contact {} of {} and {}: {error}", c, pair.body_a, pair.body_b)),
+                Err(error) => outcome.failures.push(format!(
+                    "contacts {group:?} of {} and {}: {error}",
+                    pair.body_a, pair.body_b
+                )),
             }
         }
     }
@@ -188,10 +228,15 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
                 outcome.split.push((id, split.linear, split.angular));
             }
         }
-        for &(p, c, normal) in &contact_rows {
-            let contact = &mut contacts[p].contacts[c];
-            contact.normal_impulse = rows[normal].lambda;
-            contact.friction_impulse = [rows[normal + 1].lambda, rows[normal + 2].lambda];
+        for patch in &patches {
+            distribute_patch(
+                &rows,
+                &patch.rows,
+                &patch.points,
+                patch.normal,
+                &mut contacts[patch.pair],
+                &patch.contacts,
+            );
         }
         let joints = world.joints.joints_mut();
         for slice in &joint_slices {
@@ -207,8 +252,10 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
             }
         }
     }
-    for &(p, c, normal) in &contact_rows {
-        contacts[p].contacts[c].tangents = [rows[normal + 1].jacobian.linear_a, rows[normal + 2].jacobian.linear_a];
+    for patch in &patches {
+        for &c in &patch.contacts {
+            contacts[patch.pair].contacts[c].tangents = patch.rows.tangents;
+        }
     }
     outcome.joints = solved_joints(world, &rows, &joint_slices);
     outcome

@@ -1,0 +1,112 @@
+//! A pair's contacts as contact patches for the solver (shatter_solver::patch): grouping by
+//! normal, warm starting the patch's friction from the contact cache, and handing the patch's
+//! impulses back to its points.
+//!
+//! Contacts whose normals agree within [`PATCH_NORMAL_COS`] share a patch (a box on a face: one
+//! patch of four; a box on the edge between two faces of a level set: two). The patch's friction
+//! acts at its centre as a force `F` along the plane and a twist `tau` about the normal. Each point
+//! reports its share: `f_k = F / n + tau (n x r_k) / sum_j |r_j|^2`, with `r_k` the point's offset
+//! from the centre within the plane. The shares sum to `F` (the offsets sum to zero) and their
+//! moments about the centre sum to `tau`, so fracture models see the same total impulse and torque
+//! the solver applied, and the contact cache, which keeps each point's share as a world vector,
+//! gives back the same `F` and `tau` next step while the points persist.
+
+use glam::DVec3;
+use shatter_solver::{PatchPoint, PatchRows, Row};
+use smallvec::SmallVec;
+
+use crate::contact_cache::ContactCache;
+use crate::contacts::PairContacts;
+
+/// Cosine of the largest angle between two contact normals of one patch (about 5.7 degrees).
+pub(crate) const PATCH_NORMAL_COS: f64 = 0.995;
+
+/// The contact indices of `pair`, grouped into patches: each contact joins the first patch whose
+/// first normal is within [`PATCH_NORMAL_COS`] of its own, in contact order (deterministic).
+pub(crate) fn group_patches(pair: &PairContacts) -> SmallVec<[SmallVec<[usize; 4]>; 2]> {
+    let mut patches: SmallVec<[SmallVec<[usize; 4]>; 2]> = SmallVec::new();
+    for (c, contact) in pair.contacts.iter().enumerate() {
+        match patches
+            .iter_mut()
+            .find(|patch| pair.contacts[patch[0]].normal.dot(contact.normal) >= PATCH_NORMAL_COS)
+        {
+            Some(patch) => patch.push(c),
+            None => patches.push(SmallVec::from_slice(&[c])),
+        }
+    }
+    patches
+}
+
+/// The unit normal of a patch: the normalized sum of its points' normals.
+pub(crate) fn patch_normal(points: &[PatchPoint]) -> DVec3 {
+    let sum: DVec3 = points.iter().map(|p| p.normal).sum();
+    sum.try_normalize().unwrap_or(points[0].normal)
+}
+
+/// Offsets of the points from the patch centre, projected onto the plane normal to `normal`
+/// (world frame, m), from the points' arms on body A.
+fn plane_offsets(points: &[PatchPoint], centre_arm_a: DVec3, normal: DVec3) -> SmallVec<[DVec3; 4]> {
+    points
+        .iter()
+        .map(|p| {
+            let offset = p.arm_a - centre_arm_a;
+            offset - normal * normal.dot(offset)
+        })
+        .collect()
+}
+
+/// Sets the warm-start impulses of a patch's rows from the cache: each point's normal impulse, and
+/// the friction force and twist rebuilt from the points' remembered friction vectors.
+pub(crate) fn warm_start_patch(
+    rows: &mut [Row],
+    patch: &PatchRows,
+    points: &[PatchPoint],
+    normal: DVec3,
+    pair: &PairContacts,
+    contacts: &[usize],
+    cache: &ContactCache,
+) {
+    let offsets = plane_offsets(points, patch.centre_arm_a, normal);
+    let (mut force, mut twist) = (DVec3::ZERO, 0.0);
+    for (k, &c) in contacts.iter().enumerate() {
+        if let Some(warm) = cache.lookup(pair.body_a, pair.body_b, pair.contacts[c].feature) {
+            rows[patch.normals as usize + k].lambda = warm.normal;
+            force += warm.friction;
+            twist += offsets[k].cross(warm.friction).dot(normal);
+        }
+    }
+    let first = patch.friction as usize;
+    rows[first].lambda = force.dot(patch.tangents[0]);
+    rows[first + 1].lambda = force.dot(patch.tangents[1]);
+    if let Some(row) = patch.twist {
+        rows[row as usize].lambda = twist;
+    }
+}
+
+/// Hands a solved patch's impulses back to its points: normal impulses one to one, the friction
+/// force and twist shared as the module docs say, along the patch's tangents.
+pub(crate) fn distribute_patch(
+    rows: &[Row],
+    patch: &PatchRows,
+    points: &[PatchPoint],
+    normal: DVec3,
+    pair: &mut PairContacts,
+    contacts: &[usize],
+) {
+    let offsets = plane_offsets(points, patch.centre_arm_a, normal);
+    let first = patch.friction as usize;
+    let force = patch.tangents[0] * rows[first].lambda + patch.tangents[1] * rows[first + 1].lambda;
+    let twist = patch.twist.map_or(0.0, |row| rows[row as usize].lambda);
+    let spread: f64 = offsets.iter().map(|r| r.length_squared()).sum();
+    let per_point = force / contacts.len() as f64;
+    for (k, &c) in contacts.iter().enumerate() {
+        let mut share = per_point;
+        if spread > 0.0 {
+            share += normal.cross(offsets[k]) * (twist / spread);
+        }
+        let contact = &mut pair.contacts[c];
+        contact.normal_impulse = rows[patch.normals as usize + k].lambda;
+        contact.friction_impulse = [share.dot(patch.tangents[0]), share.dot(patch.tangents[1])];
+        contact.tangents = patch.tangents;
+    }
+}
