@@ -135,25 +135,15 @@ pub fn push_contact_rows(
     Ok(index)
 }
 
-/// Checks a contact: body indices, finite arms, a unit normal, finite depth, a valid friction
-/// coefficient and friction direction.
+/// Checks a contact: the bodies and friction (as for a patch), finite arms, a unit normal, a
+/// finite depth.
 fn validate(bodies: &[SolverBody], contact: &ContactPoint) -> Result<(), SolverError> {
-    for (field, body) in [("contact body a", contact.a), ("contact body b", contact.b)] {
-        if body != crate::body::NO_BODY && body as usize >= bodies.len() {
-            return Err(SolverError::invalid(
-                field,
-                body,
-                "an index into the body slice, or NO_BODY",
-            ));
-        }
-    }
-    if contact.a == contact.b {
-        return Err(SolverError::invalid(
-            "contact bodies (a, b)",
-            (contact.a, contact.b),
-            "two different bodies, at most one of them NO_BODY",
-        ));
-    }
+    validate_pair(
+        bodies,
+        ("contact", contact.a, contact.b),
+        contact.friction,
+        contact.friction_direction,
+    )?;
     for (name, arm) in [
         ("contact arm a (m)", contact.arm_a),
         ("contact arm b (m)", contact.arm_b),
@@ -173,14 +163,54 @@ fn validate(bodies: &[SolverBody], contact: &ContactPoint) -> Result<(), SolverE
             "a finite number",
         ));
     }
-    if !(contact.friction.is_finite() && contact.friction >= 0.0) {
+    Ok(())
+}
+
+/// Checks what a contact point and a contact patch share: `(what, a, b)` index the body slice (or
+/// are `NO_BODY`) and differ, the friction coefficient is finite and `>= 0`, the friction
+/// direction (if any) is finite. Errors name `what`'s field.
+pub(crate) fn validate_pair(
+    bodies: &[SolverBody],
+    (what, a, b): (&'static str, u32, u32),
+    friction: f64,
+    friction_direction: Option<DVec3>,
+) -> Result<(), SolverError> {
+    let field = |side: &str| -> &'static str {
+        match (what, side) {
+            ("contact", "a") => "contact body a",
+            ("contact", _) => "contact body b",
+            (_, "a") => "patch body a",
+            _ => "patch body b",
+        }
+    };
+    for (side, body) in [("a", a), ("b", b)] {
+        if body != crate::body::NO_BODY && body as usize >= bodies.len() {
+            return Err(SolverError::invalid(
+                field(side),
+                body,
+                "an index into the body slice, or NO_BODY",
+            ));
+        }
+    }
+    if a == b {
+        return Err(SolverError::invalid(
+            if what == "contact" {
+                "contact bodies (a, b)"
+            } else {
+                "patch bodies (a, b)"
+            },
+            (a, b),
+            "two different bodies, at most one of them NO_BODY",
+        ));
+    }
+    if !(friction.is_finite() && friction >= 0.0) {
         return Err(SolverError::invalid(
             "friction coefficient",
-            contact.friction,
+            friction,
             "a finite number >= 0",
         ));
     }
-    if let Some(direction) = contact.friction_direction
+    if let Some(direction) = friction_direction
         && !direction.is_finite()
     {
         return Err(SolverError::invalid(

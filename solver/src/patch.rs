@@ -27,7 +27,7 @@
 use glam::DVec3;
 
 use crate::body::SolverBody;
-use crate::contact::{UNIT_TOLERANCE, tangent_basis};
+use crate::contact::{UNIT_TOLERANCE, tangent_basis, validate_pair};
 use crate::error::SolverError;
 use crate::row::{BiasMode, Friction, Jacobian, Row, inverse_effective_mass};
 use crate::softness::Softness;
@@ -176,22 +176,12 @@ pub(crate) fn friction_tangents(n: DVec3, direction: Option<DVec3>) -> [DVec3; 2
 /// Checks a patch: body indices, at least one point, finite arms and depths, unit normals, a valid
 /// friction coefficient and direction.
 fn validate(bodies: &[SolverBody], patch: &ContactPatch<'_>) -> Result<(), SolverError> {
-    for (field, body) in [("patch body a", patch.a), ("patch body b", patch.b)] {
-        if body != crate::body::NO_BODY && body as usize >= bodies.len() {
-            return Err(SolverError::invalid(
-                field,
-                body,
-                "an index into the body slice, or NO_BODY",
-            ));
-        }
-    }
-    if patch.a == patch.b {
-        return Err(SolverError::invalid(
-            "patch bodies (a, b)",
-            (patch.a, patch.b),
-            "two different bodies, at most one of them NO_BODY",
-        ));
-    }
+    validate_pair(
+        bodies,
+        ("patch", patch.a, patch.b),
+        patch.friction,
+        patch.friction_direction,
+    )?;
     if patch.points.is_empty() {
         return Err(SolverError::invalid("patch point count", 0, "at least one point"));
     }
@@ -226,21 +216,131 @@ fn validate(bodies: &[SolverBody], patch: &ContactPatch<'_>) -> Result<(), Solve
             ));
         }
     }
-    if !(patch.friction.is_finite() && patch.friction >= 0.0) {
-        return Err(SolverError::invalid(
-            "friction coefficient",
-            patch.friction,
-            "a finite number >= 0",
-        ));
-    }
-    if let Some(direction) = patch.friction_direction
-        && !direction.is_finite()
-    {
-        return Err(SolverError::invalid(
-            "friction direction",
-            direction,
-            "finite components",
-        ));
-    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::NO_BODY;
+    use crate::pgs::solve;
+    use crate::settings::SolverSettings;
+    use glam::DMat3;
+
+    /// A unit box of 1000 kg resting on the ground with its four bottom corners as one patch.
+    fn box_on_ground(rows: &mut Vec<Row>, bodies: &[SolverBody], depth: f64) -> PatchRows {
+        let points: Vec<PatchPoint> = [(-0.5, -0.5), (0.5, -0.5), (-0.5, 0.5), (0.5, 0.5)]
+            .iter()
+            .map(|&(x, z)| PatchPoint {
+                arm_a: DVec3::new(x, -0.5, z),
+                arm_b: DVec3::new(x, 0.0, z),
+                normal: DVec3::Y,
+                depth,
+            })
+            .collect();
+        let patch = ContactPatch {
+            a: 0,
+            b: NO_BODY,
+            points: &points,
+            normal: DVec3::Y,
+            friction: 0.5,
+            softness: Softness::rigid(0.2),
+            energy_clamp: true,
+            friction_direction: None,
+        };
+        push_patch_rows(rows, bodies, &patch, 1.0 / 30.0).unwrap()
+    }
+
+    fn resting_box(velocity: DVec3, spin: DVec3) -> SolverBody {
+        SolverBody {
+            linear_velocity: velocity,
+            angular_velocity: spin,
+            inverse_mass: 1e-3,
+            inverse_inertia: DMat3::IDENTITY * (6.0 / 1000.0),
+        }
+    }
+
+    /// A box landing flat at `g dt` is stopped by normal impulses summing to `m g dt`, with no
+    /// friction force and no twist; a spinning box sliding on its face is slowed by a friction
+    /// force and a twist within their Coulomb bounds `mu N` and `mu r_t N` (`r_t = sqrt(2) / 2` m
+    /// for the corners of a unit square).
+    #[test]
+    fn patch_rows_stop_a_landing_box_and_bound_friction_and_twist() {
+        let dt = 1.0 / 30.0;
+        let g_dt = 9.81 * dt;
+        let mut bodies = [resting_box(DVec3::NEG_Y * g_dt, DVec3::ZERO)];
+        let mut rows = Vec::new();
+        let patch = box_on_ground(&mut rows, &bodies, 0.0);
+        assert_eq!((patch.friction, patch.twist, patch.normals), (0, Some(2), 3));
+        solve(&mut bodies, &mut rows, dt, &SolverSettings::default()).unwrap();
+        let normal: f64 = rows[3..7].iter().map(|r| r.lambda).sum();
+        assert!(
+            (normal - 1000.0 * g_dt).abs() < 1e-6 * normal,
+            "normal impulse {normal}"
+        );
+        let left = bodies[0].linear_velocity.length();
+        assert!(left < 1e-5, "the box still moves at {left} m/s");
+        for row in &rows[0..3] {
+            assert!(row.lambda.abs() < 1e-6 * normal, "friction {}", row.lambda);
+        }
+
+        let mut bodies = [resting_box(DVec3::new(3.0, -g_dt, 0.0), DVec3::Y * 5.0)];
+        let mut rows = Vec::new();
+        box_on_ground(&mut rows, &bodies, 0.0);
+        solve(&mut bodies, &mut rows, dt, &SolverSettings::default()).unwrap();
+        let normal: f64 = rows[3..7].iter().map(|r| r.lambda).sum();
+        let force = DVec3::new(rows[0].lambda, 0.0, rows[1].lambda).length();
+        assert!(
+            force <= 0.5 * normal * (1.0 + 1e-9) * 2f64.sqrt(),
+            "friction {force} of {normal}"
+        );
+        assert!(
+            force > 0.4 * normal,
+            "a sliding box feels friction: {force} of {normal}"
+        );
+        let twist_bound = 0.5 * 0.5 * 2f64.sqrt() * normal;
+        assert!(rows[2].lambda.abs() <= twist_bound * (1.0 + 1e-9));
+        assert!(
+            rows[2].lambda < -0.5 * twist_bound,
+            "the spin is resisted: {}",
+            rows[2].lambda
+        );
+        assert!(bodies[0].linear_velocity.x < 3.0 && bodies[0].angular_velocity.y < 5.0);
+    }
+
+    /// Bad patches are refused with the offending field named, and the row list is left as it was.
+    #[test]
+    fn patch_bad_input_is_named() {
+        let bodies = [resting_box(DVec3::ZERO, DVec3::ZERO)];
+        let point = PatchPoint {
+            arm_a: DVec3::ZERO,
+            arm_b: DVec3::ZERO,
+            normal: DVec3::Y,
+            depth: f64::NAN,
+        };
+        let mut patch = ContactPatch {
+            a: 0,
+            b: NO_BODY,
+            points: &[],
+            normal: DVec3::Y,
+            friction: 0.5,
+            softness: Softness::rigid(0.2),
+            energy_clamp: true,
+            friction_direction: None,
+        };
+        let mut rows = Vec::new();
+        let message = |patch: &ContactPatch<'_>, rows: &mut Vec<Row>| {
+            push_patch_rows(rows, &bodies, patch, 0.1).unwrap_err().to_string()
+        };
+        assert!(message(&patch, &mut rows).contains("patch point count"));
+        let points = [point];
+        patch.points = &points;
+        assert!(message(&patch, &mut rows).contains("patch point depth"));
+        patch.friction = -1.0;
+        assert!(message(&patch, &mut rows).contains("friction coefficient"));
+        patch.friction = 0.5;
+        patch.b = 7;
+        assert!(message(&patch, &mut rows).contains("patch body b"));
+        assert!(rows.is_empty());
+    }
 }
