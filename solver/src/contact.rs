@@ -140,7 +140,8 @@ pub fn push_contact_rows(
 fn validate(bodies: &[SolverBody], contact: &ContactPoint) -> Result<(), SolverError> {
     validate_pair(
         bodies,
-        ("contact", contact.a, contact.b),
+        ["contact body a", "contact body b", "contact bodies (a, b)"],
+        (contact.a, contact.b),
         contact.friction,
         contact.friction_direction,
     )?;
@@ -166,27 +167,21 @@ fn validate(bodies: &[SolverBody], contact: &ContactPoint) -> Result<(), SolverE
     Ok(())
 }
 
-/// Checks what a contact point and a contact patch share: `(what, a, b)` index the body slice (or
-/// are `NO_BODY`) and differ, the friction coefficient is finite and `>= 0`, the friction
-/// direction (if any) is finite. Errors name `what`'s field.
+/// Checks what a contact point and a contact patch share: bodies `a` and `b` index the body slice
+/// (or are `NO_BODY`) and differ, the friction coefficient is finite and `>= 0`, the friction
+/// direction (if any) is finite. `names` are the fields of body a, body b and the pair, as errors
+/// name them.
 pub(crate) fn validate_pair(
     bodies: &[SolverBody],
-    (what, a, b): (&'static str, u32, u32),
+    names: [&'static str; 3],
+    (a, b): (u32, u32),
     friction: f64,
     friction_direction: Option<DVec3>,
 ) -> Result<(), SolverError> {
-    let field = |side: &str| -> &'static str {
-        match (what, side) {
-            ("contact", "a") => "contact body a",
-            ("contact", _) => "contact body b",
-            (_, "a") => "patch body a",
-            _ => "patch body b",
-        }
-    };
-    for (side, body) in [("a", a), ("b", b)] {
+    for (name, body) in [(names[0], a), (names[1], b)] {
         if body != crate::body::NO_BODY && body as usize >= bodies.len() {
             return Err(SolverError::invalid(
-                field(side),
+                name,
                 body,
                 "an index into the body slice, or NO_BODY",
             ));
@@ -194,11 +189,7 @@ pub(crate) fn validate_pair(
     }
     if a == b {
         return Err(SolverError::invalid(
-            if what == "contact" {
-                "contact bodies (a, b)"
-            } else {
-                "patch bodies (a, b)"
-            },
+            names[2],
             (a, b),
             "two different bodies, at most one of them NO_BODY",
         ));

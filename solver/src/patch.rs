@@ -178,7 +178,8 @@ pub(crate) fn friction_tangents(n: DVec3, direction: Option<DVec3>) -> [DVec3; 2
 fn validate(bodies: &[SolverBody], patch: &ContactPatch<'_>) -> Result<(), SolverError> {
     validate_pair(
         bodies,
-        ("patch", patch.a, patch.b),
+        ["patch body a", "patch body b", "patch bodies (a, b)"],
+        (patch.a, patch.b),
         patch.friction,
         patch.friction_direction,
     )?;

@@ -215,14 +215,10 @@ pub fn solve(
     }
 
     let joints = JointBlock::new(&prepared, velocities.len());
-    let in_block: Vec<bool> = prepared
-        .iter()
-        .map(|row| joints.is_some() && is_bilateral(row))
-        .collect();
     for _ in 0..settings.iterations {
         let mut residual: f64 = 0.0;
         for (index, row) in prepared.iter().enumerate() {
-            if !row.active || in_block[index] {
+            if !row.active || (joints.is_some() && is_bilateral(row)) {
                 continue;
             }
             let lambda = lambdas[index];

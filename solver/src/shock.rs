@@ -98,13 +98,9 @@ impl ShockOrder {
     pub(crate) fn new(prepared: &[Prepared], immovable: &[bool]) -> Self {
         let level = levels(prepared, immovable);
         // Contact rows (normal and friction) freeze their lower-level side.
-        let contact_bodies = |index: usize| -> Option<(usize, usize)> {
-            let row = &prepared[index];
-            match row.friction {
-                Some((normal, _, _)) if is_contact(&prepared[normal]) => Some((row.a, row.b)),
-                None if is_contact(row) => Some((row.a, row.b)),
-                _ => None,
-            }
+        let contact_row = |row: &Prepared| match row.friction {
+            Some((normal, _, _)) => is_contact(&prepared[normal]),
+            None => is_contact(row),
         };
         let mut keyed: Vec<(u32, usize, usize, Frozen)> = prepared
             .iter()
@@ -112,10 +108,13 @@ impl ShockOrder {
             .filter(|(_, row)| row.active)
             .map(|(index, row)| {
                 let (la, lb) = (level[row.a], level[row.b]);
-                match contact_bodies(index) {
-                    Some(_) if la < lb && lb != u32::MAX => (lb, row.b, index, Frozen::A),
-                    Some(_) if lb < la && la != u32::MAX => (la, row.a, index, Frozen::B),
-                    _ => (la.min(lb), usize::MAX, index, Frozen::None),
+                let contact = contact_row(row);
+                if contact && la < lb && lb != u32::MAX {
+                    (lb, row.b, index, Frozen::A)
+                } else if contact && lb < la && la != u32::MAX {
+                    (la, row.a, index, Frozen::B)
+                } else {
+                    (la.min(lb), usize::MAX, index, Frozen::None)
                 }
             })
             .collect();
