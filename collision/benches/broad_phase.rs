@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use glam::DVec3;
 use shatter_collision::{Aabb, BroadPhase, BroadPhaseSettings, ProxyId};
+use shatter_integrators::SplitMix64;
 
 /// Boxes per cubic metre: with a mean Minkowski-sum volume of 1.2^3 m^3 per pair, about three
 /// overlaps per box.
@@ -25,43 +26,26 @@ const WANDER: f64 = 0.25;
 /// Fraction of boxes that jump each step.
 const JUMPS: f64 = 0.01;
 
-/// SplitMix64 (Steele, Lea and Flood 2014): enough randomness, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn range(&mut self, low: f64, high: f64) -> f64 {
-        low + (high - low) * self.next()
-    }
-}
-
 struct Pile {
     side: f64,
     home: Vec<DVec3>,
     offset: Vec<DVec3>,
     half: Vec<DVec3>,
     ids: Vec<ProxyId>,
-    rng: Rng,
+    rng: SplitMix64,
 }
 
 impl Pile {
     fn new(count: usize, bp: &mut BroadPhase) -> Self {
         let side = (count as f64 / DENSITY / HEIGHT).sqrt();
-        let mut rng = Rng(count as u64);
+        let mut rng = SplitMix64::new(count as u64);
         let mut pile = Self {
             side,
             home: Vec::with_capacity(count),
             offset: vec![DVec3::ZERO; count],
             half: Vec::with_capacity(count),
             ids: Vec::with_capacity(count),
-            rng: Rng(0),
+            rng: SplitMix64::new(0),
         };
         for k in 0..count {
             let home = pile.random_place(&mut rng);
@@ -77,7 +61,7 @@ impl Pile {
         pile
     }
 
-    fn random_place(&self, rng: &mut Rng) -> DVec3 {
+    fn random_place(&self, rng: &mut SplitMix64) -> DVec3 {
         DVec3::new(
             rng.range(0.0, self.side),
             rng.range(0.5, HEIGHT),
@@ -88,9 +72,9 @@ impl Pile {
     /// Moves every box for the next step: a random walk held within `WANDER` of its place, and a
     /// few jumps.
     fn advance(&mut self) {
-        let mut rng = Rng(self.rng.0);
+        let mut rng = self.rng.clone();
         for k in 0..self.home.len() {
-            if rng.next() < JUMPS {
+            if rng.next_f64() < JUMPS {
                 self.home[k] = self.random_place(&mut rng);
                 self.offset[k] = DVec3::ZERO;
                 continue;

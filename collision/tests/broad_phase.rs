@@ -5,6 +5,7 @@
 use glam::DVec3;
 use proptest::prelude::*;
 use shatter_collision::{Aabb, BroadPhase, BroadPhaseSettings, GeometryError, ProxyId, ProxyKind};
+use shatter_integrators::SplitMix64;
 
 /// Every live proxy: (id, tight box, fat box, key, kind).
 type Snapshot = Vec<(ProxyId, Aabb, Aabb, u64, ProxyKind)>;
@@ -73,31 +74,6 @@ fn check_pairs(bp: &mut BroadPhase) -> Vec<(u64, u64)> {
         "an overlapping pair of tight boxes was missed"
     );
     pairs
-}
-
-/// A small deterministic generator (SplitMix64, Steele, Lea and Flood 2014).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn range(&mut self, low: f64, high: f64) -> f64 {
-        low + (high - low) * self.next()
-    }
-
-    fn vec(&mut self, half: f64) -> DVec3 {
-        DVec3::new(
-            self.range(-half, half),
-            self.range(-half, half),
-            self.range(-half, half),
-        )
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -231,13 +207,18 @@ proptest! {
 
 /// `count` boxes of 0.2 to 1 m heaped in a cone on static ground, dense enough that each touches
 /// a few others.
-fn pile(rng: &mut Rng, count: usize) -> Vec<Aabb> {
+/// A uniform random offset in the cube of half side `half`, m.
+fn cube_offset(rng: &mut SplitMix64, half: f64) -> DVec3 {
+    DVec3::new(rng.range(-half, half), rng.range(-half, half), rng.range(-half, half))
+}
+
+fn pile(rng: &mut SplitMix64, count: usize) -> Vec<Aabb> {
     let radius = 0.7 * (count as f64).cbrt();
     (0..count)
         .map(|_| {
             // Uniform in a cone: height by inverse transform of (1 - h)^2, then a disc.
-            let h = 1.0 - (1.0 - rng.next()).cbrt();
-            let r = radius * (1.0 - h) * rng.next().sqrt();
+            let h = 1.0 - (1.0 - rng.next_f64()).cbrt();
+            let r = radius * (1.0 - h) * rng.next_f64().sqrt();
             let angle = rng.range(0.0, std::f64::consts::TAU);
             let center = DVec3::new(r * angle.cos(), 0.5 + h * radius, r * angle.sin());
             let half = DVec3::new(rng.range(0.1, 0.5), rng.range(0.1, 0.5), rng.range(0.1, 0.5));
@@ -251,7 +232,7 @@ fn pile(rng: &mut Rng, count: usize) -> Vec<Aabb> {
 fn run_pile(threads: usize) -> Vec<Vec<(u64, u64)>> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
-        let mut rng = Rng(17);
+        let mut rng = SplitMix64::new(17);
         let count = 2500;
         let mut boxes = pile(&mut rng, count);
         let mut bp = BroadPhase::new();
@@ -270,7 +251,11 @@ fn run_pile(threads: usize) -> Vec<Vec<(u64, u64)>> {
         );
         for step in 0..4 {
             for (k, b) in boxes.iter_mut().enumerate() {
-                let d = if rng.next() < 0.02 { rng.vec(4.0) } else { rng.vec(0.05) };
+                let d = if rng.next_f64() < 0.02 {
+                    cube_offset(&mut rng, 4.0)
+                } else {
+                    cube_offset(&mut rng, 0.05)
+                };
                 *b = Aabb::new(b.min + d, b.max + d);
                 bp.update(ids[k], *b).unwrap();
             }
@@ -475,7 +460,7 @@ fn broad_phase_pairs_appear_and_disappear_with_the_margin() {
 
 #[test]
 fn broad_phase_query_finds_the_overlapping_fat_boxes() {
-    let mut rng = Rng(5);
+    let mut rng = SplitMix64::new(5);
     let boxes = pile(&mut rng, 600);
     let mut bp = BroadPhase::new();
     let ids: Vec<ProxyId> = boxes
@@ -489,7 +474,11 @@ fn broad_phase_query_finds_the_overlapping_fat_boxes() {
     probe_all(&bp, &ids, &mut rng);
     // Queries see moves at once, before the next pair update (the trees are valid throughout).
     for (k, id) in ids.iter().enumerate() {
-        let d = if k % 10 == 0 { rng.vec(5.0) } else { rng.vec(0.3) };
+        let d = if k % 10 == 0 {
+            cube_offset(&mut rng, 5.0)
+        } else {
+            cube_offset(&mut rng, 0.3)
+        };
         bp.update(*id, Aabb::new(boxes[k].min + d, boxes[k].max + d)).unwrap();
     }
     probe_all(&bp, &ids, &mut rng);
@@ -499,9 +488,12 @@ fn broad_phase_query_finds_the_overlapping_fat_boxes() {
 
 /// Checks 50 random queries of `bp` (proxies `ids`, the key of each its position) against brute
 /// force over the fat boxes.
-fn probe_all(bp: &BroadPhase, ids: &[ProxyId], rng: &mut Rng) {
+fn probe_all(bp: &BroadPhase, ids: &[ProxyId], rng: &mut SplitMix64) {
     for _ in 0..50 {
-        let probe = Aabb::from_center(rng.vec(4.0) + DVec3::Y * 3.0, DVec3::splat(rng.range(0.0, 1.5)));
+        let probe = Aabb::from_center(
+            cube_offset(rng, 4.0) + DVec3::Y * 3.0,
+            DVec3::splat(rng.range(0.0, 1.5)),
+        );
         let mut found = Vec::new();
         bp.query(&probe, |id, key| found.push((id, key))).unwrap();
         found.sort_unstable();

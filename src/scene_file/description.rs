@@ -1,6 +1,8 @@
 //! What a scene file describes, validated: plain data in SI units and glam types, ready to build a
 //! world from.
 
+/// What a joint allows: the engine's own kinds (ball, fixed, hinge with a world-frame axis).
+pub use crate::engine::JointKind;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -150,21 +152,6 @@ pub struct JointDescription {
     pub softness: Option<Softness>,
     /// Impulse above which the joint breaks, N s; `None` for unbreakable.
     pub break_impulse: Option<f64>,
-}
-
-/// What a joint allows.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum JointKind {
-    /// The anchor points coincide; any rotation.
-    Ball,
-    /// No relative motion.
-    Fixed,
-    /// The anchors coincide and the bodies rotate only about `axis` (world frame at the initial
-    /// poses, unit).
-    Hinge {
-        /// The hinge axis.
-        axis: DVec3,
-    },
 }
 
 /// How soft a joint's constraint is, in one of the three usual parametrizations; the solver

@@ -39,14 +39,12 @@ use glam::DVec3;
 
 use crate::collision::{Collider, Shape, SignedDistance, TriMesh};
 use crate::engine::joints::DEFAULT_JOINT_SOFTNESS;
-use crate::engine::{
-    BodyDesc, BodyGeometry, BodyId, JointDesc, JointKind as EngineJointKind, MAX_TIME_STEP, MassSource, Material, World,
-};
+use crate::engine::{BodyDesc, BodyGeometry, BodyId, JointDesc, MAX_TIME_STEP, MassSource, Material, World};
 use crate::export::Normals;
 use crate::integrators::BodyKind;
 use crate::scene_file::{
-    BodyDescription, JointDescription, JointKind, JsonPath, MassDescription, SceneDescription, SceneError,
-    ShapeDescription, Softness,
+    BodyDescription, JointDescription, JsonPath, MassDescription, SceneDescription, SceneError, ShapeDescription,
+    Softness,
 };
 use crate::solver::Softness as RowSoftness;
 
@@ -279,11 +277,7 @@ fn add_joint(
     let [Some(a), Some(b)] = ids else {
         unreachable!("both filled above")
     };
-    let kind = match joint.kind {
-        JointKind::Ball => EngineJointKind::Ball,
-        JointKind::Fixed => EngineJointKind::Fixed,
-        JointKind::Hinge { axis } => EngineJointKind::Hinge { axis },
-    };
+    let kind = joint.kind;
     let (point, angular) = match joint.softness {
         None => (DEFAULT_JOINT_SOFTNESS, DEFAULT_JOINT_SOFTNESS),
         Some(Softness::ErpCfm { erp, cfm }) => {

@@ -9,7 +9,7 @@
 
 use glam::DVec3;
 
-use super::tree::{NONE, NULL, Node, PROXY, Tree, is_node, proxy_of};
+use super::tree::{NULL, PROXY, Tree, is_node, proxy_of};
 use crate::aabb::{Aabb, best_binned_split};
 
 /// Candidate split planes per range.
@@ -135,15 +135,7 @@ impl Tree {
     }
 
     fn push_node(&mut self, parent: u32, slot: usize) -> u32 {
-        self.nodes.push(Node {
-            low: [[f64::INFINITY; 2]; 3],
-            high: [[f64::NEG_INFINITY; 2]; 3],
-            children: [NONE; 2],
-            parent,
-            height: 1,
-            slot: slot as u8,
-            dirty: false,
-        });
+        self.nodes.push(Self::blank(parent, slot));
         (self.nodes.len() - 1) as u32
     }
 

@@ -166,7 +166,7 @@ impl Tree {
     }
 
     /// A node with no children yet, under `parent` at `slot`.
-    fn blank(parent: u32, slot: usize) -> Node {
+    pub(super) fn blank(parent: u32, slot: usize) -> Node {
         Node {
             low: [[f64::INFINITY; 2]; 3],
             high: [[f64::NEG_INFINITY; 2]; 3],
