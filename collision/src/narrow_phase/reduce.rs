@@ -19,9 +19,10 @@
 //! tolerance times the manifold's size smaller than the greedy choice's.
 //!
 //! How much area is kept: an inscribed quadrilateral reaches at best `2 / pi` of a smooth convex
-//! set (the ellipse is the worst case) and `1 / sqrt(2)` of a regular octagon; for the polygons
-//! that box clipping produces, the four kept span at least half of the area of all the
-//! candidates' convex hull (the `narrow_phase` tests measure it over random box pairs).
+//! set (the ellipse is the worst case) and `1 / sqrt(2)` of a regular octagon. For the polygons
+//! that box clipping produces, the four kept span at least 0.6 of the area of all the
+//! candidates' convex hull: the `box_manifold` tests check it over random box pairs (of 20,000
+//! pairs every one kept more than 0.6, and some less than 0.7).
 
 use glam::{DVec2, DVec3};
 
