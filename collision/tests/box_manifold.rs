@@ -6,7 +6,7 @@ use std::f64::consts::{FRAC_PI_4, PI};
 
 use glam::{DQuat, DVec2, DVec3};
 use proptest::prelude::*;
-use shatter_collision::{Collider, ContactManifold, Cuboid, FeatureId, Pose, Shape, collide};
+use shatter_collision::{Collider, ContactManifold, Cuboid, FeatureId, Pose, Shape, SignedDistance, collide};
 
 /// Fraction of the overlap polygon's area the four kept points must span (see `reduce.rs`).
 const AREA_FRACTION: f64 = 0.6;
@@ -81,10 +81,15 @@ fn clip_convex(mut polygon: Vec<DVec2>, clipper: &[DVec2]) -> Vec<DVec2> {
 /// with the face's centre and outward normal.
 fn bottom_face(half: DVec3, pose: &Pose) -> (Vec<DVec2>, DVec3, DVec3) {
     let axes = [DVec3::X, DVec3::Y, DVec3::Z].map(|a| pose.orientation * a);
-    let k = (0..3).max_by(|&i, &j| axes[i].y.abs().total_cmp(&axes[j].y.abs())).unwrap();
+    let k = (0..3)
+        .max_by(|&i, &j| axes[i].y.abs().total_cmp(&axes[j].y.abs()))
+        .unwrap();
     let normal = if axes[k].y < 0.0 { axes[k] } else { -axes[k] };
     let center = pose.position + normal * half[k];
-    let (u, v) = (axes[(k + 1) % 3] * half[(k + 1) % 3], axes[(k + 2) % 3] * half[(k + 2) % 3]);
+    let (u, v) = (
+        axes[(k + 1) % 3] * half[(k + 1) % 3],
+        axes[(k + 2) % 3] * half[(k + 2) % 3],
+    );
     let mut corners: Vec<DVec2> = [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)]
         .iter()
         .map(|(s, t)| {
@@ -93,7 +98,11 @@ fn bottom_face(half: DVec3, pose: &Pose) -> (Vec<DVec2>, DVec3, DVec3) {
         })
         .collect();
     let mid = corners.iter().sum::<DVec2>() / 4.0;
-    corners.sort_by(|a, b| (a.y - mid.y).atan2(a.x - mid.x).total_cmp(&(b.y - mid.y).atan2(b.x - mid.x)));
+    corners.sort_by(|a, b| {
+        (a.y - mid.y)
+            .atan2(a.x - mid.x)
+            .total_cmp(&(b.y - mid.y).atan2(b.x - mid.x))
+    });
     (corners, center, normal)
 }
 
@@ -139,7 +148,11 @@ fn check_against_overlap(half: DVec3, pose: &Pose, margin: f64) -> Result<Contac
         kept_depth >= deepest - 2.0 * tolerance && kept_depth <= deepest + tolerance,
         "kept {kept_depth} vs deepest {deepest}"
     );
-    let kept: Vec<DVec2> = manifold.contacts.iter().map(|c| DVec2::new(c.point.x, c.point.z)).collect();
+    let kept: Vec<DVec2> = manifold
+        .contacts
+        .iter()
+        .map(|c| DVec2::new(c.point.x, c.point.z))
+        .collect();
     let area = hull_area(&kept);
     prop_assert!(
         area >= AREA_FRACTION * full,
@@ -213,5 +226,39 @@ proptest! {
         let before = collide(&box_, &pose, &bottom, &Pose::IDENTITY, 0.05).unwrap();
         let after = collide(&box_, &moved, &bottom, &Pose::IDENTITY, 0.05).unwrap();
         prop_assert_eq!(ids(&before), ids(&after));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn narrow_phase_box_manifold_separation_is_a_lower_bound_on_the_distance(
+        half_a in prop::array::uniform3(0.2f64..0.7),
+        half_b in prop::array::uniform3(0.2f64..0.7),
+        turn_a in prop::array::uniform3(-3.0f64..3.0),
+        turn_b in prop::array::uniform3(-3.0f64..3.0),
+        direction in prop::array::uniform3(-1.0f64..1.0),
+        distance in 1.0f64..2.5,
+    ) {
+        let direction = DVec3::from(direction);
+        prop_assume!(direction.length() > 0.1);
+        let (half_a, half_b) = (DVec3::from(half_a), DVec3::from(half_b));
+        let pose_a = Pose::new(DVec3::ZERO, DQuat::from_scaled_axis(DVec3::from(turn_a)));
+        let pose_b = Pose::new(direction.normalize() * distance, DQuat::from_scaled_axis(DVec3::from(turn_b)));
+        let margin = 0.01;
+        // A's particles lie on A's surface, so the least distance from them to B bounds the true
+        // distance from above; no lower bound may exceed it.
+        let a = Collider::from_shape(Shape::Cuboid(Cuboid::try_new(half_a).unwrap()), 0.05).unwrap();
+        let box_b = Cuboid::try_new(half_b).unwrap();
+        let manifold = collide(&a, &pose_a, &cuboid(half_b), &pose_b, margin).unwrap();
+        prop_assume!(manifold.is_empty());
+        let closest = a
+            .particles()
+            .iter()
+            .map(|p| box_b.distance(pose_b.inverse_transform_point(pose_a.transform_point(*p))))
+            .fold(f64::INFINITY, f64::min);
+        prop_assert!(manifold.separation >= margin, "{manifold:?}");
+        prop_assert!(manifold.separation <= closest + 1e-12, "gap {} but particles {closest} apart", manifold.separation);
     }
 }

@@ -28,6 +28,7 @@ pub(super) fn collide(
             let distance = offset.length();
             let depth = sa.radius() + sb.radius() - distance;
             if depth <= -margin {
+                manifold.separation = -depth;
                 return true;
             }
             // Concentric balls: any direction separates them; +y is the fixed choice.
@@ -47,11 +48,17 @@ pub(super) fn collide(
             return true;
         }
         (_, Shape::HalfSpace(plane)) => match against_plane(shape_a, pose_a, plane, pose_b, margin, false) {
-            Some(contacts) => contacts,
+            Some((contacts, gap)) => {
+                manifold.separation = gap;
+                contacts
+            }
             None => return false,
         },
         (Shape::HalfSpace(plane), _) => match against_plane(shape_b, pose_b, plane, pose_a, margin, true) {
-            Some(contacts) => contacts,
+            Some((contacts, gap)) => {
+                manifold.separation = gap;
+                contacts
+            }
             None => return false,
         },
         _ => return false,
@@ -60,8 +67,9 @@ pub(super) fn collide(
     true
 }
 
-/// Contacts of `shape` against the half-space `plane`; `None` for shapes without a closed form
-/// here. `swapped` says the shape is body B.
+/// Contacts of `shape` against the half-space `plane`, and the shape's distance above the plane
+/// when that is the margin or more (else zero); `None` for shapes without a closed form here.
+/// `swapped` says the shape is body B.
 fn against_plane(
     shape: &Shape,
     shape_pose: &Pose,
@@ -69,7 +77,7 @@ fn against_plane(
     plane_pose: &Pose,
     margin: f64,
     swapped: bool,
-) -> Option<SmallVec<[Contact; 8]>> {
+) -> Option<(SmallVec<[Contact; 8]>, f64)> {
     let normal = plane_pose.orientation * plane.normal();
     let offset = normal.dot(plane_pose.position) + plane.offset();
     // Points of the shape (world), each with the radius of the ball around it that is the shape's
@@ -86,11 +94,14 @@ fn against_plane(
             .iter()
             .map(|p| (shape_pose.transform_point(*p), 0.0))
             .collect(),
-        Shape::HalfSpace(_) => return Some(SmallVec::new()),
+        Shape::HalfSpace(_) => return Some((SmallVec::new(), 0.0)),
     };
     let mut contacts = SmallVec::new();
+    // The least separation of the features: the shape's exact distance above the plane.
+    let mut gap = f64::INFINITY;
     for (index, (center, radius)) in features.into_iter().enumerate() {
         let separation = normal.dot(center) - offset - radius;
+        gap = gap.min(separation);
         if separation >= margin {
             continue;
         }
@@ -109,5 +120,6 @@ fn against_plane(
             feature,
         });
     }
-    Some(contacts)
+    // The gap is reported only for a shape wholly beyond the margin (no contacts).
+    Some((contacts, if gap >= margin { gap } else { 0.0 }))
 }

@@ -92,8 +92,12 @@ pub(super) fn collide(
 ) {
     let (a, b) = (Obb::new(ca, pose_a), Obb::new(cb, pose_b));
     let tolerance = RELATIVE_TOLERANCE * a.smallest_half().min(b.smallest_half());
-    let Some((depth, axis)) = least_overlap(&a, &b, margin, tolerance) else {
-        return;
+    let (depth, axis) = match least_overlap(&a, &b, margin, tolerance) {
+        Ok(chosen) => chosen,
+        Err(gap) => {
+            manifold.separation = gap;
+            return;
+        }
     };
     let t = b.center - a.center;
     // Orients a unit axis from B towards A.
@@ -126,8 +130,9 @@ pub(super) fn collide(
 }
 
 /// The overlap along the chosen axis and the axis (with the preferences of the module docs,
-/// `tolerance` m), or `None` as soon as an axis separates the boxes by `margin` or more.
-fn least_overlap(a: &Obb, b: &Obb, margin: f64, tolerance: f64) -> Option<(f64, Axis)> {
+/// `tolerance` m), or, as soon as an axis separates the boxes by `margin` or more, the gap along
+/// it, m.
+fn least_overlap(a: &Obb, b: &Obb, margin: f64, tolerance: f64) -> Result<(f64, Axis), f64> {
     let t = b.center - a.center;
     let (ha, hb) = (a.half, b.half);
     // r[i][j] = a_i . b_j; ta, tb: the centre offset in A's and B's frames.
@@ -140,7 +145,7 @@ fn least_overlap(a: &Obb, b: &Obb, margin: f64, tolerance: f64) -> Option<(f64, 
     for i in 0..3 {
         let overlap = ha[i] + hb[0] * abs[i][0] + hb[1] * abs[i][1] + hb[2] * abs[i][2] - ta[i].abs();
         if -overlap >= margin {
-            return None;
+            return Err(-overlap);
         }
         if overlap < face_a.0 {
             face_a = (overlap, i);
@@ -150,7 +155,7 @@ fn least_overlap(a: &Obb, b: &Obb, margin: f64, tolerance: f64) -> Option<(f64, 
     for j in 0..3 {
         let overlap = hb[j] + ha[0] * abs[0][j] + ha[1] * abs[1][j] + ha[2] * abs[2][j] - tb[j].abs();
         if -overlap >= margin {
-            return None;
+            return Err(-overlap);
         }
         if overlap < face_b.0 {
             face_b = (overlap, j);
@@ -171,7 +176,7 @@ fn least_overlap(a: &Obb, b: &Obb, margin: f64, tolerance: f64) -> Option<(f64, 
             let radius_b = hb[j1] * abs[i][j2] + hb[j2] * abs[i][j1];
             let overlap = (radius_a + radius_b - distance) / length;
             if -overlap >= margin {
-                return None;
+                return Err(-overlap);
             }
             if overlap < edges.0 {
                 edges = (overlap, i, j);
@@ -198,7 +203,7 @@ fn least_overlap(a: &Obb, b: &Obb, margin: f64, tolerance: f64) -> Option<(f64, 
     if edges.0 < chosen.0 - tolerance {
         chosen = (edges.0, Axis::Edges { i: edges.1, j: edges.2 });
     }
-    Some(chosen)
+    Ok(chosen)
 }
 
 /// The contact of A's edge along axis `i` with B's edge along axis `j`, the supporting edges

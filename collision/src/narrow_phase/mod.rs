@@ -81,6 +81,12 @@ pub struct Contact {
 pub struct ContactManifold {
     /// The contacts.
     pub contacts: SmallVec<[Contact; MAX_CONTACTS]>,
+    /// Without contacts: a distance the two surfaces are known to be apart by, m (at least the
+    /// margin), from the separating axis or the closest feature that ended the test; zero when
+    /// the test measured none (particle pairs) or found contacts. A caller may skip testing the
+    /// pair again while no point of one body moves by more than this minus the margin relative
+    /// to the other: no projection gap closes faster than the bodies move.
+    pub separation: f64,
 }
 
 impl ContactManifold {
@@ -128,6 +134,7 @@ pub fn collide_into(
     manifold: &mut ContactManifold,
 ) -> Result<(), GeometryError> {
     manifold.contacts.clear();
+    manifold.separation = 0.0;
     for (name, pose) in [("pose of body A", pose_a), ("pose of body B", pose_b)] {
         if !pose.is_valid() {
             return Err(GeometryError::invalid(
