@@ -64,7 +64,7 @@ impl World {
             let records = self.bodies.records();
             let key = |pair: &[u32; 2]| (records[pair[0] as usize].id, records[pair[1] as usize].id);
             let mut fresh = Vec::new();
-            broad_phase::find_pairs(
+            broad_phase::find_pairs_after_waking(
                 &self.bodies,
                 &mut self.broad_phase,
                 dt,
@@ -73,7 +73,7 @@ impl World {
                 &mut fresh,
                 &mut self.scratch.broad,
             )?;
-            // Bodies that overflow were caught by the first search of the step and have no box.
+            // Bodies that overflowed were caught by the first search of the step and quarantined.
             debug_assert!(fresh.iter().all(|[a, b]| {
                 self.bodies.states()[*a as usize].is_valid() && self.bodies.states()[*b as usize].is_valid()
             }));
