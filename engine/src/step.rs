@@ -193,6 +193,7 @@ impl World {
         report.energy_removed_by_clamping += collisions.energy_removed;
         self.quarantine_non_finite(Stage::Collide, &[], &mut report);
         clock.end(Stage::Collide, report.contacts, &self.bodies, &mut report);
+        report.warm_started = self.contact_cache.remembered(&contacts);
 
         clock.begin(Stage::ApplyForces, &self.bodies, &mut report);
         let pushed = forces::run(&mut self.bodies, self.settings.gravity, dt);
