@@ -128,6 +128,10 @@ impl StageClock {
 pub(crate) struct StepScratch {
     pub(crate) pairs: Vec<[u32; 2]>,
     pub(crate) broad: broad_phase::BroadScratch,
+    pub(crate) narrow: collide::NarrowScratch,
+    /// The contact list of the step before last, cleared: a step writes its contacts into it,
+    /// and last step's list takes its place here when the step ends.
+    pub(crate) contacts: Vec<PairContacts>,
     /// Each body's state at the start of the step, by slot index (for quarantine).
     pub(crate) start: Vec<Option<StartState>>,
     pub(crate) wake_requests: Vec<u32>,
@@ -178,13 +182,19 @@ impl World {
         clock.begin(Stage::Collide, &self.bodies, &mut report);
         // The narrow phase fails only on a non-finite pose or margin, which validation and
         // quarantine rule out: a failure here is a bug, reported rather than hidden.
-        let narrow =
-            collide::narrow_phase(&self.bodies, &pairs, dt, self.settings.contact_margin).and_then(|mut contacts| {
-                report.woken += self.wake_touched(&mut pairs, &mut contacts, &connected, dt)?;
-                Ok(contacts)
-            });
+        let mut contacts = std::mem::take(&mut self.scratch.contacts);
+        contacts.clear();
+        let narrow = collide::narrow_phase(
+            &self.bodies,
+            &pairs,
+            dt,
+            self.settings.contact_margin,
+            &mut self.scratch.narrow,
+            &mut contacts,
+        )
+        .and_then(|()| self.wake_touched(&mut pairs, &mut contacts, &connected, dt));
         self.scratch.pairs = pairs;
-        let mut contacts = narrow?;
+        report.woken += narrow?;
         let collisions = collision_pass::run(&mut self.bodies, &mut contacts, dt, &self.settings);
         report.manifolds = contacts.len();
         report.contacts = contacts.iter().map(|p| p.contacts.len()).sum();
@@ -250,7 +260,7 @@ impl World {
 
         contacts.retain(|pair| self.bodies.contains(pair.body_a) && self.bodies.contains(pair.body_b));
         self.contact_cache.rebuild(&contacts);
-        self.contacts = contacts;
+        self.scratch.contacts = std::mem::replace(&mut self.contacts, contacts);
         self.time += dt;
         self.steps += 1;
         report.awake_bodies = (0..self.bodies.len())

@@ -11,10 +11,10 @@
 //! Friction and restitution of a pair are combined here (geometric mean of the frictions, the
 //! larger restitution; see [`crate::Material`]).
 
+use glam::DVec3;
 use rayon::prelude::*;
-use shatter_collision::{Pose, collide};
+use shatter_collision::{Contact, ContactManifold, collide_into};
 use shatter_integrators::RigidState;
-use smallvec::SmallVec;
 
 use crate::contacts::{ContactPoint, PairContacts, tangent_basis};
 use crate::error::EngineError;
@@ -36,66 +36,148 @@ fn closing_distance(a: &RigidState, reach_a: f64, b: &RigidState, reach_b: f64, 
     (linear + angular) * dt
 }
 
-/// Contacts of every candidate pair at the start-of-step poses, empty pairs dropped.
+/// Candidate pairs per parallel task. Fixed, so the tasks (and everything they write) do not
+/// depend on the thread count; large enough that a task's overhead is small against 64 box-box
+/// tests, small enough that two threads share a pile's few thousand pairs evenly.
+const CHUNK: usize = 64;
+
+/// A candidate pair that touches: its dense bodies and where its contacts lie in its task's list.
+#[derive(Clone, Debug)]
+struct Touching {
+    pair: [u32; 2],
+    contacts: core::ops::Range<u32>,
+}
+
+/// What one task of the narrow phase found, compactly: the touching pairs and their contacts as
+/// the collision crate gives them (a quarter of the size of the step's [`PairContacts`], which
+/// are then written once, straight into the step's list).
+#[derive(Clone, Debug, Default)]
+struct Chunk {
+    touching: Vec<Touching>,
+    contacts: Vec<Contact>,
+    /// The pair being tested (kept to write into, a manifold being a few hundred bytes).
+    manifold: ContactManifold,
+    /// The first failure among its pairs, if any.
+    error: Option<EngineError>,
+}
+
+impl Chunk {
+    /// Tests `pairs`, replacing what the chunk held; stops at the first failure.
+    fn run(&mut self, bodies: &BodyStore, pairs: &[[u32; 2]], dt: f64, margin: f64) {
+        self.touching.clear();
+        self.contacts.clear();
+        self.error = None;
+        for &[a, b] in pairs {
+            let (va, vb) = (bodies.view(a as usize), bodies.view(b as usize));
+            let (reach_a, reach_b) = (reach(bodies, a as usize), reach(bodies, b as usize));
+            let pair_margin = margin + closing_distance(va.state, reach_a, vb.state, reach_b, dt);
+            let tested = collide_into(
+                &va.record.collider,
+                &va.pose(),
+                &vb.record.collider,
+                &vb.pose(),
+                pair_margin,
+                &mut self.manifold,
+            );
+            if let Err(error) = tested {
+                self.error = Some(EngineError::geometry("narrow phase")(error));
+                return;
+            }
+            if !self.manifold.is_empty() {
+                let start = self.contacts.len() as u32;
+                self.contacts.extend_from_slice(&self.manifold.contacts);
+                self.touching.push(Touching {
+                    pair: [a, b],
+                    contacts: start..self.contacts.len() as u32,
+                });
+            }
+        }
+    }
+
+    /// The step's record of touching pair `k`.
+    fn pair_contacts(&self, bodies: &BodyStore, k: usize) -> PairContacts {
+        let Touching {
+            pair: [a, b],
+            ref contacts,
+        } = self.touching[k];
+        let (ra, rb) = (&bodies.records()[a as usize], &bodies.records()[b as usize]);
+        // Analytic manifolds share one normal: its tangents are computed once.
+        let mut basis = (DVec3::NAN, [DVec3::ZERO; 2]);
+        let contacts = self.contacts[contacts.start as usize..contacts.end as usize]
+            .iter()
+            .map(|c| {
+                if c.normal != basis.0 {
+                    basis = (c.normal, tangent_basis(c.normal));
+                }
+                ContactPoint {
+                    point: c.point,
+                    normal: c.normal,
+                    depth: c.depth,
+                    feature: c.feature,
+                    tangents: basis.1,
+                    collision_impulse: 0.0,
+                    normal_impulse: 0.0,
+                    friction_impulse: [0.0; 2],
+                }
+            })
+            .collect();
+        PairContacts {
+            body_a: ra.id,
+            body_b: rb.id,
+            friction: (ra.material.friction * rb.material.friction).sqrt(),
+            restitution: ra.material.restitution.max(rb.material.restitution),
+            contacts,
+            dense: [a, b],
+        }
+    }
+}
+
+/// Reusable buffers of the narrow phase, kept from step to step so that a step allocates nothing
+/// here once the scene has been seen.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NarrowScratch {
+    chunks: Vec<Chunk>,
+    /// Every touching pair as (chunk, index in it), in pair order.
+    touching: Vec<(u32, u32)>,
+}
+
+/// Appends to `out` the contacts of every candidate pair at the start-of-step poses, empty pairs
+/// dropped, in pair order. Pairs are cut into fixed chunks that are tested in parallel, each into
+/// its own reused lists; the step's records of the touching pairs are then written in parallel
+/// straight into `out`, in order. Fails with the first failure in pair order.
 pub(crate) fn narrow_phase(
     bodies: &BodyStore,
     pairs: &[[u32; 2]],
     dt: f64,
     margin: f64,
-) -> Result<Vec<PairContacts>, EngineError> {
-    let results: Vec<Result<Option<PairContacts>, EngineError>> = pairs
-        .par_iter()
-        .map(|&[a, b]| {
-            let (va, vb) = (bodies.view(a as usize), bodies.view(b as usize));
-            let pair_margin = margin
-                + closing_distance(
-                    va.state,
-                    reach(bodies, a as usize),
-                    vb.state,
-                    reach(bodies, b as usize),
-                    dt,
-                );
-            let manifold = collide(
-                &va.record.collider,
-                &Pose::new(va.state.position, va.state.orientation),
-                &vb.record.collider,
-                &Pose::new(vb.state.position, vb.state.orientation),
-                pair_margin,
-            )
-            .map_err(EngineError::geometry("narrow phase"))?;
-            if manifold.is_empty() {
-                return Ok(None);
-            }
-            let contacts: SmallVec<[ContactPoint; 4]> = manifold
-                .contacts
-                .iter()
-                .map(|c| ContactPoint {
-                    point: c.point,
-                    normal: c.normal,
-                    depth: c.depth,
-                    feature: c.feature,
-                    tangents: tangent_basis(c.normal),
-                    collision_impulse: 0.0,
-                    normal_impulse: 0.0,
-                    friction_impulse: [0.0; 2],
-                })
-                .collect();
-            let (ma, mb) = (va.record.material, vb.record.material);
-            Ok(Some(PairContacts {
-                body_a: va.record.id,
-                body_b: vb.record.id,
-                friction: (ma.friction * mb.friction).sqrt(),
-                restitution: ma.restitution.max(mb.restitution),
-                contacts,
-                dense: [a, b],
-            }))
-        })
-        .collect();
-    let mut manifolds = Vec::with_capacity(results.len());
-    for result in results {
-        if let Some(pair) = result? {
-            manifolds.push(pair);
-        }
+    scratch: &mut NarrowScratch,
+    out: &mut Vec<PairContacts>,
+) -> Result<(), EngineError> {
+    let tasks = pairs.len().div_ceil(CHUNK);
+    if scratch.chunks.len() < tasks {
+        scratch.chunks.resize_with(tasks, Chunk::default);
     }
-    Ok(manifolds)
+    let chunks = &mut scratch.chunks[..tasks];
+    pairs
+        .par_chunks(CHUNK)
+        .zip(chunks.par_iter_mut())
+        .for_each(|(pairs, chunk)| chunk.run(bodies, pairs, dt, margin));
+    scratch.touching.clear();
+    for (c, chunk) in chunks.iter_mut().enumerate() {
+        if let Some(error) = chunk.error.take() {
+            return Err(error);
+        }
+        let c = c as u32;
+        scratch
+            .touching
+            .extend((0..chunk.touching.len() as u32).map(|k| (c, k)));
+    }
+    let chunks = &scratch.chunks;
+    out.par_extend(
+        scratch
+            .touching
+            .par_iter()
+            .map(|&(c, k)| chunks[c as usize].pair_contacts(bodies, k as usize)),
+    );
+    Ok(())
 }

@@ -78,10 +78,17 @@ impl World {
                 self.bodies.states()[*a as usize].is_valid() && self.bodies.states()[*b as usize].is_valid()
             }));
             fresh.retain(|pair| pairs.binary_search_by_key(&key(pair), key).is_err());
-            let extra = collide::narrow_phase(&self.bodies, &fresh, dt, self.settings.contact_margin)?;
+            collide::narrow_phase(
+                &self.bodies,
+                &fresh,
+                dt,
+                self.settings.contact_margin,
+                &mut self.scratch.narrow,
+                contacts,
+            )?;
             pairs.extend(fresh);
             pairs.sort_unstable_by_key(key);
-            contacts.extend(extra);
+            // Two sorted runs: the sort merges them.
             contacts.sort_by_key(|pair| (pair.body_a, pair.body_b));
         }
         Ok(woken)
