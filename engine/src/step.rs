@@ -22,6 +22,7 @@ use std::time::Instant;
 use crate::contacts::PairContacts;
 use crate::error::EngineError;
 use crate::handle::BodyId;
+use crate::manifold_cache::CachedManifold;
 use crate::quarantine::StartState;
 use crate::report::StepReport;
 use crate::report::{kinetic_energy, potential_energy};
@@ -132,6 +133,8 @@ pub(crate) struct StepScratch {
     /// The contact list of the step before last, cleared: a step writes its contacts into it,
     /// and last step's list takes its place here when the step ends.
     pub(crate) contacts: Vec<PairContacts>,
+    /// Likewise for the manifold cache's entries.
+    pub(crate) manifolds: Vec<CachedManifold>,
     /// Each body's state at the start of the step, by slot index (for quarantine).
     pub(crate) start: Vec<Option<StartState>>,
     pub(crate) wake_requests: Vec<u32>,
@@ -184,17 +187,21 @@ impl World {
         // quarantine rule out: a failure here is a bug, reported rather than hidden.
         let mut contacts = std::mem::take(&mut self.scratch.contacts);
         contacts.clear();
-        let narrow = collide::narrow_phase(
-            &self.bodies,
-            &pairs,
+        let mut manifolds = std::mem::take(&mut self.scratch.manifolds);
+        let job = collide::Narrow {
+            bodies: &self.bodies,
+            previous: &self.manifold_cache,
             dt,
-            self.settings.contact_margin,
-            &mut self.scratch.narrow,
-            &mut contacts,
-        )
-        .and_then(|()| self.wake_touched(&mut pairs, &mut contacts, &connected, dt));
+            margin: self.settings.contact_margin,
+            reuse_distance: self.settings.contact_reuse_distance,
+        };
+        let narrow = collide::narrow_phase(&job, &pairs, &mut self.scratch.narrow, &mut contacts, &mut manifolds)
+            .and_then(|()| self.wake_touched(&mut pairs, &mut contacts, &mut manifolds, &connected, dt));
         self.scratch.pairs = pairs;
         report.woken += narrow?;
+        report.carried_manifolds = std::mem::take(&mut self.scratch.narrow.carried);
+        self.manifold_cache.swap(&mut manifolds);
+        self.scratch.manifolds = manifolds;
         let collisions = collision_pass::run(&mut self.bodies, &mut contacts, dt, &self.settings);
         report.manifolds = contacts.len();
         report.contacts = contacts.iter().map(|p| p.contacts.len()).sum();
