@@ -73,6 +73,24 @@ impl ContactCache {
             })
     }
 
+    /// How many contacts of `pairs` (sorted by pair, each pair's contacts by feature, as the
+    /// collide stage leaves them) the cache remembers: the contacts a solve warm-starts. One walk
+    /// through both sorted lists.
+    pub fn remembered(&self, pairs: &[PairContacts]) -> usize {
+        let mut entries = self.entries.iter().map(CachedContact::key).peekable();
+        let mut found = 0;
+        for pair in pairs {
+            for contact in &pair.contacts {
+                let key = (pair.body_a, pair.body_b, contact.feature.0);
+                while entries.next_if(|entry| *entry < key).is_some() {}
+                if entries.peek() == Some(&key) {
+                    found += 1;
+                }
+            }
+        }
+        found
+    }
+
     /// Number of remembered contacts.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -184,6 +202,19 @@ mod tests {
         assert_eq!(cache.lookup(a, c, FeatureId::of_a(0)).map(|w| w.normal), Some(5.0));
         assert_eq!(cache.lookup(a, c, FeatureId::of_a(1)), None);
         assert_eq!(cache.lookup(b, c, FeatureId::of_a(0)), None);
+        // Of a next step with one contact kept, one new and one new pair, one is remembered.
+        let next = vec![
+            PairContacts {
+                contacts: smallvec![contact(FeatureId::of_a(2), 0.0), contact(FeatureId::of_b(0), 0.0)],
+                ..pairs[0].clone()
+            },
+            PairContacts {
+                body_b: BodyId::new(3, 0),
+                ..pairs[1].clone()
+            },
+        ];
+        assert_eq!(cache.remembered(&next), 1);
+        assert_eq!(cache.remembered(&pairs), 3);
         cache.forget_body(b);
         assert_eq!(cache.len(), 1);
         let mut shuffled = cache.entries().to_vec();

@@ -23,6 +23,7 @@ pub mod fracture;
 pub mod handle;
 pub mod islands;
 pub mod joints;
+mod manifold_cache;
 mod quarantine;
 pub mod report;
 pub mod settings;

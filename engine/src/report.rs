@@ -62,6 +62,14 @@ pub struct StepReport {
     pub manifolds: usize,
     /// Contact points.
     pub contacts: usize,
+    /// Contact points whose pair and feature last step's contact cache holds: those the solve
+    /// warm-starts from last step's impulses. Close to [`StepReport::contacts`] for a resting
+    /// pile, where every contact persists with its feature id.
+    pub warm_started: usize,
+    /// Touching pairs whose contact manifold was carried over from an earlier step by the
+    /// manifold cache (see [`crate::WorldSettings::contact_reuse_distance`]) rather than found
+    /// afresh by the narrow phase.
+    pub carried_manifolds: usize,
     /// Impulses applied by the elastic collision pass.
     pub collision_impulses: usize,
     /// Impulses of the collision pass that the energy clamp scaled down or dropped.

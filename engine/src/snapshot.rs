@@ -1,8 +1,10 @@
 //! Snapshots: a world's evolving state as bytes, restored exactly, and its hash.
 //!
 //! A snapshot holds what the step changes: every body's [`RigidState`] and [`BodyMotion`] (sleep
-//! bookkeeping), every joint's warm-start impulses, the contact cache, the time and the step
-//! count, each section a `bytemuck::Pod` array behind a small header. It does not hold the
+//! bookkeeping), every joint's warm-start impulses, the contact cache, the manifold cache (the
+//! contact manifolds touching pairs may reuse, which the next step depends on), the time and the
+//! step count, each section a `bytemuck::Pod` array behind a small header (the manifold cache's
+//! behind its own count). It does not hold the
 //! structure (which bodies and joints exist, their colliders, materials and settings): restoring
 //! requires the same bodies and joints in the same order (checked by handle), which is what
 //! rewinding a world or comparing two runs needs. Bytes are in the machine's byte order.
@@ -16,11 +18,12 @@ use shatter_integrators::RigidState;
 use crate::contact_cache::CachedContact;
 use crate::error::EngineError;
 use crate::handle::{BodyId, JointId};
+use crate::manifold_cache::{CachedManifold, ManifoldCache};
 use crate::store::BodyMotion;
 use crate::world::World;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"SHATTER1");
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
@@ -82,6 +85,9 @@ impl World {
         bytes.extend_from_slice(bytemuck::cast_slice(&joint_ids));
         bytes.extend_from_slice(bytemuck::cast_slice(&impulses));
         bytes.extend_from_slice(bytemuck::cast_slice(self.contact_cache.entries()));
+        let manifolds = self.manifold_cache.entries();
+        bytes.extend_from_slice(bytemuck::bytes_of(&(manifolds.len() as u64)));
+        bytes.extend_from_slice(bytemuck::cast_slice(manifolds));
         bytes
     }
 
@@ -118,6 +124,12 @@ impl World {
         let joint_ids: Vec<JointId> = reader.take(header.joints as usize, "joint handles")?;
         let impulses: Vec<[f64; 6]> = reader.take(header.joints as usize, "joint impulses")?;
         let cache: Vec<CachedContact> = reader.take(header.contacts as usize, "contact cache")?;
+        let [count]: [u64; 1] = reader
+            .take::<u64>(1, "manifold count")?
+            .try_into()
+            .map_err(|_| EngineError::snapshot("no manifold count"))?;
+        let count = usize::try_from(count).map_err(|_| EngineError::snapshot(format!("{count} manifolds")))?;
+        let manifolds: Vec<CachedManifold> = reader.take(count, "manifold cache")?;
         if !reader.bytes.is_empty() {
             return Err(EngineError::snapshot(format!("{} bytes left over", reader.bytes.len())));
         }
@@ -146,8 +158,11 @@ impl World {
         }
         let mut contact_cache = self.contact_cache.clone();
         contact_cache.replace(cache).map_err(EngineError::snapshot)?;
+        let mut manifold_cache = ManifoldCache::default();
+        manifold_cache.replace(manifolds).map_err(EngineError::snapshot)?;
         // Every check passed: now write.
         self.contact_cache = contact_cache;
+        self.manifold_cache = manifold_cache;
         self.bodies.states_mut().copy_from_slice(&states);
         self.bodies.motion_mut().copy_from_slice(&motion);
         for (joint, impulses) in self.joints.joints_mut().iter_mut().zip(impulses) {

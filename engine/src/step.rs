@@ -22,6 +22,7 @@ use std::time::Instant;
 use crate::contacts::PairContacts;
 use crate::error::EngineError;
 use crate::handle::BodyId;
+use crate::manifold_cache::CachedManifold;
 use crate::quarantine::StartState;
 use crate::report::StepReport;
 use crate::report::{kinetic_energy, potential_energy};
@@ -128,6 +129,12 @@ impl StageClock {
 pub(crate) struct StepScratch {
     pub(crate) pairs: Vec<[u32; 2]>,
     pub(crate) broad: broad_phase::BroadScratch,
+    pub(crate) narrow: collide::NarrowScratch,
+    /// The contact list of the step before last, cleared: a step writes its contacts into it,
+    /// and last step's list takes its place here when the step ends.
+    pub(crate) contacts: Vec<PairContacts>,
+    /// Likewise for the manifold cache's entries.
+    pub(crate) manifolds: Vec<CachedManifold>,
     /// Each body's state at the start of the step, by slot index (for quarantine).
     pub(crate) start: Vec<Option<StartState>>,
     pub(crate) wake_requests: Vec<u32>,
@@ -178,13 +185,23 @@ impl World {
         clock.begin(Stage::Collide, &self.bodies, &mut report);
         // The narrow phase fails only on a non-finite pose or margin, which validation and
         // quarantine rule out: a failure here is a bug, reported rather than hidden.
-        let narrow =
-            collide::narrow_phase(&self.bodies, &pairs, dt, self.settings.contact_margin).and_then(|mut contacts| {
-                report.woken += self.wake_touched(&mut pairs, &mut contacts, &connected, dt)?;
-                Ok(contacts)
-            });
+        let mut contacts = std::mem::take(&mut self.scratch.contacts);
+        contacts.clear();
+        let mut manifolds = std::mem::take(&mut self.scratch.manifolds);
+        let job = collide::Narrow {
+            bodies: &self.bodies,
+            previous: &self.manifold_cache,
+            dt,
+            margin: self.settings.contact_margin,
+            reuse_distance: self.settings.contact_reuse_distance,
+        };
+        let narrow = collide::narrow_phase(&job, &pairs, &mut self.scratch.narrow, &mut contacts, &mut manifolds)
+            .and_then(|()| self.wake_touched(&mut pairs, &mut contacts, &mut manifolds, &connected, dt));
         self.scratch.pairs = pairs;
-        let mut contacts = narrow?;
+        report.woken += narrow?;
+        report.carried_manifolds = std::mem::take(&mut self.scratch.narrow.carried);
+        self.manifold_cache.swap(&mut manifolds);
+        self.scratch.manifolds = manifolds;
         let collisions = collision_pass::run(&mut self.bodies, &mut contacts, dt, &self.settings);
         report.manifolds = contacts.len();
         report.contacts = contacts.iter().map(|p| p.contacts.len()).sum();
@@ -193,6 +210,7 @@ impl World {
         report.energy_removed_by_clamping += collisions.energy_removed;
         self.quarantine_non_finite(Stage::Collide, &[], &mut report);
         clock.end(Stage::Collide, report.contacts, &self.bodies, &mut report);
+        report.warm_started = self.contact_cache.remembered(&contacts);
 
         clock.begin(Stage::ApplyForces, &self.bodies, &mut report);
         let pushed = forces::run(&mut self.bodies, self.settings.gravity, dt);
@@ -249,7 +267,7 @@ impl World {
 
         contacts.retain(|pair| self.bodies.contains(pair.body_a) && self.bodies.contains(pair.body_b));
         self.contact_cache.rebuild(&contacts);
-        self.contacts = contacts;
+        self.scratch.contacts = std::mem::replace(&mut self.contacts, contacts);
         self.time += dt;
         self.steps += 1;
         report.awake_bodies = (0..self.bodies.len())

@@ -128,6 +128,11 @@ impl BodyStore {
             .ok_or(EngineError::StaleBody { id })
     }
 
+    /// The dense index of body `id`, `None` when it is stale (for hot loops: no error is made).
+    pub(crate) fn dense_of(&self, id: BodyId) -> Option<usize> {
+        self.slots.dense(id.index, id.generation)
+    }
+
     /// Every body's handle, in dense order.
     pub fn ids(&self) -> impl ExactSizeIterator<Item = BodyId> + '_ {
         self.records.iter().map(|record| record.id)

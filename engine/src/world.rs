@@ -21,6 +21,7 @@ use crate::error::{EngineError, check_finite3};
 use crate::fracture::FractureModel;
 use crate::handle::BodyId;
 use crate::joints::JointStore;
+use crate::manifold_cache::ManifoldCache;
 use crate::report::{kinetic_energy, potential_energy};
 use crate::settings::WorldSettings;
 use crate::stages::broad_phase::world_box;
@@ -35,6 +36,7 @@ pub struct World {
     pub(crate) broad_phase: BroadPhase,
     pub(crate) joints: JointStore,
     pub(crate) contact_cache: ContactCache,
+    pub(crate) manifold_cache: ManifoldCache,
     pub(crate) fracture_models: Vec<Box<dyn FractureModel>>,
     pub(crate) commands: CommandBuffer,
     /// The last step's contacts, for the user to read.
@@ -71,6 +73,7 @@ impl World {
             broad_phase: BroadPhase::new(),
             joints: JointStore::default(),
             contact_cache: ContactCache::default(),
+            manifold_cache: ManifoldCache::default(),
             fracture_models: Vec::new(),
             commands: CommandBuffer::default(),
             contacts: Vec::new(),
@@ -219,6 +222,7 @@ impl World {
             }
         }
         self.contact_cache.forget_body(id);
+        self.manifold_cache.forget_body(id);
         self.contacts.retain(|pair| pair.body_a != id && pair.body_b != id);
         Ok(joints.len())
     }

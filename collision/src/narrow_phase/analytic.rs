@@ -8,45 +8,68 @@ use super::{Collider, Contact, ContactManifold, FeatureId, box_box, reduce, shap
 use crate::pose::Pose;
 use crate::shapes::{HalfSpace, Shape};
 
-/// The exact manifold when the pair has a closed form, `None` otherwise.
+/// Writes the exact manifold into `manifold` (empty on entry) when the pair has a closed form, and
+/// returns whether it has.
 pub(super) fn collide(
     a: &Collider,
     pose_a: &Pose,
     b: &Collider,
     pose_b: &Pose,
     margin: f64,
-) -> Option<ContactManifold> {
-    let (shape_a, shape_b) = (shape_of(a)?, shape_of(b)?);
-    let mut contacts: Vec<Contact> = match (shape_a, shape_b) {
+    manifold: &mut ContactManifold,
+) -> bool {
+    let (Some(shape_a), Some(shape_b)) = (shape_of(a), shape_of(b)) else {
+        return false;
+    };
+    let contacts: SmallVec<[Contact; 8]> = match (shape_a, shape_b) {
         (Shape::Sphere(sa), Shape::Sphere(sb)) => {
             let (ca, cb) = (pose_a.position, pose_b.position);
             let offset = ca - cb;
             let distance = offset.length();
             let depth = sa.radius() + sb.radius() - distance;
             if depth <= -margin {
-                return Some(ContactManifold::default());
+                manifold.separation = -depth;
+                return true;
             }
             // Concentric balls: any direction separates them; +y is the fixed choice.
             let normal = if distance > 0.0 { offset / distance } else { DVec3::Y };
             // Midway between B's surface point and A's surface point along the normal.
             let point = cb + normal * (sb.radius() - 0.5 * depth);
-            vec![Contact {
+            smallvec::smallvec![Contact {
                 point,
                 normal,
                 depth,
                 feature: FeatureId::of_a(0),
             }]
         }
-        (Shape::Cuboid(ca), Shape::Cuboid(cb)) => box_box::collide(ca, pose_a, cb, pose_b, margin),
-        (_, Shape::HalfSpace(plane)) => against_plane(shape_a, pose_a, plane, pose_b, margin, false)?,
-        (Shape::HalfSpace(plane), _) => against_plane(shape_b, pose_b, plane, pose_a, margin, true)?,
-        _ => return None,
+        // Reduced already, in the reference face's plane.
+        (Shape::Cuboid(ca), Shape::Cuboid(cb)) => {
+            box_box::collide(ca, pose_a, cb, pose_b, margin, manifold);
+            return true;
+        }
+        (_, Shape::HalfSpace(plane)) => match against_plane(shape_a, pose_a, plane, pose_b, margin, false) {
+            Some((contacts, gap)) => {
+                manifold.separation = gap;
+                contacts
+            }
+            None => return false,
+        },
+        (Shape::HalfSpace(plane), _) => match against_plane(shape_b, pose_b, plane, pose_a, margin, true) {
+            Some((contacts, gap)) => {
+                manifold.separation = gap;
+                contacts
+            }
+            None => return false,
+        },
+        _ => return false,
     };
-    Some(reduce::reduce(&mut contacts))
+    reduce::reduce_into(&contacts, manifold);
+    true
 }
 
-/// Contacts of `shape` against the half-space `plane`; `None` for shapes without a closed form
-/// here. `swapped` says the shape is body B.
+/// Contacts of `shape` against the half-space `plane`, and the shape's distance above the plane
+/// when that is the margin or more (else zero); `None` for shapes without a closed form here.
+/// `swapped` says the shape is body B.
 fn against_plane(
     shape: &Shape,
     shape_pose: &Pose,
@@ -54,7 +77,7 @@ fn against_plane(
     plane_pose: &Pose,
     margin: f64,
     swapped: bool,
-) -> Option<Vec<Contact>> {
+) -> Option<(SmallVec<[Contact; 8]>, f64)> {
     let normal = plane_pose.orientation * plane.normal();
     let offset = normal.dot(plane_pose.position) + plane.offset();
     // Points of the shape (world), each with the radius of the ball around it that is the shape's
@@ -71,11 +94,14 @@ fn against_plane(
             .iter()
             .map(|p| (shape_pose.transform_point(*p), 0.0))
             .collect(),
-        Shape::HalfSpace(_) => return Some(Vec::new()),
+        Shape::HalfSpace(_) => return Some((SmallVec::new(), 0.0)),
     };
-    let mut contacts = Vec::new();
+    let mut contacts = SmallVec::new();
+    // The least separation of the features: the shape's exact distance above the plane.
+    let mut gap = f64::INFINITY;
     for (index, (center, radius)) in features.into_iter().enumerate() {
         let separation = normal.dot(center) - offset - radius;
+        gap = gap.min(separation);
         if separation >= margin {
             continue;
         }
@@ -94,5 +120,6 @@ fn against_plane(
             feature,
         });
     }
-    Some(contacts)
+    // The gap is reported only for a shape wholly beyond the margin (no contacts).
+    Some((contacts, if gap >= margin { gap } else { 0.0 }))
 }

@@ -13,6 +13,7 @@
 
 mod analytic;
 mod box_box;
+mod box_face;
 mod collider;
 pub mod reduce;
 mod sampled;
@@ -80,6 +81,12 @@ pub struct Contact {
 pub struct ContactManifold {
     /// The contacts.
     pub contacts: SmallVec<[Contact; MAX_CONTACTS]>,
+    /// Without contacts: a distance the two surfaces are known to be apart by, m (at least the
+    /// margin), from the separating axis or the closest feature that ended the test; zero when
+    /// the test measured none (particle pairs) or found contacts. A caller may skip testing the
+    /// pair again while no point of one body moves by more than this minus the margin relative
+    /// to the other: no projection gap closes faster than the bodies move.
+    pub separation: f64,
 }
 
 impl ContactManifold {
@@ -110,6 +117,24 @@ pub fn collide(
     pose_b: &Pose,
     margin: f64,
 ) -> Result<ContactManifold, GeometryError> {
+    let mut manifold = ContactManifold::default();
+    collide_into(a, pose_a, b, pose_b, margin, &mut manifold)?;
+    Ok(manifold)
+}
+
+/// [`collide`] writing into `manifold` (its contacts replaced), for callers that test many pairs
+/// and keep one manifold to write into: a manifold is a few hundred bytes, which returning by
+/// value copies at every level. On failure `manifold` is left empty.
+pub fn collide_into(
+    a: &Collider,
+    pose_a: &Pose,
+    b: &Collider,
+    pose_b: &Pose,
+    margin: f64,
+    manifold: &mut ContactManifold,
+) -> Result<(), GeometryError> {
+    manifold.contacts.clear();
+    manifold.separation = 0.0;
     for (name, pose) in [("pose of body A", pose_a), ("pose of body B", pose_b)] {
         if !pose.is_valid() {
             return Err(GeometryError::invalid(
@@ -126,11 +151,11 @@ pub fn collide(
             "a non-negative finite distance in metres",
         ));
     }
-    if let Some(manifold) = analytic::collide(a, pose_a, b, pose_b, margin) {
-        return Ok(manifold);
+    if !analytic::collide(a, pose_a, b, pose_b, margin, manifold) {
+        let candidates = sampled::collide(a, pose_a, b, pose_b, margin);
+        reduce::reduce_into(&candidates, manifold);
     }
-    let mut candidates = sampled::collide(a, pose_a, b, pose_b, margin);
-    Ok(reduce::reduce(&mut candidates))
+    Ok(())
 }
 
 /// The shape of a collider, if it is analytic.

@@ -21,6 +21,7 @@
 //! same list whatever the thread count.
 
 use glam::{DMat3, DQuat, DVec3};
+use rayon::prelude::*;
 use shatter_collision::{Aabb, BroadPhase, Geometry, Pose, Shape};
 use shatter_integrators::{BodyKind, RigidState};
 
@@ -95,12 +96,102 @@ pub(crate) fn swept_box(local: &Aabb, state: &RigidState, kind: BodyKind, dt: f6
     start.union(end).expanded(margin)
 }
 
-/// Reusable buffers of the stage.
+/// Where a body's swept box stands this step.
+#[derive(Clone, Copy, Debug)]
+enum Bounds {
+    /// The swept box, world frame, m.
+    Swept(Aabb),
+    /// No box (half-spaces): paired by the plane test.
+    Unbounded,
+    /// The swept box is not finite: no pairs, and the body goes to quarantine.
+    Overflow(Aabb),
+}
+
+/// A body's role and swept box for the step, and what the box was computed from.
+#[derive(Clone, Copy, Debug)]
+struct Swept {
+    role: Role,
+    bounds: Bounds,
+    /// The body, its state and kind, the step and the margin the box was computed from: a body
+    /// whose inputs are bit for bit the same keeps its box (a sleeping or static body, every
+    /// step), and its proxy, which has that box already, is left alone.
+    from: (BodyId, RigidState, BodyKind, f64, f64),
+    /// Whether the box was computed this step.
+    renewed: bool,
+}
+
+impl Swept {
+    /// Keeps the box if body `dense`'s inputs are those it was computed from, else computes it.
+    fn renew(&mut self, bodies: &BodyStore, dense: usize, dt: f64, margin: f64) {
+        let view = bodies.view(dense);
+        let from = (view.record.id, *view.state, view.kind, dt, margin);
+        let same = from.0 == self.from.0
+            && bytemuck::bytes_of(&from.1) == bytemuck::bytes_of(&self.from.1)
+            && from.2 == self.from.2
+            && from.3.to_bits() == self.from.3.to_bits()
+            && from.4.to_bits() == self.from.4.to_bits();
+        self.renewed = !same;
+        if self.renewed {
+            *self = Self::of(bodies, dense, dt, margin);
+        } else {
+            self.role = role(bodies, dense);
+        }
+    }
+
+    fn of(bodies: &BodyStore, dense: usize, dt: f64, margin: f64) -> Self {
+        let view = bodies.view(dense);
+        let bounds = match view.record.collider.local_bounds() {
+            None => Bounds::Unbounded,
+            Some(local) => {
+                let swept = swept_box(&local, view.state, view.kind, dt, margin);
+                if swept.min.is_finite() && swept.max.is_finite() {
+                    Bounds::Swept(swept)
+                } else {
+                    Bounds::Overflow(swept)
+                }
+            }
+        };
+        Self {
+            role: role(bodies, dense),
+            bounds,
+            from: (view.record.id, *view.state, view.kind, dt, margin),
+            renewed: true,
+        }
+    }
+
+    fn swept(&self) -> Option<&Aabb> {
+        match &self.bounds {
+            Bounds::Swept(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+/// A pair found this step: the two handles, lower first, and their dense indices in that order.
+type Found = (BodyId, BodyId, [u32; 2]);
+
+/// The pair of dense bodies `i` and `j` with handles `a` and `b`, lower handle first.
+fn ordered(a: BodyId, i: usize, b: BodyId, j: usize) -> Found {
+    if b < a {
+        (b, a, [j as u32, i as u32])
+    } else {
+        (a, b, [i as u32, j as u32])
+    }
+}
+
+/// Reusable buffers of the stage, kept from step to step so that a step allocates nothing here.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BroadScratch {
-    /// Swept box per dense index (`None` for unbounded bodies).
-    boxes: Vec<Option<Aabb>>,
+    /// Role and swept box per dense index.
+    swept: Vec<Swept>,
+    /// Dense indices of unbounded bodies.
+    planes: Vec<u32>,
     keys: Vec<(u64, u64)>,
+    /// Pairs of the broad phase's proxies, then pairs with half-spaces, each list sorted by
+    /// handles (the first comes sorted by key bits, which is the same order unless generations
+    /// differ, so it is only checked), then merged.
+    proxy_pairs: Vec<Found>,
+    plane_pairs: Vec<Found>,
 }
 
 /// Candidate pairs of the store's bodies for a step of `dt` seconds with contact margin `margin`
@@ -118,76 +209,166 @@ pub(crate) fn find_pairs(
     pairs: &mut Vec<[u32; 2]>,
     scratch: &mut BroadScratch,
 ) -> Result<Vec<(usize, String)>, EngineError> {
-    pairs.clear();
-    let mut overflowed = Vec::new();
+    // The swept boxes (a rotation, a sine and a cosine each) of the bodies that moved, in
+    // parallel; the proxies of those take them in dense order.
     let n = bodies.len();
-    let roles: Vec<Role> = (0..n).map(|i| role(bodies, i)).collect();
-    scratch.boxes.clear();
-    let mut planes: Vec<u32> = Vec::new();
+    scratch.swept.truncate(n);
+    while scratch.swept.len() < n {
+        scratch.swept.push(Swept::of(bodies, scratch.swept.len(), dt, margin));
+    }
+    scratch
+        .swept
+        .par_iter_mut()
+        .enumerate()
+        .with_min_len(64)
+        .for_each(|(dense, swept)| swept.renew(bodies, dense, dt, margin));
+    let mut overflowed = Vec::new();
+    scratch.planes.clear();
     for dense in 0..n {
-        let view = bodies.view(dense);
-        let Some(local) = view.record.collider.local_bounds() else {
-            scratch.boxes.push(None);
-            planes.push(dense as u32);
-            continue;
-        };
-        let swept = swept_box(&local, view.state, view.kind, dt, margin);
-        if !(swept.min.is_finite() && swept.max.is_finite()) {
-            overflowed.push((dense, format!("swept box {swept:?} over the step is not finite")));
-            scratch.boxes.push(None);
-            continue;
+        let swept = &scratch.swept[dense];
+        match swept.bounds {
+            Bounds::Unbounded => scratch.planes.push(dense as u32),
+            Bounds::Overflow(b) => overflowed.push((dense, format!("swept box {b:?} over the step is not finite"))),
+            Bounds::Swept(b) if swept.renewed => update_proxy(bodies, broad, dense, b, dt)?,
+            Bounds::Swept(_) => {}
         }
-        scratch.boxes.push(Some(swept));
-        if let Some(proxy) = view.record.proxy {
-            let displacement = match view.kind {
-                BodyKind::Static => DVec3::ZERO,
-                _ => view.state.linear_velocity * dt,
-            };
-            broad
-                .update_with_displacement(proxy, swept, displacement)
-                .map_err(EngineError::geometry("broad phase update"))?;
+    }
+    collect_pairs(bodies, broad, connected, pairs, scratch);
+    Ok(overflowed)
+}
+
+/// [`find_pairs`] again after islands woke within the step: states have not changed since the
+/// step's first search, only who is awake, so the swept boxes are kept and only the roles are
+/// renewed (and the boxes of bodies that overflowed, which quarantine has since put back).
+pub(crate) fn find_pairs_after_waking(
+    bodies: &BodyStore,
+    broad: &mut BroadPhase,
+    dt: f64,
+    margin: f64,
+    connected: &[(u64, u64)],
+    pairs: &mut Vec<[u32; 2]>,
+    scratch: &mut BroadScratch,
+) -> Result<(), EngineError> {
+    debug_assert_eq!(scratch.swept.len(), bodies.len(), "find_pairs ran first this step");
+    for dense in 0..bodies.len() {
+        let swept = &mut scratch.swept[dense];
+        if let Bounds::Overflow(_) = swept.bounds {
+            *swept = Swept::of(bodies, dense, dt, margin);
+            if let Bounds::Swept(b) = swept.bounds {
+                update_proxy(bodies, broad, dense, b, dt)?;
+            }
+        } else {
+            swept.role = role(bodies, dense);
         }
+    }
+    collect_pairs(bodies, broad, connected, pairs, scratch);
+    Ok(())
+}
+
+/// Gives body `dense`'s proxy (if it has one) its swept box `swept` and the step's displacement.
+fn update_proxy(
+    bodies: &BodyStore,
+    broad: &mut BroadPhase,
+    dense: usize,
+    swept: Aabb,
+    dt: f64,
+) -> Result<(), EngineError> {
+    let view = bodies.view(dense);
+    let Some(proxy) = view.record.proxy else {
+        return Ok(());
+    };
+    let displacement = match view.kind {
+        BodyKind::Static => DVec3::ZERO,
+        _ => view.state.linear_velocity * dt,
+    };
+    broad
+        .update_with_displacement(proxy, swept, displacement)
+        .map_err(EngineError::geometry("broad phase update"))?;
+    Ok(())
+}
+
+/// The pairs of the broad phase whose swept boxes overlap, and the pairs with half-spaces, each
+/// filtered by role and joints, merged into `pairs` in handle order.
+fn collect_pairs(
+    bodies: &BodyStore,
+    broad: &mut BroadPhase,
+    connected: &[(u64, u64)],
+    pairs: &mut Vec<[u32; 2]>,
+    scratch: &mut BroadScratch,
+) {
+    scratch.proxy_pairs.clear();
+    scratch.plane_pairs.clear();
+    // Every pair wants an awake body or a moving kinematic one: with none (a world asleep), there
+    // is nothing to look at, and the broad phase keeps its moves for the next search.
+    if !scratch
+        .swept
+        .iter()
+        .any(|s| matches!(s.role, Role::Awake | Role::Mover))
+    {
+        pairs.clear();
+        return;
     }
     broad.update_pairs(&mut scratch.keys);
-    let boxes = &scratch.boxes;
+    let swept = &scratch.swept;
     for &(low, high) in &scratch.keys {
-        let (Ok(i), Ok(j)) = (
-            bodies.dense_index(BodyId::from_bits(low)),
-            bodies.dense_index(BodyId::from_bits(high)),
-        ) else {
+        let (a, b) = (BodyId::from_bits(low), BodyId::from_bits(high));
+        let (Some(i), Some(j)) = (bodies.dense_of(a), bodies.dense_of(b)) else {
             continue;
         };
-        let overlap = match (&boxes[i], &boxes[j]) {
-            (Some(a), Some(b)) => a.overlaps(b),
+        let overlap = match (swept[i].swept(), swept[j].swept()) {
+            (Some(x), Some(y)) => x.overlaps(y),
             _ => false,
         };
-        if overlap && wanted(roles[i], roles[j]) && connected.binary_search(&(low, high)).is_err() {
-            pairs.push([i as u32, j as u32]);
+        if overlap && wanted(swept[i].role, swept[j].role) && connected.binary_search(&(low, high)).is_err() {
+            scratch.proxy_pairs.push(ordered(a, i, b, j));
         }
     }
-    for &plane in &planes {
-        let view = bodies.view(plane as usize);
+    let records = bodies.records();
+    for &plane in &scratch.planes {
+        let plane = plane as usize;
+        let view = bodies.view(plane);
         let Geometry::Shape(Shape::HalfSpace(half_space)) = view.record.collider.geometry() else {
             continue;
         };
         let normal = view.state.orientation * half_space.normal();
         let offset = normal.dot(view.state.position) + half_space.offset();
-        for (j, b) in boxes.iter().enumerate() {
-            let Some(b) = b else { continue };
+        for (j, body) in swept.iter().enumerate() {
+            let Some(b) = body.swept() else { continue };
             // Height above the plane of the box's lowest corner along the normal.
             let lowest = normal.dot(b.center()) - normal.abs().dot(0.5 * b.size());
-            if lowest - offset <= 0.0 && wanted(roles[plane as usize], roles[j]) {
-                pairs.push([plane, j as u32]);
+            if lowest - offset <= 0.0 && wanted(swept[plane].role, body.role) {
+                scratch
+                    .plane_pairs
+                    .push(ordered(records[plane].id, plane, records[j].id, j));
             }
         }
     }
-    let records = bodies.records();
-    for pair in pairs.iter_mut() {
-        if records[pair[1] as usize].id < records[pair[0] as usize].id {
-            pair.swap(0, 1);
+    for list in [&mut scratch.proxy_pairs, &mut scratch.plane_pairs] {
+        if !list.is_sorted_by_key(|f| (f.0, f.1)) {
+            list.sort_unstable_by_key(|f| (f.0, f.1));
         }
     }
-    pairs.sort_unstable_by_key(|[a, b]| (records[*a as usize].id, records[*b as usize].id));
-    pairs.dedup();
-    Ok(overflowed)
+    merge(&scratch.proxy_pairs, &scratch.plane_pairs, pairs);
+}
+
+/// Merges two lists sorted by handles into `pairs` (cleared first), each pair once.
+fn merge(x: &[Found], y: &[Found], pairs: &mut Vec<[u32; 2]>) {
+    pairs.clear();
+    pairs.reserve(x.len() + y.len());
+    let (mut i, mut j) = (0, 0);
+    let mut last: Option<(BodyId, BodyId)> = None;
+    while i < x.len() || j < y.len() {
+        let take_x = j == y.len() || (i < x.len() && (x[i].0, x[i].1) <= (y[j].0, y[j].1));
+        let next = if take_x {
+            i += 1;
+            x[i - 1]
+        } else {
+            j += 1;
+            y[j - 1]
+        };
+        if last != Some((next.0, next.1)) {
+            pairs.push(next.2);
+            last = Some((next.0, next.1));
+        }
+    }
 }

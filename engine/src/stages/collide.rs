@@ -1,8 +1,9 @@
 //! Stage `collide`, first half: the narrow phase over the candidate pairs.
 //!
 //! Every pair goes through `shatter_collision::collide` at the poses of the start of the step, in
-//! parallel; the results are collected in pair order (already sorted by body handle), so the list
-//! is the same whatever the thread count. The contact margin of a pair is the world's margin plus
+//! parallel, unless the manifold cache (`manifold_cache.rs`) carries its manifold over from an
+//! earlier step (a resting pair) or knows it is still apart; the results are collected in pair
+//! order (already sorted by body handle), so the list is the same whatever the thread count. The contact margin of a pair is the world's margin plus
 //! the distance the pair can close within the step (relative speed of the centres plus each
 //! body's angular speed times its reach), so every contact the step could make is present as a
 //! speculative contact: the collision pass then tests it at the predicted positions and the solve
@@ -11,13 +12,14 @@
 //! Friction and restitution of a pair are combined here (geometric mean of the frictions, the
 //! larger restitution; see [`crate::Material`]).
 
+use glam::DVec3;
 use rayon::prelude::*;
-use shatter_collision::{Pose, collide};
+use shatter_collision::{Contact, ContactManifold, collide_into};
 use shatter_integrators::RigidState;
-use smallvec::SmallVec;
 
 use crate::contacts::{ContactPoint, PairContacts, tangent_basis};
 use crate::error::EngineError;
+use crate::manifold_cache::{CachedManifold, ManifoldCache, Relative};
 use crate::store::BodyStore;
 
 /// Largest distance from a body's origin (its centre of mass) to its bounds, m; zero for
@@ -36,66 +38,231 @@ fn closing_distance(a: &RigidState, reach_a: f64, b: &RigidState, reach_b: f64, 
     (linear + angular) * dt
 }
 
-/// Contacts of every candidate pair at the start-of-step poses, empty pairs dropped.
-pub(crate) fn narrow_phase(
-    bodies: &BodyStore,
-    pairs: &[[u32; 2]],
-    dt: f64,
-    margin: f64,
-) -> Result<Vec<PairContacts>, EngineError> {
-    let results: Vec<Result<Option<PairContacts>, EngineError>> = pairs
-        .par_iter()
-        .map(|&[a, b]| {
+/// Candidate pairs per parallel task. Fixed, so the tasks (and everything they write) do not
+/// depend on the thread count; large enough that a task's overhead is small against 64 box-box
+/// tests, small enough that two threads share a pile's few thousand pairs evenly.
+const CHUNK: usize = 64;
+
+/// Where a pair's manifold cache entry for the next step is.
+#[derive(Clone, Copy, Debug)]
+enum Entry {
+    /// Last step's entry, reused: its index in the previous cache.
+    Kept(u32),
+    /// A new entry: its index in the chunk's list of them.
+    Made(u32),
+}
+
+/// A candidate pair that touches: its dense bodies and where its contacts lie in its task's list.
+#[derive(Clone, Debug)]
+struct Touching {
+    pair: [u32; 2],
+    contacts: core::ops::Range<u32>,
+}
+
+/// What one task of the narrow phase found, compactly: the touching pairs and their contacts as
+/// the collision crate gives them (a quarter of the size of the step's [`PairContacts`], which
+/// are then written once, straight into the step's list), and the pairs' manifold cache entries.
+#[derive(Clone, Debug, Default)]
+struct Chunk {
+    touching: Vec<Touching>,
+    contacts: Vec<Contact>,
+    /// The cache entry of every pair that has one (touching, or apart by a known gap), in order.
+    entries: Vec<Entry>,
+    /// The entries made afresh.
+    made: Vec<CachedManifold>,
+    /// The pair being tested (kept to write into, a manifold being a few hundred bytes).
+    manifold: ContactManifold,
+    /// How many of its touching pairs carried their manifold over from an earlier step.
+    carried: usize,
+    /// The first failure among its pairs, if any.
+    error: Option<EngineError>,
+}
+
+/// What the narrow phase reads.
+pub(crate) struct Narrow<'a> {
+    /// The bodies, at the start of the step.
+    pub(crate) bodies: &'a BodyStore,
+    /// Last step's manifolds.
+    pub(crate) previous: &'a ManifoldCache,
+    /// The step, s.
+    pub(crate) dt: f64,
+    /// The world's contact margin, m.
+    pub(crate) margin: f64,
+    /// [`crate::WorldSettings::contact_reuse_distance`], m.
+    pub(crate) reuse_distance: f64,
+}
+
+impl Chunk {
+    /// Tests `pairs`, replacing what the chunk held; stops at the first failure.
+    fn run(&mut self, job: &Narrow<'_>, pairs: &[[u32; 2]]) {
+        self.touching.clear();
+        self.contacts.clear();
+        self.entries.clear();
+        self.made.clear();
+        self.carried = 0;
+        self.error = None;
+        let bodies = job.bodies;
+        let records = bodies.records();
+        // Pairs and cache are both sorted by handles: one search, then a walk.
+        let previous = job.previous.entries();
+        let mut cursor = pairs.first().map_or(0, |&[a, b]| {
+            let key = (records[a as usize].id, records[b as usize].id);
+            previous.partition_point(|e| (e.body_a, e.body_b) < key)
+        });
+        for &[a, b] in pairs {
             let (va, vb) = (bodies.view(a as usize), bodies.view(b as usize));
-            let pair_margin = margin
-                + closing_distance(
-                    va.state,
-                    reach(bodies, a as usize),
-                    vb.state,
-                    reach(bodies, b as usize),
-                    dt,
-                );
-            let manifold = collide(
-                &va.record.collider,
-                &Pose::new(va.state.position, va.state.orientation),
-                &vb.record.collider,
-                &Pose::new(vb.state.position, vb.state.orientation),
-                pair_margin,
-            )
-            .map_err(EngineError::geometry("narrow phase"))?;
-            if manifold.is_empty() {
-                return Ok(None);
+            let key = (va.record.id, vb.record.id);
+            while cursor < previous.len() && (previous[cursor].body_a, previous[cursor].body_b) < key {
+                cursor += 1;
             }
-            let contacts: SmallVec<[ContactPoint; 4]> = manifold
-                .contacts
-                .iter()
-                .map(|c| ContactPoint {
+            let (reach_a, reach_b) = (reach(bodies, a as usize), reach(bodies, b as usize));
+            let margin = job.margin + closing_distance(va.state, reach_a, vb.state, reach_b, job.dt);
+            let poses = [va.pose(), vb.pose()];
+            let relative = Relative::of(&poses[0], reach_a, &poses[1], reach_b);
+            let start = self.contacts.len();
+            let reused = previous
+                .get(cursor)
+                .filter(|e| (e.body_a, e.body_b) == key && e.reusable(&relative, margin, job.reuse_distance));
+            if let Some(cached) = reused {
+                cached.contacts_at([&poses[0], &poses[1]], &relative, margin, &mut self.contacts);
+                // A pair whose carried contacts all fell beyond the margin is tested afresh next.
+                if cached.count == 0 || self.contacts.len() > start {
+                    self.entries.push(Entry::Kept(cursor as u32));
+                }
+                self.carried += usize::from(self.contacts.len() > start);
+            } else {
+                let [(ca, pa), (cb, pb)] = [(&va.record.collider, &poses[0]), (&vb.record.collider, &poses[1])];
+                if let Err(error) = collide_into(ca, pa, cb, pb, margin, &mut self.manifold) {
+                    self.error = Some(EngineError::geometry("narrow phase")(error));
+                    return;
+                }
+                self.contacts.extend_from_slice(&self.manifold.contacts);
+                let worth_keeping = !self.manifold.is_empty() || self.manifold.separation > margin;
+                if job.reuse_distance > 0.0 && worth_keeping {
+                    let ids = [key.0, key.1];
+                    self.entries.push(Entry::Made(self.made.len() as u32));
+                    self.made
+                        .push(CachedManifold::new(ids, [pa, pb], &relative, margin, &self.manifold));
+                }
+            }
+            if self.contacts.len() > start {
+                self.touching.push(Touching {
+                    pair: [a, b],
+                    contacts: start as u32..self.contacts.len() as u32,
+                });
+            }
+        }
+    }
+
+    /// The manifold cache entry `k` of the chunk, for the next step.
+    fn entry(&self, previous: &ManifoldCache, k: usize) -> CachedManifold {
+        match self.entries[k] {
+            Entry::Kept(i) => previous.entries()[i as usize],
+            Entry::Made(i) => self.made[i as usize],
+        }
+    }
+
+    /// The step's record of touching pair `k`.
+    fn pair_contacts(&self, bodies: &BodyStore, k: usize) -> PairContacts {
+        let Touching {
+            pair: [a, b],
+            ref contacts,
+            ..
+        } = self.touching[k];
+        let (ra, rb) = (&bodies.records()[a as usize], &bodies.records()[b as usize]);
+        // Analytic manifolds share one normal: its tangents are computed once.
+        let mut basis = (DVec3::NAN, [DVec3::ZERO; 2]);
+        let contacts = self.contacts[contacts.start as usize..contacts.end as usize]
+            .iter()
+            .map(|c| {
+                if c.normal != basis.0 {
+                    basis = (c.normal, tangent_basis(c.normal));
+                }
+                ContactPoint {
                     point: c.point,
                     normal: c.normal,
                     depth: c.depth,
                     feature: c.feature,
-                    tangents: tangent_basis(c.normal),
+                    tangents: basis.1,
                     collision_impulse: 0.0,
                     normal_impulse: 0.0,
                     friction_impulse: [0.0; 2],
-                })
-                .collect();
-            let (ma, mb) = (va.record.material, vb.record.material);
-            Ok(Some(PairContacts {
-                body_a: va.record.id,
-                body_b: vb.record.id,
-                friction: (ma.friction * mb.friction).sqrt(),
-                restitution: ma.restitution.max(mb.restitution),
-                contacts,
-                dense: [a, b],
-            }))
-        })
-        .collect();
-    let mut manifolds = Vec::with_capacity(results.len());
-    for result in results {
-        if let Some(pair) = result? {
-            manifolds.push(pair);
+                }
+            })
+            .collect();
+        PairContacts {
+            body_a: ra.id,
+            body_b: rb.id,
+            friction: (ra.material.friction * rb.material.friction).sqrt(),
+            restitution: ra.material.restitution.max(rb.material.restitution),
+            contacts,
+            dense: [a, b],
         }
     }
-    Ok(manifolds)
+}
+
+/// Reusable buffers of the narrow phase, kept from step to step so that a step allocates nothing
+/// here once the scene has been seen.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NarrowScratch {
+    chunks: Vec<Chunk>,
+    /// Every touching pair as (chunk, index in it), in pair order.
+    touching: Vec<(u32, u32)>,
+    /// Every cache entry as (chunk, index in it), in pair order.
+    entries: Vec<(u32, u32)>,
+    /// Touching pairs whose manifold was carried over, since the count was last taken.
+    pub(crate) carried: usize,
+}
+
+/// Appends to `out` the contacts of every candidate pair at the start-of-step poses, empty pairs
+/// dropped, in pair order, and to `manifolds` their cache entries for the next step (touching
+/// pairs, and pairs apart by a known gap; none when reuse is off). A pair reuses last step's
+/// entry when the manifold cache allows (see `manifold_cache.rs`), else goes through the narrow
+/// phase. Pairs are cut into fixed chunks that
+/// are tested in parallel, each into its own reused lists; the step's records of the touching
+/// pairs are then written in parallel straight into `out`, in order. Fails with the first failure
+/// in pair order.
+pub(crate) fn narrow_phase(
+    job: &Narrow<'_>,
+    pairs: &[[u32; 2]],
+    scratch: &mut NarrowScratch,
+    out: &mut Vec<PairContacts>,
+    manifolds: &mut Vec<CachedManifold>,
+) -> Result<(), EngineError> {
+    let tasks = pairs.len().div_ceil(CHUNK);
+    if scratch.chunks.len() < tasks {
+        scratch.chunks.resize_with(tasks, Chunk::default);
+    }
+    let chunks = &mut scratch.chunks[..tasks];
+    pairs
+        .par_chunks(CHUNK)
+        .zip(chunks.par_iter_mut())
+        .for_each(|(pairs, chunk)| chunk.run(job, pairs));
+    scratch.touching.clear();
+    scratch.entries.clear();
+    for (c, chunk) in chunks.iter_mut().enumerate() {
+        if let Some(error) = chunk.error.take() {
+            return Err(error);
+        }
+        scratch.carried += chunk.carried;
+        let c = c as u32;
+        scratch
+            .touching
+            .extend((0..chunk.touching.len() as u32).map(|k| (c, k)));
+        scratch.entries.extend((0..chunk.entries.len() as u32).map(|k| (c, k)));
+    }
+    let chunks = &scratch.chunks;
+    out.par_extend(
+        scratch
+            .touching
+            .par_iter()
+            .map(|&(c, k)| chunks[c as usize].pair_contacts(job.bodies, k as usize)),
+    );
+    manifolds.par_extend(
+        scratch
+            .entries
+            .par_iter()
+            .map(|&(c, k)| chunks[c as usize].entry(job.previous, k as usize)),
+    );
+    Ok(())
 }

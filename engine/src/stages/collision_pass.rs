@@ -26,7 +26,7 @@ use shatter_integrators::{
     BodyKind, ClampBody, ClampVerdict, MassProperties, PairImpulse, RigidState, apply_impulse, clamp_pair_impulse,
 };
 
-use crate::contacts::PairContacts;
+use crate::contacts::{ContactPoint, PairContacts};
 use crate::settings::WorldSettings;
 use crate::store::BodyStore;
 
@@ -63,6 +63,33 @@ pub(crate) fn as_seen(bodies: &BodyStore, dense: usize) -> (BodyKind, MassProper
     }
 }
 
+/// What the approach test reads of a pair's two bodies: centres and world-frame linear and
+/// angular velocities, taken once per pair rather than once per contact (the angular one costs a
+/// rotation), and again after an impulse changed them.
+struct PairMotion {
+    positions: [DVec3; 2],
+    linear: [DVec3; 2],
+    angular: [DVec3; 2],
+}
+
+impl PairMotion {
+    fn of(states: &[RigidState], a: usize, b: usize) -> Self {
+        let (sa, sb) = (&states[a], &states[b]);
+        Self {
+            positions: [sa.position, sb.position],
+            linear: [sa.linear_velocity, sb.linear_velocity],
+            angular: [sa.angular_velocity(), sb.angular_velocity()],
+        }
+    }
+
+    /// Normal relative velocity at `point` along `n`, positive when separating, m/s: the same
+    /// arithmetic as [`RigidState::point_velocity`] on each body.
+    fn approach(&self, point: DVec3, n: DVec3) -> f64 {
+        let velocity = |k: usize| self.linear[k] + self.angular[k].cross(point - self.positions[k]);
+        n.dot(velocity(0) - velocity(1))
+    }
+}
+
 /// Runs the pass over `pairs` (whose bodies are awake or fixed); records each contact's impulse.
 pub(crate) fn run(
     bodies: &mut BodyStore,
@@ -75,17 +102,14 @@ pub(crate) fn run(
         let mut any = false;
         for pair in pairs.iter_mut() {
             let [a, b] = pair.dense.map(|i| i as usize);
-            let ((ka, ma), (kb, mb)) = (as_seen(bodies, a), as_seen(bodies, b));
-            if ka != BodyKind::Dynamic && kb != BodyKind::Dynamic {
+            // Nothing moves the pair unless one of its bodies is awake and dynamic (`as_seen`).
+            if !(bodies.is_awake_dynamic(a) || bodies.is_awake_dynamic(b)) {
                 continue;
             }
-            let states = bodies.states_mut();
+            // Resting contacts, the many, are passed over on the velocities alone.
+            let mut motion = PairMotion::of(bodies.states(), a, b);
             for contact in pair.contacts.iter_mut() {
-                let (mut sa, mut sb) = (states[a], states[b]);
-                let n = contact.normal;
-                let arm_a = contact.point - sa.position;
-                let arm_b = contact.point - sb.position;
-                let approach = n.dot(sa.point_velocity(arm_a) - sb.point_velocity(arm_b));
+                let approach = motion.approach(contact.point, contact.normal);
                 let predicted_gap = -contact.depth + dt * approach;
                 // Slow approaches are the solve's: it stops them as inelastic contact (exactly at
                 // the surface, thanks to the speculative gap), so resting contacts never bounce
@@ -93,49 +117,10 @@ pub(crate) fn run(
                 if !(-approach > settings.restitution_threshold && predicted_gap < 0.0) {
                     continue;
                 }
-                let target = -pair.restitution * approach;
-                let k = inverse_effective_mass(&sa, &ma, arm_a, n) + inverse_effective_mass(&sb, &mb, arm_b, n);
-                if !(k > 0.0) {
-                    continue;
+                if collide_contact(bodies, [a, b], contact, pair.restitution, &mut outcome) {
+                    motion = PairMotion::of(bodies.states(), a, b);
+                    any = true;
                 }
-                let magnitude = (target - approach) / k;
-                let impulse = PairImpulse {
-                    linear: n * magnitude,
-                    arm_a,
-                    arm_b,
-                    angular: DVec3::ZERO,
-                };
-                let body_a = ClampBody {
-                    kind: ka,
-                    state: &sa,
-                    mass: &ma,
-                };
-                let body_b = ClampBody {
-                    kind: kb,
-                    state: &sb,
-                    mass: &mb,
-                };
-                // Inputs are finite (states are checked at every stage boundary), so the clamp
-                // cannot fail; a failure would drop the impulse rather than spread NaN.
-                let Ok(clamp) = clamp_pair_impulse(body_a, body_b, &impulse) else {
-                    continue;
-                };
-                if matches!(clamp.verdict, ClampVerdict::Scaled | ClampVerdict::Dropped) {
-                    outcome.clamped += 1;
-                    outcome.energy_removed += energy_kept_out(body_a, body_b, &impulse, clamp.scale);
-                }
-                let applied = magnitude * clamp.scale;
-                if applied == 0.0 {
-                    continue;
-                }
-                // apply_impulse only refuses non-finite input, checked above.
-                let _ = apply_impulse(&mut sa, &ma, ka, n * applied, arm_a, DVec3::ZERO);
-                let _ = apply_impulse(&mut sb, &mb, kb, -n * applied, arm_b, DVec3::ZERO);
-                states[a] = sa;
-                states[b] = sb;
-                contact.collision_impulse += applied;
-                outcome.impulses += 1;
-                any = true;
             }
         }
         if !any {
@@ -143,6 +128,67 @@ pub(crate) fn run(
         }
     }
     outcome
+}
+
+/// Gives `contact` of the dense pair `[a, b]` its clamped restitution impulse (see the module
+/// docs); returns whether a non-zero impulse was applied.
+fn collide_contact(
+    bodies: &mut BodyStore,
+    [a, b]: [usize; 2],
+    contact: &mut ContactPoint,
+    restitution: f64,
+    outcome: &mut CollisionPassOutcome,
+) -> bool {
+    let ((ka, ma), (kb, mb)) = (as_seen(bodies, a), as_seen(bodies, b));
+    let states = bodies.states_mut();
+    let (mut sa, mut sb) = (states[a], states[b]);
+    let n = contact.normal;
+    let arm_a = contact.point - sa.position;
+    let arm_b = contact.point - sb.position;
+    let approach = n.dot(sa.point_velocity(arm_a) - sb.point_velocity(arm_b));
+    let target = -restitution * approach;
+    let k = inverse_effective_mass(&sa, &ma, arm_a, n) + inverse_effective_mass(&sb, &mb, arm_b, n);
+    if !(k > 0.0) {
+        return false;
+    }
+    let magnitude = (target - approach) / k;
+    let impulse = PairImpulse {
+        linear: n * magnitude,
+        arm_a,
+        arm_b,
+        angular: DVec3::ZERO,
+    };
+    let body_a = ClampBody {
+        kind: ka,
+        state: &sa,
+        mass: &ma,
+    };
+    let body_b = ClampBody {
+        kind: kb,
+        state: &sb,
+        mass: &mb,
+    };
+    // Inputs are finite (states are checked at every stage boundary), so the clamp cannot fail; a
+    // failure would drop the impulse rather than spread NaN.
+    let Ok(clamp) = clamp_pair_impulse(body_a, body_b, &impulse) else {
+        return false;
+    };
+    if matches!(clamp.verdict, ClampVerdict::Scaled | ClampVerdict::Dropped) {
+        outcome.clamped += 1;
+        outcome.energy_removed += energy_kept_out(body_a, body_b, &impulse, clamp.scale);
+    }
+    let applied = magnitude * clamp.scale;
+    if applied == 0.0 {
+        return false;
+    }
+    // apply_impulse only refuses non-finite input, checked above.
+    let _ = apply_impulse(&mut sa, &ma, ka, n * applied, arm_a, DVec3::ZERO);
+    let _ = apply_impulse(&mut sb, &mb, kb, -n * applied, arm_b, DVec3::ZERO);
+    states[a] = sa;
+    states[b] = sb;
+    contact.collision_impulse += applied;
+    outcome.impulses += 1;
+    true
 }
 
 /// Kinetic energy of the pair after the whole `impulse` minus after `scale` times it, J.

@@ -4,6 +4,7 @@
 
 use crate::contacts::PairContacts;
 use crate::error::EngineError;
+use crate::manifold_cache::CachedManifold;
 use crate::stages::{broad_phase, collide, sleep};
 use crate::world::World;
 
@@ -35,11 +36,13 @@ impl World {
     /// pairs and contacts the woken bodies bring (with each other and with static bodies), so
     /// they take part in this step with all their contacts. Repeats while waking spreads, up to
     /// [`WAKE_ROUNDS`] times; islands still touched after that wake at the end of the step.
-    /// `connected` lists the jointed pairs the broad phase skips.
+    /// `connected` lists the jointed pairs the broad phase skips; the new pairs' manifold cache
+    /// entries go to `manifolds`.
     pub(crate) fn wake_touched(
         &mut self,
         pairs: &mut Vec<[u32; 2]>,
         contacts: &mut Vec<PairContacts>,
+        manifolds: &mut Vec<CachedManifold>,
         connected: &[(u64, u64)],
         dt: f64,
     ) -> Result<usize, EngineError> {
@@ -64,7 +67,7 @@ impl World {
             let records = self.bodies.records();
             let key = |pair: &[u32; 2]| (records[pair[0] as usize].id, records[pair[1] as usize].id);
             let mut fresh = Vec::new();
-            broad_phase::find_pairs(
+            broad_phase::find_pairs_after_waking(
                 &self.bodies,
                 &mut self.broad_phase,
                 dt,
@@ -73,15 +76,22 @@ impl World {
                 &mut fresh,
                 &mut self.scratch.broad,
             )?;
-            // Bodies that overflow were caught by the first search of the step and have no box.
+            // Bodies that overflowed were caught by the first search of the step and quarantined.
             debug_assert!(fresh.iter().all(|[a, b]| {
                 self.bodies.states()[*a as usize].is_valid() && self.bodies.states()[*b as usize].is_valid()
             }));
             fresh.retain(|pair| pairs.binary_search_by_key(&key(pair), key).is_err());
-            let extra = collide::narrow_phase(&self.bodies, &fresh, dt, self.settings.contact_margin)?;
+            let job = collide::Narrow {
+                bodies: &self.bodies,
+                previous: &self.manifold_cache,
+                dt,
+                margin: self.settings.contact_margin,
+                reuse_distance: self.settings.contact_reuse_distance,
+            };
+            collide::narrow_phase(&job, &fresh, &mut self.scratch.narrow, contacts, manifolds)?;
             pairs.extend(fresh);
             pairs.sort_unstable_by_key(key);
-            contacts.extend(extra);
+            // Two sorted runs: the sort merges them.
             contacts.sort_by_key(|pair| (pair.body_a, pair.body_b));
         }
         Ok(woken)

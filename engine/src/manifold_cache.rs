@@ -1,0 +1,366 @@
+//! The manifold cache: each touching pair's contact manifold, kept in the bodies' own frames, so
+//! that a pair whose bodies have hardly moved relative to each other since its manifold was made
+//! reuses it instead of running the narrow phase again (Jolt's body pair cache,
+//! `PhysicsSettings::mBodyPairCacheMaxDeltaPositionSq`).
+//!
+//! A resting pile is almost all such pairs: each box creeps by far less than a millimetre per
+//! step, and the exact box-box test (an axis test, a clip, a reduction) is the bulk of the collide
+//! stage. A reused manifold keeps its feature ids (so warm starting finds every contact) and
+//! follows the bodies: each contact is stored as the point on A's surface in A's frame, the point
+//! on B's surface in B's frame and the normal in the frame of the larger body (whose face it
+//! usually is: the ground's, the lower box's); at the current poses the two points give the
+//! contact point (midway) and the depth `(p_B - p_A) . n`, exact for any rigid motion of a corner
+//! over a face. What it does not follow is the features themselves: a clipped point that
+//! should slide along an edge, or a contact that a fresh test would add or drop. So reuse is
+//! bounded by how far any point of one body can have moved relative to the other since the
+//! manifold was made: the change of the relative translation plus the chord `2 |sin(theta/2)| r`
+//! swept at the body's reach `r` by the change of relative rotation, below
+//! [`WorldSettings::contact_reuse_distance`](crate::WorldSettings::contact_reuse_distance) and
+//! below [`REACH_FRACTION`] of the smaller body's reach (so small fragments stay exact). The
+//! reference poses are those at which the manifold was made, not last step's: slow drift adds up
+//! and forces a fresh test. A pair whose margin grew by more than that distance (it sped up) is
+//! tested afresh too.
+//!
+//! Pairs without contacts are kept too when the test measured how far apart they were (the gap
+//! along the separating axis, or above a plane; `ContactManifold::separation`): no projection
+//! gap closes faster than the bodies move, so while every point has moved by less than the gap
+//! minus the margin the pair is still without contacts, exactly as a fresh test would find. In a
+//! pile these are the diagonal neighbours, as many as the touching pairs.
+//!
+//! Rejected: Bullet's persistent manifolds, which refresh last step's points the same way but
+//! still run the narrow phase every step to add new ones: that is the cost this cache removes.
+//!
+//! The cache is part of a world snapshot (the step depends on it), kept sorted by pair so its
+//! bytes have one order whatever the thread count.
+
+use bytemuck::{Pod, Zeroable};
+use glam::{DMat3, DQuat, DVec3};
+use shatter_collision::narrow_phase::MAX_CONTACTS;
+use shatter_collision::{Contact, ContactManifold, FeatureId, Pose};
+
+use crate::handle::BodyId;
+
+/// A manifold is reused only while every point of the pair has moved by less than this fraction
+/// of the smaller body's reach relative to the other body (besides the world's absolute distance).
+pub const REACH_FRACTION: f64 = 0.01;
+
+/// One cached contact: its two surface points and its normal in the bodies' frames.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct CachedPoint {
+    /// The contact's point on A's surface, A's body frame, m.
+    pub on_a: [f64; 3],
+    /// The contact's point on B's surface, B's body frame, m.
+    pub on_b: [f64; 3],
+    /// The unit normal from B towards A, in the frame of the pair's frame body (see
+    /// [`Relative`]: the unbounded or larger of the two, whose face the normal usually is).
+    pub normal: [f64; 3],
+    /// The contact's feature id.
+    pub feature: u32,
+    /// Padding, zero.
+    pub padding: u32,
+}
+
+/// One pair's cached manifold and the relative pose it was made at.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct CachedManifold {
+    /// Lower body of the pair.
+    pub body_a: BodyId,
+    /// Higher body of the pair.
+    pub body_b: BodyId,
+    /// Where the pair's mover (see [`Relative`]) was in the other body's frame, m.
+    pub position: [f64; 3],
+    /// The mover's orientation in the other body's frame, quaternion `[x, y, z, w]`.
+    pub orientation: [f64; 4],
+    /// The contact margin the manifold was made with, m.
+    pub margin: f64,
+    /// For a pair without contacts: how far apart the two surfaces were, m (see
+    /// `ContactManifold::separation`); zero otherwise.
+    pub separation: f64,
+    /// How many of `points` are used.
+    pub count: u32,
+    /// Padding, zero.
+    pub padding: u32,
+    /// The contacts.
+    pub points: [CachedPoint; MAX_CONTACTS],
+}
+
+/// How a pair sits now, in the terms the cache compares: the pose of its *mover* (the bounded
+/// body of smaller reach; B on a tie) in the frame of the other body, and the mover's reach.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Relative {
+    position: DVec3,
+    orientation: DQuat,
+    reach: f64,
+    /// Whether B is the mover (A the frame body).
+    b_moves: bool,
+}
+
+impl Relative {
+    /// The relative pose of bodies at `pose_a` and `pose_b` with reaches `reach_a`, `reach_b`
+    /// (m; zero for an unbounded body, which is never the mover).
+    pub(crate) fn of(pose_a: &Pose, reach_a: f64, pose_b: &Pose, reach_b: f64) -> Self {
+        let b_moves = reach_b > 0.0 && (reach_a == 0.0 || reach_b <= reach_a);
+        let (frame, mover, reach) = if b_moves {
+            (pose_a, pose_b, reach_b)
+        } else {
+            (pose_b, pose_a, reach_a)
+        };
+        let inverse = frame.orientation.inverse();
+        Self {
+            position: inverse * (mover.position - frame.position),
+            orientation: inverse * mover.orientation,
+            reach,
+            b_moves,
+        }
+    }
+
+    /// The pose of the frame body among `poses` (A's and B's).
+    fn frame<'a>(&self, [pose_a, pose_b]: [&'a Pose; 2]) -> &'a Pose {
+        if self.b_moves { pose_a } else { pose_b }
+    }
+}
+
+impl CachedManifold {
+    /// The cache entry of `manifold` (its contacts, or its separation when it has none) between
+    /// `body_a` at `pose_a` and `body_b` at `pose_b`, made with margin `margin` at relative pose
+    /// `relative`.
+    pub(crate) fn new(
+        [body_a, body_b]: [BodyId; 2],
+        [pose_a, pose_b]: [&Pose; 2],
+        relative: &Relative,
+        margin: f64,
+        manifold: &ContactManifold,
+    ) -> Self {
+        let contacts = &manifold.contacts;
+        let (to_a, to_b) = (pose_a.orientation.inverse(), pose_b.orientation.inverse());
+        let to_frame = relative.frame([pose_a, pose_b]).orientation.inverse();
+        let mut points = [CachedPoint::zeroed(); MAX_CONTACTS];
+        for (cached, c) in points.iter_mut().zip(contacts) {
+            // The contact point is midway: A's surface is half the depth against the normal.
+            let (on_a, on_b) = (
+                c.point - c.normal * (0.5 * c.depth),
+                c.point + c.normal * (0.5 * c.depth),
+            );
+            *cached = CachedPoint {
+                on_a: (to_a * (on_a - pose_a.position)).to_array(),
+                on_b: (to_b * (on_b - pose_b.position)).to_array(),
+                normal: (to_frame * c.normal).to_array(),
+                feature: c.feature.0,
+                padding: 0,
+            };
+        }
+        Self {
+            body_a,
+            body_b,
+            position: relative.position.to_array(),
+            orientation: relative.orientation.to_array(),
+            margin,
+            separation: if contacts.is_empty() { manifold.separation } else { 0.0 },
+            count: contacts.len() as u32,
+            padding: 0,
+            points,
+        }
+    }
+
+    /// Whether the pair, now at `relative` with margin `margin`, may reuse this entry. With
+    /// contacts: every point of the mover has moved by less than `distance` m relative to the
+    /// other body (and [`REACH_FRACTION`] of its reach), and the margin has not grown by more
+    /// than that. Without: the surfaces cannot have closed to within the margin, as every point
+    /// moved by less than their separation minus the margin (this one is exact: a fresh test
+    /// would find no contact either).
+    pub(crate) fn reusable(&self, relative: &Relative, margin: f64, distance: f64) -> bool {
+        if !(distance > 0.0) {
+            return false;
+        }
+        // How far any point of the mover can have moved relative to the other body: the
+        // translation, plus the chord 2 sin(theta / 2) r of the rotation at the reach (|(x, y, z)|
+        // of a unit quaternion is sin(theta / 2), whatever its sign).
+        let turn = DQuat::from_array(self.orientation).inverse() * relative.orientation;
+        let chord = 2.0 * turn.xyz().length() * relative.reach;
+        let moved = (relative.position - DVec3::from_array(self.position)).length() + chord;
+        if self.count == 0 {
+            return moved < self.separation - margin;
+        }
+        let limit = distance.min(REACH_FRACTION * relative.reach);
+        moved < limit && margin <= self.margin + limit
+    }
+
+    /// The cached contacts at the bodies' current poses (`relative` is the pair's [`Relative`]
+    /// there), those less than `margin` m apart, into `out`: each point midway between its two
+    /// surface points, depth their distance along the normal.
+    pub(crate) fn contacts_at(&self, poses: [&Pose; 2], relative: &Relative, margin: f64, out: &mut Vec<Contact>) {
+        let [pose_a, pose_b] = poses;
+        // Rotation matrices: three rotations a contact, each cheaper by matrix than by quaternion.
+        let (ra, rb) = (
+            DMat3::from_quat(pose_a.orientation),
+            DMat3::from_quat(pose_b.orientation),
+        );
+        let rn = if relative.b_moves { ra } else { rb };
+        for p in &self.points[..self.count as usize] {
+            let on_a = pose_a.position + ra * DVec3::from_array(p.on_a);
+            let on_b = pose_b.position + rb * DVec3::from_array(p.on_b);
+            let normal = rn * DVec3::from_array(p.normal);
+            let depth = (on_b - on_a).dot(normal);
+            if depth > -margin {
+                out.push(Contact {
+                    point: 0.5 * (on_a + on_b),
+                    normal,
+                    depth,
+                    feature: FeatureId(p.feature),
+                });
+            }
+        }
+    }
+
+    fn key(&self) -> (BodyId, BodyId) {
+        (self.body_a, self.body_b)
+    }
+
+    /// Whether every number is finite and the count fits (a snapshot check).
+    fn is_valid(&self) -> bool {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        self.count as usize <= MAX_CONTACTS
+            && finite(&self.position)
+            && finite(&self.orientation)
+            && self.margin.is_finite()
+            && self.separation.is_finite()
+            && self
+                .points
+                .iter()
+                .all(|p| finite(&p.on_a) && finite(&p.on_b) && finite(&p.normal))
+    }
+}
+
+/// Every touching pair's manifold, sorted by pair. See the [module docs](self).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct ManifoldCache {
+    entries: Vec<CachedManifold>,
+}
+
+impl ManifoldCache {
+    /// The entries, sorted by pair.
+    pub(crate) fn entries(&self) -> &[CachedManifold] {
+        &self.entries
+    }
+
+    /// Replaces the entries with `entries` (sorted here if they are not), handing back the old
+    /// list cleared, to be written into next time.
+    pub(crate) fn swap(&mut self, entries: &mut Vec<CachedManifold>) {
+        if !entries.is_sorted_by_key(CachedManifold::key) {
+            entries.sort_by_key(CachedManifold::key);
+        }
+        std::mem::swap(&mut self.entries, entries);
+        entries.clear();
+    }
+
+    /// Replaces the entries wholesale (snapshot restore); fails unless they are sorted by pair,
+    /// each pair once, with finite numbers.
+    pub(crate) fn replace(&mut self, entries: Vec<CachedManifold>) -> Result<(), String> {
+        if !entries.windows(2).all(|w| w[0].key() < w[1].key()) {
+            return Err("manifold cache entries are not sorted by pair".into());
+        }
+        if let Some(bad) = entries.iter().find(|e| !e.is_valid()) {
+            return Err(format!("manifold cache entry {bad:?} is not valid"));
+        }
+        self.entries = entries;
+        Ok(())
+    }
+
+    /// Forgets every manifold of body `id` (it was removed).
+    pub(crate) fn forget_body(&mut self, id: BodyId) {
+        self.entries.retain(|e| e.body_a != id && e.body_b != id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shatter_collision::{Collider, Cuboid, HalfSpace, Shape, collide};
+
+    fn cube(half: f64) -> Collider {
+        Collider::from_shape(Shape::Cuboid(Cuboid::try_new(DVec3::splat(half)).unwrap()), 1.0).unwrap()
+    }
+
+    fn ground() -> Collider {
+        Collider::from_shape(Shape::HalfSpace(HalfSpace::ground(0.0).unwrap()), 1.0).unwrap()
+    }
+
+    /// The reach of a cube of half extent `half`: its half diagonal.
+    fn reach(half: f64) -> f64 {
+        half * 3f64.sqrt()
+    }
+
+    /// A cube of half extent `half` resting 1% of its size deep on the ground (A), turned a little
+    /// so its corners are not equally deep; the cache entry of its manifold and the relative pose.
+    fn resting(half: f64) -> (Pose, Pose, CachedManifold, f64) {
+        let ground_pose = Pose::IDENTITY;
+        let box_pose = Pose::new(
+            DVec3::new(0.3, half * 0.99, -0.2),
+            DQuat::from_rotation_y(0.4) * DQuat::from_rotation_x(0.002),
+        );
+        let margin = 0.02 * half;
+        let manifold = collide(&ground(), &ground_pose, &cube(half), &box_pose, margin).unwrap();
+        assert_eq!(manifold.len(), 4);
+        let relative = Relative::of(&ground_pose, 0.0, &box_pose, reach(half));
+        let ids = [BodyId::new(0, 0), BodyId::new(1, 0)];
+        let entry = CachedManifold::new(ids, [&ground_pose, &box_pose], &relative, margin, &manifold);
+        (ground_pose, box_pose, entry, margin)
+    }
+
+    #[test]
+    fn manifold_cache_carries_contacts_with_the_bodies_and_keeps_depths_exact() {
+        let (ground_pose, box_pose, entry, margin) = resting(0.5);
+        // The cube slides 0.2 mm, sinks 0.1 mm and turns 0.2 mrad about y: within a millimetre.
+        let moved = Pose::new(
+            box_pose.position + DVec3::new(2e-4, -1e-4, 0.0),
+            DQuat::from_rotation_y(2e-4) * box_pose.orientation,
+        );
+        let relative = Relative::of(&ground_pose, 0.0, &moved, reach(0.5));
+        assert!(entry.reusable(&relative, margin, 1e-3));
+        let mut carried = Vec::new();
+        entry.contacts_at([&ground_pose, &moved], &relative, margin, &mut carried);
+        let fresh = collide(&ground(), &ground_pose, &cube(0.5), &moved, margin).unwrap();
+        assert_eq!(carried.len(), fresh.len());
+        for (c, f) in carried.iter().zip(&fresh.contacts) {
+            // The same corners, exactly as deep (the ground is flat), the normal unchanged; the
+            // points differ by half the corner's sideways move (the ground's point stayed put).
+            assert_eq!(c.feature, f.feature);
+            assert!((c.depth - f.depth).abs() < 1e-12, "{c:?} vs {f:?}");
+            assert!((c.normal - f.normal).length() < 1e-12);
+            let sideways = 2e-4 + 2e-4 * reach(0.5);
+            assert!((c.point - f.point).length() < 0.5 * sideways + 1e-12, "{c:?} vs {f:?}");
+        }
+    }
+
+    #[test]
+    fn manifold_cache_refuses_motions_past_its_distance_and_grown_margins() {
+        let (ground_pose, box_pose, entry, margin) = resting(0.5);
+        let at = |position: DVec3, turn: f64| {
+            let pose = Pose::new(
+                box_pose.position + position,
+                DQuat::from_rotation_z(turn) * box_pose.orientation,
+            );
+            Relative::of(&ground_pose, 0.0, &pose, reach(0.5))
+        };
+        // 1.2 mm of slide; a turn of 1.2 mrad, whose chord at the cube's 0.87 m reach is 1 mm.
+        assert!(entry.reusable(&at(DVec3::new(9e-4, 0.0, 0.0), 0.0), margin, 1e-3));
+        assert!(!entry.reusable(&at(DVec3::new(1.2e-3, 0.0, 0.0), 0.0), margin, 1e-3));
+        assert!(entry.reusable(&at(DVec3::ZERO, 1.0e-3), margin, 1e-3));
+        assert!(!entry.reusable(&at(DVec3::ZERO, 1.2e-3), margin, 1e-3));
+        // Zero distance: never.
+        assert!(!entry.reusable(&at(DVec3::ZERO, 0.0), margin, 0.0));
+        // The margin may grow by less than the distance only.
+        assert!(entry.reusable(&at(DVec3::ZERO, 0.0), margin + 0.9e-3, 1e-3));
+        assert!(!entry.reusable(&at(DVec3::ZERO, 0.0), margin + 1.1e-3, 1e-3));
+        // A 1 cm cube may move 1% of its reach (0.087 mm), not the world's millimetre.
+        let (ground_pose, small_pose, small, margin) = resting(0.005);
+        let nudge = |d: f64| {
+            let pose = Pose::new(small_pose.position + DVec3::X * d, small_pose.orientation);
+            Relative::of(&ground_pose, 0.0, &pose, reach(0.005))
+        };
+        assert!(small.reusable(&nudge(8e-5), margin, 1e-3));
+        assert!(!small.reusable(&nudge(1e-4), margin, 1e-3));
+    }
+}
