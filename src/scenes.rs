@@ -86,7 +86,15 @@ pub fn reference_spinning_box() -> (RigidState, MassProperties) {
     )
 }
 
+mod benchmarks;
 mod stability;
+
+pub use benchmarks::{
+    BALL_CLEARANCE, BALL_PITCH, BALL_RADIUS, BENCHMARK_DENSITY, BENCHMARK_FRICTION, BenchmarkBody, BenchmarkScene,
+    BenchmarkShape, GROUND_HALF_EXTENTS, PILE_CLEARANCE, PILE_ORIENTATION_SEED, PILE_PITCH, SLAB_HALF_EXTENTS,
+    STATIC_PARTICLE_FRACTION, benchmark_scene, benchmark_scenes, pile_1000, pile_1000_random_orientation, pyramid_20,
+    spheres_on_table_1000,
+};
 
 pub use stability::{
     CHAIN_LINK_HALF_HEIGHT, CHAIN_LINK_PITCH, CHAIN_LINK_RADIUS, Chain, FRAME_30HZ, Incline, LATTICE_BOX_SIZE,
