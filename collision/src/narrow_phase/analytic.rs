@@ -1,9 +1,11 @@
 //! Closed-form contacts for the pairs that have them: sphere-sphere, box-box (see [`box_box`]),
-//! and sphere, capsule and box against a half-space. Exact depths and normals, no particles.
+//! sphere-box and sphere-capsule (see [`ball`]), and sphere, capsule and box against a
+//! half-space. Exact depths and normals, no particles.
 
 use glam::DVec3;
 use smallvec::SmallVec;
 
+use super::ball::{self, BallResult};
 use super::{Collider, Contact, ContactManifold, FeatureId, box_box, reduce, shape_of};
 use crate::pose::Pose;
 use crate::shapes::{HalfSpace, Shape};
@@ -42,6 +44,31 @@ pub(super) fn collide(
                 feature: FeatureId::of_a(0),
             }]
         }
+        (Shape::Sphere(ball), other @ (Shape::Cuboid(_) | Shape::Capsule(_))) => {
+            match ball_against(pose_a.position, ball.radius(), other, pose_b, margin) {
+                Some(BallResult::Touching(contact)) => smallvec::smallvec![contact],
+                Some(BallResult::Apart(gap)) => {
+                    manifold.separation = gap;
+                    return true;
+                }
+                None => return false,
+            }
+        }
+        (other @ (Shape::Cuboid(_) | Shape::Capsule(_)), Shape::Sphere(ball)) => {
+            match ball_against(pose_b.position, ball.radius(), other, pose_a, margin) {
+                // The ball is body B: the normal turns round to point from B to A.
+                Some(BallResult::Touching(contact)) => smallvec::smallvec![Contact {
+                    normal: -contact.normal,
+                    feature: FeatureId::of_b(0),
+                    ..contact
+                }],
+                Some(BallResult::Apart(gap)) => {
+                    manifold.separation = gap;
+                    return true;
+                }
+                None => return false,
+            }
+        }
         // Reduced already, in the reference face's plane.
         (Shape::Cuboid(ca), Shape::Cuboid(cb)) => {
             box_box::collide(ca, pose_a, cb, pose_b, margin, manifold);
@@ -65,6 +92,16 @@ pub(super) fn collide(
     };
     reduce::reduce_into(&contacts, manifold);
     true
+}
+
+/// A ball of `radius` m centred at `center` against `shape` (a box or a capsule) at `pose`.
+/// `None` for other shapes.
+fn ball_against(center: DVec3, radius: f64, shape: &Shape, pose: &Pose, margin: f64) -> Option<BallResult> {
+    match shape {
+        Shape::Cuboid(cuboid) => Some(ball::against_cuboid(center, radius, cuboid, pose, margin)),
+        Shape::Capsule(capsule) => Some(ball::against_capsule(center, radius, capsule, pose, margin)),
+        Shape::Sphere(_) | Shape::HalfSpace(_) => None,
+    }
 }
 
 /// Contacts of `shape` against the half-space `plane`, and the shape's distance above the plane

@@ -12,6 +12,7 @@
 //! contact up to `margin` apart); `point` is midway between the two surfaces, world frame.
 
 mod analytic;
+mod ball;
 mod box_box;
 mod box_face;
 mod collider;
