@@ -125,7 +125,7 @@ impl StageClock {
 }
 
 /// Buffers the step reuses from one step to the next.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct StepScratch {
     pub(crate) pairs: Vec<[u32; 2]>,
     pub(crate) broad: broad_phase::BroadScratch,
@@ -140,6 +140,8 @@ pub(crate) struct StepScratch {
     pub(crate) wake_requests: Vec<u32>,
     pub(crate) links: Vec<[u32; 2]>,
     pub(crate) integrate: IntegrateScratch,
+    /// The solve stage's rows, patches and islands.
+    pub(crate) solve: solve::SolveScratch,
 }
 
 impl World {

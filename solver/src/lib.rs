@@ -34,6 +34,7 @@ pub mod shock;
 pub mod softness;
 pub mod split;
 pub mod warm_start;
+pub mod workspace;
 
 pub use body::{NO_BODY, SolverBody, SplitVelocity};
 pub use clamp::clamp_row_increment;
@@ -43,9 +44,10 @@ pub use joints::{
     HINGE_AXIS, JointAnchor, JointPose, JointRows, JointSpec, ball_joint_rows, fixed_joint_rows, hinge_joint_rows,
 };
 pub use patch::{ContactPatch, PatchPoint, PatchRows, push_patch_rows};
-pub use pgs::solve;
+pub use pgs::{solve, solve_with};
 pub use row::{
     BiasMode, Friction, GroupImpulse, Jacobian, Row, group_impulse, inverse_effective_mass, row_group_broken,
 };
 pub use settings::{SolveReport, SolverSettings};
 pub use softness::{RowSoftness, Softness};
+pub use workspace::SolverWorkspace;

@@ -61,9 +61,9 @@ use crate::error::SolverError;
 use crate::joint_block::{JointBlock, is_bilateral};
 use crate::row::{BiasMode, Jacobian, Row};
 use crate::settings::{SolveReport, SolverSettings};
-use crate::shock::ShockOrder;
 use crate::split::solve_split;
 use crate::warm_start::warm_start;
+use crate::workspace::SolverWorkspace;
 use shatter_integrators::ClampVerdict;
 
 /// Velocities of one body during the solve (index `bodies.len()` is the world: always zero).
@@ -169,6 +169,18 @@ pub fn solve(
     dt: f64,
     settings: &SolverSettings,
 ) -> Result<SolveReport, SolverError> {
+    solve_with(&mut SolverWorkspace::default(), bodies, rows, dt, settings)
+}
+
+/// [`solve`] working in the caller's `workspace`, so that a caller solving every step reuses the
+/// same memory (workspace.rs). The result does not depend on what the workspace was used for before.
+pub fn solve_with(
+    workspace: &mut SolverWorkspace,
+    bodies: &mut [SolverBody],
+    rows: &mut [Row],
+    dt: f64,
+    settings: &SolverSettings,
+) -> Result<SolveReport, SolverError> {
     if !(dt.is_finite() && dt > 0.0) {
         return Err(SolverError::InvalidTimeStep { dt });
     }
@@ -193,28 +205,48 @@ pub fn solve(
     }
 
     let world = bodies.len();
-    let mut prepared: Vec<Prepared> = rows.iter().map(|row| prepare(row, bodies, dt, settings)).collect();
+    let SolverWorkspace {
+        prepared,
+        budgets,
+        pairs,
+        velocities,
+        lambdas,
+        warm,
+        response,
+        immovable,
+        shock: shock_order,
+        split: split_buffers,
+    } = workspace;
+    prepared.clear();
+    prepared.extend(rows.iter().map(|row| prepare(row, bodies, dt, settings)));
     // Energy removed so far by each body pair's clamped rows, J (clamp.rs): zero at the start.
-    let mut budgets = vec![0.0; assign_pairs(&mut prepared)];
-    let mut velocities: Vec<Twist> = bodies
-        .iter()
-        .map(|body| Twist {
-            linear: body.linear_velocity,
-            angular: body.angular_velocity,
-        })
-        .chain(core::iter::once(Twist::default()))
-        .collect();
-    let mut lambdas = vec![0.0; rows.len()];
+    let pair_count = assign_pairs(prepared, pairs);
+    budgets.clear();
+    budgets.resize(pair_count, 0.0);
+    velocities.clear();
+    velocities.extend(
+        bodies
+            .iter()
+            .map(|body| Twist {
+                linear: body.linear_velocity,
+                angular: body.angular_velocity,
+            })
+            .chain(core::iter::once(Twist::default())),
+    );
+    lambdas.clear();
+    lambdas.resize(rows.len(), 0.0);
+    let (prepared, budgets, velocities, lambdas) =
+        (&prepared[..], &mut budgets[..], &mut velocities[..], &mut lambdas[..]);
     let mut report = SolveReport {
         inactive_rows: prepared.iter().filter(|row| !row.active).count(),
         ..SolveReport::default()
     };
 
     if settings.warm_start {
-        warm_start(&prepared, rows, &mut lambdas, &mut velocities, &mut report);
+        warm_start(prepared, rows, lambdas, velocities, warm, response, &mut report);
     }
 
-    let joints = JointBlock::new(&prepared, velocities.len());
+    let joints = JointBlock::new(prepared, velocities.len());
     for _ in 0..settings.iterations {
         let mut residual: f64 = 0.0;
         for (index, row) in prepared.iter().enumerate() {
@@ -222,24 +254,16 @@ pub fn solve(
                 continue;
             }
             let lambda = lambdas[index];
-            let jv = row.relative_velocity(&velocities);
+            let jv = row.relative_velocity(velocities);
             let wanted = (row.target - jv - row.cfm_over_h * lambda) * row.inverse_diagonal;
-            let (lower, upper) = bounds(row, &lambdas);
+            let (lower, upper) = bounds(row, lambdas);
             let delta = clamp(lambda + wanted, lower, upper) - lambda;
             let budget = &mut budgets[row.pair];
-            let applied = apply_increment(
-                row,
-                &mut lambdas[index],
-                &mut velocities,
-                delta,
-                jv,
-                budget,
-                &mut report,
-            );
+            let applied = apply_increment(row, &mut lambdas[index], velocities, delta, jv, budget, &mut report);
             residual = residual.max(applied.abs() * row.diagonal);
         }
         if let Some(block) = &joints {
-            residual = residual.max(block.solve(&prepared, &mut lambdas, &mut velocities));
+            residual = residual.max(block.solve(prepared, lambdas, velocities));
         }
         report.iterations += 1;
         report.residual = residual;
@@ -249,20 +273,23 @@ pub fn solve(
     }
 
     let shock = (settings.shock_sweeps > 0 && settings.iterations > 0).then(|| {
-        let immovable: Vec<bool> = bodies
-            .iter()
-            .map(|body| !body.is_dynamic())
-            .chain(core::iter::once(true))
-            .collect();
-        ShockOrder::new(&prepared, &immovable)
+        immovable.clear();
+        immovable.extend(
+            bodies
+                .iter()
+                .map(|body| !body.is_dynamic())
+                .chain(core::iter::once(true)),
+        );
+        shock_order.rebuild(prepared, immovable);
+        &*shock_order
     });
-    if let Some(order) = &shock {
+    if let Some(order) = shock {
         for _ in 0..settings.shock_sweeps {
             order.sweep(
-                &prepared,
-                &mut lambdas,
-                &mut velocities,
-                &mut budgets,
+                prepared,
+                lambdas,
+                velocities,
+                budgets,
                 settings.shock_iterations,
                 settings.tolerance,
                 &mut report,
@@ -273,10 +300,10 @@ pub fn solve(
     if shock.is_some()
         && let Some(block) = &joints
     {
-        block.solve(&prepared, &mut lambdas, &mut velocities);
+        block.solve(prepared, lambdas, velocities);
     }
 
-    let split = solve_split(&prepared, world, settings, shock.as_ref());
+    let split = solve_split(prepared, world, settings, shock, split_buffers);
     report.split_iterations = split.iterations;
     report.split_residual = split.residual;
     report.split_velocities = split.velocities;
@@ -307,15 +334,15 @@ pub fn solve(
             index,
         });
     }
-    for (body, velocity) in bodies.iter_mut().zip(&velocities) {
+    for (body, velocity) in bodies.iter_mut().zip(velocities.iter()) {
         // Static and kinematic velocities are the caller's to prescribe: leave their bits alone.
         if body.is_dynamic() {
             body.linear_velocity = velocity.linear;
             body.angular_velocity = velocity.angular;
         }
     }
-    for (row, lambda) in rows.iter_mut().zip(lambdas) {
-        row.lambda = lambda;
+    for (row, lambda) in rows.iter_mut().zip(lambdas.iter()) {
+        row.lambda = *lambda;
     }
     Ok(report)
 }
@@ -375,10 +402,11 @@ fn apply_increment(
 /// Gives every energy-clamped row the index of its unordered body pair, numbered in sorted order so
 /// the numbering is the same on every run; returns the number of pairs (at least one, so that rows
 /// without a pair can point at slot 0 harmlessly).
-fn assign_pairs(prepared: &mut [Prepared]) -> usize {
+fn assign_pairs(prepared: &mut [Prepared], pairs: &mut Vec<u64>) -> usize {
     // Body indices fit in 32 bits (rows hold u32 indices), so a pair packs into one sortable u64.
     let key = |row: &Prepared| ((row.a.min(row.b) as u64) << 32) | row.a.max(row.b) as u64;
-    let mut pairs: Vec<u64> = prepared.iter().filter(|r| r.energy_clamp).map(key).collect();
+    pairs.clear();
+    pairs.extend(prepared.iter().filter(|r| r.energy_clamp).map(key));
     pairs.sort_unstable();
     pairs.dedup();
     for row in prepared.iter_mut().filter(|r| r.energy_clamp) {

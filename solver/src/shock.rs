@@ -41,10 +41,30 @@ enum Frozen {
 
 /// The rows in shock order: `(row, frozen side)`, grouped so that consecutive rows with the same
 /// moving body (and a frozen side) are one group.
+#[derive(Default)]
 pub(crate) struct ShockOrder {
     rows: Vec<(usize, Frozen)>,
     /// `(start, end)` into `rows` of each group.
     groups: Vec<(usize, usize)>,
+    /// `(level, moving body, row, frozen side)` per active row, sorted.
+    keyed: Vec<(u32, usize, usize, Frozen)>,
+    /// Scratch of the level search.
+    levels: Levels,
+}
+
+/// The breadth-first search of the contact levels, with its arrays.
+#[derive(Default)]
+struct Levels {
+    /// Start of each slot's neighbours in `neighbours` (one extra entry at the end).
+    offsets: Vec<u32>,
+    /// Next free place of each slot's neighbours while they are filled in.
+    fill: Vec<u32>,
+    /// Slots sharing a contact normal row with each slot.
+    neighbours: Vec<usize>,
+    /// Contact level per slot.
+    level: Vec<u32>,
+    /// The search's queue.
+    queue: Vec<usize>,
 }
 
 /// Whether a row is a contact normal row (a split row that is not friction).
@@ -52,77 +72,96 @@ fn is_contact(row: &Prepared) -> bool {
     row.split_target.is_some() && row.friction.is_none()
 }
 
-/// Contact levels of the `world + 1` velocity slots (the last is the world), `u32::MAX` for
-/// bodies that touch no level-0 body through contacts.
-fn levels(prepared: &[Prepared], immovable: &[bool]) -> Vec<u32> {
-    let slots = immovable.len();
-    let mut adjacency_count = vec![0u32; slots + 1];
-    for row in prepared.iter().filter(|r| r.active && is_contact(r)) {
-        adjacency_count[row.a + 1] += 1;
-        adjacency_count[row.b + 1] += 1;
-    }
-    for i in 0..slots {
-        adjacency_count[i + 1] += adjacency_count[i];
-    }
-    let offsets = adjacency_count.clone();
-    let mut fill = adjacency_count;
-    let mut neighbours = vec![0usize; offsets[slots] as usize];
-    for row in prepared.iter().filter(|r| r.active && is_contact(r)) {
-        for (from, to) in [(row.a, row.b), (row.b, row.a)] {
-            neighbours[fill[from] as usize] = to;
-            fill[from] += 1;
+impl Levels {
+    /// Fills `level` with the contact levels of the `immovable.len()` velocity slots (the last is
+    /// the world), `u32::MAX` for bodies that touch no level-0 body through contacts.
+    fn compute(&mut self, prepared: &[Prepared], immovable: &[bool]) {
+        let slots = immovable.len();
+        let Self {
+            offsets,
+            fill,
+            neighbours,
+            level,
+            queue,
+        } = self;
+        offsets.clear();
+        offsets.resize(slots + 1, 0);
+        for row in prepared.iter().filter(|r| r.active && is_contact(r)) {
+            offsets[row.a + 1] += 1;
+            offsets[row.b + 1] += 1;
         }
-    }
-    let mut level = vec![u32::MAX; slots];
-    let mut queue: Vec<usize> = (0..slots).filter(|&i| immovable[i]).collect();
-    for &i in &queue {
-        level[i] = 0;
-    }
-    let mut head = 0;
-    while head < queue.len() {
-        let body = queue[head];
-        head += 1;
-        for &next in &neighbours[offsets[body] as usize..offsets[body + 1] as usize] {
-            if level[next] == u32::MAX {
-                level[next] = level[body] + 1;
-                queue.push(next);
+        for i in 0..slots {
+            offsets[i + 1] += offsets[i];
+        }
+        fill.clear();
+        fill.extend_from_slice(offsets);
+        neighbours.clear();
+        neighbours.resize(offsets[slots] as usize, 0);
+        for row in prepared.iter().filter(|r| r.active && is_contact(r)) {
+            for (from, to) in [(row.a, row.b), (row.b, row.a)] {
+                neighbours[fill[from] as usize] = to;
+                fill[from] += 1;
+            }
+        }
+        level.clear();
+        level.resize(slots, u32::MAX);
+        queue.clear();
+        queue.extend((0..slots).filter(|&i| immovable[i]));
+        for &i in queue.iter() {
+            level[i] = 0;
+        }
+        let mut head = 0;
+        while head < queue.len() {
+            let body = queue[head];
+            head += 1;
+            for &next in &neighbours[offsets[body] as usize..offsets[body + 1] as usize] {
+                if level[next] == u32::MAX {
+                    level[next] = level[body] + 1;
+                    queue.push(next);
+                }
             }
         }
     }
-    level
 }
 
 impl ShockOrder {
-    /// The order for `prepared` over `velocities.len()` slots; `immovable[i]` marks slots the solve
-    /// cannot move (the world slot, static and kinematic bodies).
-    pub(crate) fn new(prepared: &[Prepared], immovable: &[bool]) -> Self {
-        let level = levels(prepared, immovable);
+    /// Makes this the order for `prepared` over `immovable.len()` slots; `immovable[i]` marks
+    /// slots the solve cannot move (the world slot, static and kinematic bodies).
+    pub(crate) fn rebuild(&mut self, prepared: &[Prepared], immovable: &[bool]) {
+        self.levels.compute(prepared, immovable);
+        let level = &self.levels.level;
         // Contact rows (normal and friction) freeze their lower-level side.
         let contact_row = |row: &Prepared| match row.friction {
             Some((normal, _, _)) => is_contact(&prepared[normal]),
             None => is_contact(row),
         };
-        let mut keyed: Vec<(u32, usize, usize, Frozen)> = prepared
-            .iter()
-            .enumerate()
-            .filter(|(_, row)| row.active)
-            .map(|(index, row)| {
-                let (la, lb) = (level[row.a], level[row.b]);
-                let contact = contact_row(row);
-                if contact && la < lb && lb != u32::MAX {
-                    (lb, row.b, index, Frozen::A)
-                } else if contact && lb < la && la != u32::MAX {
-                    (la, row.a, index, Frozen::B)
-                } else {
-                    (la.min(lb), usize::MAX, index, Frozen::None)
-                }
-            })
-            .collect();
+        let keyed = &mut self.keyed;
+        keyed.clear();
+        keyed.extend(
+            prepared
+                .iter()
+                .enumerate()
+                .filter(|(_, row)| row.active)
+                .map(|(index, row)| {
+                    let (la, lb) = (level[row.a], level[row.b]);
+                    let contact = contact_row(row);
+                    if contact && la < lb && lb != u32::MAX {
+                        (lb, row.b, index, Frozen::A)
+                    } else if contact && lb < la && la != u32::MAX {
+                        (la, row.a, index, Frozen::B)
+                    } else {
+                        (la.min(lb), usize::MAX, index, Frozen::None)
+                    }
+                }),
+        );
         // By level, then moving body, then row order: deterministic, and each body's support rows
         // together.
         keyed.sort_unstable_by_key(|&(level, body, index, _)| (level, body, index));
-        let rows: Vec<(usize, Frozen)> = keyed.iter().map(|&(_, _, index, frozen)| (index, frozen)).collect();
-        let mut groups = Vec::new();
+        self.rows.clear();
+        self.rows
+            .extend(keyed.iter().map(|&(_, _, index, frozen)| (index, frozen)));
+        let groups = &mut self.groups;
+        groups.clear();
         let mut start = 0;
         for i in 1..=keyed.len() {
             let same = i < keyed.len()
@@ -134,7 +173,6 @@ impl ShockOrder {
                 start = i;
             }
         }
-        Self { rows, groups }
     }
 
     /// Runs the pass once over the velocity solve: updates `lambdas` and `velocities`, charging

@@ -39,6 +39,17 @@ pub(crate) struct SplitOutcome {
     pub(crate) velocities: Vec<SplitVelocity>,
 }
 
+/// The split pass's arrays, kept in the solver workspace between solves.
+#[derive(Default)]
+pub(crate) struct SplitBuffers {
+    /// Pseudo velocity per slot (the last is the world).
+    pseudo: Vec<Twist>,
+    /// `(row, split target)` of the rows in the pass.
+    rows: Vec<(usize, f64)>,
+    /// Split impulse per row, N s.
+    lambdas: Vec<f64>,
+}
+
 /// Runs the split pass over the prepared rows for `world` bodies.
 /// With `shock`, a shock-propagation pass (shock.rs) follows the sweeps, so that a stack's
 /// penetration is pushed out from the ground up rather than one contact per sweep.
@@ -47,29 +58,39 @@ pub(crate) fn solve_split(
     world: usize,
     settings: &SolverSettings,
     shock: Option<&ShockOrder>,
+    buffers: &mut SplitBuffers,
 ) -> SplitOutcome {
-    let mut pseudo = vec![Twist::default(); world + 1];
-    let split_rows: Vec<(usize, f64)> = prepared
-        .iter()
-        .enumerate()
-        .filter(|(_, row)| row.active && row.friction.is_none())
-        .filter_map(|(index, row)| row.split_target.map(|target| (index, target)))
-        .collect();
-    let mut lambdas = vec![0.0; prepared.len()];
+    let SplitBuffers {
+        pseudo,
+        rows: split_rows,
+        lambdas,
+    } = buffers;
+    pseudo.clear();
+    pseudo.resize(world + 1, Twist::default());
+    split_rows.clear();
+    split_rows.extend(
+        prepared
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| row.active && row.friction.is_none())
+            .filter_map(|(index, row)| row.split_target.map(|target| (index, target))),
+    );
+    lambdas.clear();
+    lambdas.resize(prepared.len(), 0.0);
     let mut iterations = 0;
     let mut residual: f64 = 0.0;
     // Nothing to correct: leave every pseudo velocity at exactly zero.
     if split_rows.iter().any(|(_, target)| *target > 0.0) {
         for _ in 0..settings.split_iterations {
             residual = 0.0;
-            for &(index, target) in &split_rows {
+            for &(index, target) in split_rows.iter() {
                 let (row, lambda) = (&prepared[index], &mut lambdas[index]);
                 let ju = row.relative_velocity(&pseudo);
                 let wanted = (target - ju - row.cfm_over_h * *lambda) * row.inverse_diagonal;
                 let delta = clamp(*lambda + wanted, row.lower, row.upper) - *lambda;
                 if delta != 0.0 {
                     *lambda += delta;
-                    row.apply(&mut pseudo, delta);
+                    row.apply(pseudo, delta);
                 }
                 residual = residual.max(delta.abs() * row.diagonal);
             }
@@ -80,22 +101,15 @@ pub(crate) fn solve_split(
         }
         if let Some(order) = shock.filter(|_| settings.split_iterations > 0) {
             for _ in 0..settings.shock_sweeps {
-                order.sweep_split(
-                    prepared,
-                    &mut lambdas,
-                    &mut pseudo,
-                    settings.shock_iterations,
-                    settings.tolerance,
-                );
+                order.sweep_split(prepared, lambdas, pseudo, settings.shock_iterations, settings.tolerance);
             }
         }
     }
-    pseudo.truncate(world);
     SplitOutcome {
         iterations,
         residual,
-        velocities: pseudo
-            .into_iter()
+        velocities: pseudo[..world]
+            .iter()
             .map(|twist| SplitVelocity {
                 linear: twist.linear,
                 angular: twist.angular,

@@ -26,13 +26,16 @@ pub(crate) fn warm_start(
     rows: &[Row],
     lambdas: &mut [f64],
     velocities: &mut [Twist],
+    warm: &mut Vec<f64>,
+    response: &mut Vec<Twist>,
     report: &mut SolveReport,
 ) {
-    let mut warm = vec![0.0; rows.len()];
+    warm.clear();
+    warm.resize(rows.len(), 0.0);
     for pass_friction in [false, true] {
         for (index, row) in prepared.iter().enumerate() {
             if row.active && row.friction.is_some() == pass_friction {
-                let (lower, upper) = bounds(row, &warm);
+                let (lower, upper) = bounds(row, warm);
                 warm[index] = clamp(rows[index].lambda, lower, upper);
             }
         }
@@ -45,22 +48,23 @@ pub(crate) fn warm_start(
         }
     }
     // P = sum_i lambda_i J_i v; the response M^-1 sum_i J_i^T lambda_i gives Q below.
-    let mut response = vec![Twist::default(); velocities.len()];
+    response.clear();
+    response.resize(velocities.len(), Twist::default());
     let mut slope = 0.0;
     for (index, row) in prepared.iter().enumerate() {
         if row.active && row.energy_clamp && warm[index] != 0.0 {
             slope += warm[index] * row.relative_velocity(velocities);
-            row.apply(&mut response, warm[index]);
+            row.apply(response, warm[index]);
         }
     }
     let clamped = || {
         prepared
             .iter()
-            .zip(&warm)
+            .zip(warm.iter())
             .filter(|(row, lambda)| row.active && row.energy_clamp && **lambda != 0.0)
     };
     let curvature: f64 = clamped()
-        .map(|(row, lambda)| lambda * row.relative_velocity(&response))
+        .map(|(row, lambda)| lambda * row.relative_velocity(response))
         .sum();
     let factor = clamp_row_increment_within(slope, curvature, 1.0, 0.0);
     let count = clamped().count();

@@ -6,7 +6,9 @@ mod common;
 use common::{GRAVITY, box_on_ground, dynamic_body, resting_box, stack, vec3};
 use glam::{DQuat, DVec3};
 use proptest::prelude::*;
-use shatter_solver::{BiasMode, Jacobian, NO_BODY, Row, SolverBody, SolverError, SolverSettings, solve};
+use shatter_solver::{
+    BiasMode, Jacobian, NO_BODY, Row, SolverBody, SolverError, SolverSettings, SolverWorkspace, solve, solve_with,
+};
 
 /// `J v` of a row over `bodies`.
 fn row_velocity(bodies: &[SolverBody], row: &Row) -> f64 {
@@ -395,6 +397,50 @@ fn pgs_same_input_same_bits() {
         bits
     };
     assert_eq!(run(), run());
+}
+
+/// A workspace that solved something else before (a taller stack, more rows and bodies) gives the
+/// same bits as a fresh solve: it lends memory, not state.
+#[test]
+fn pgs_reused_workspace_gives_the_same_bits() {
+    let dt = 1.0 / 30.0;
+    let bits = |bodies: &[SolverBody], rows: &[Row]| {
+        let mut bits: Vec<u64> = rows.iter().map(|r| r.lambda.to_bits()).collect();
+        for b in bodies {
+            bits.extend(b.linear_velocity.to_array().map(f64::to_bits));
+            bits.extend(b.angular_velocity.to_array().map(f64::to_bits));
+        }
+        bits
+    };
+    let (small_bodies, small_rows) = stack(3, 0.5, 0.4, dt);
+    let (mut fresh_bodies, mut fresh_rows) = (small_bodies.clone(), small_rows.clone());
+    fresh_bodies[1].angular_velocity = DVec3::new(0.2, 0.1, -0.3);
+    let fresh_report = solve(&mut fresh_bodies, &mut fresh_rows, dt, &SolverSettings::default()).unwrap();
+    let mut workspace = SolverWorkspace::default();
+    let (mut big_bodies, mut big_rows) = stack(9, 0.5, 0.8, dt);
+    big_bodies[4].linear_velocity = DVec3::new(1.0, -2.0, 0.5);
+    solve_with(
+        &mut workspace,
+        &mut big_bodies,
+        &mut big_rows,
+        dt,
+        &SolverSettings::default(),
+    )
+    .unwrap();
+    let (mut reused_bodies, mut reused_rows) = (small_bodies.clone(), small_rows.clone());
+    reused_bodies[1].angular_velocity = DVec3::new(0.2, 0.1, -0.3);
+    let reused_report = solve_with(
+        &mut workspace,
+        &mut reused_bodies,
+        &mut reused_rows,
+        dt,
+        &SolverSettings::default(),
+    )
+    .unwrap();
+    assert_eq!(bits(&fresh_bodies, &fresh_rows), bits(&reused_bodies, &reused_rows));
+    assert_eq!(fresh_report.split_velocities, reused_report.split_velocities);
+    assert_eq!(fresh_report.iterations, reused_report.iterations);
+    assert!(fresh_bodies != small_bodies, "the solve did something");
 }
 
 /// Kinematic bodies keep their prescribed velocities bit for bit; a rising platform lifts the box on

@@ -34,7 +34,7 @@ use crate::handle::{BodyId, JointId};
 use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
 use crate::stages::collision_pass::as_seen;
 use crate::stages::patches::{distribute_patch, group_patches, patch_normal, warm_start_patch};
-use crate::stages::solve_islands::solve_islands;
+use crate::stages::solve_islands::{IslandScratch, solve_islands};
 use crate::store::BodyStore;
 use crate::world::World;
 
@@ -67,8 +67,20 @@ pub(crate) struct SolveOutcome {
     pub(crate) failures: Vec<String>,
 }
 
+/// The solve stage's lists, kept from step to step for their memory (a pile's rows are megabytes).
+#[derive(Debug, Default)]
+pub(crate) struct SolveScratch {
+    solver: SolverBodies,
+    /// The solver bodies as they were before the solve.
+    before: Vec<SolverBody>,
+    rows: Vec<Row>,
+    patches: Vec<SolvedPatch>,
+    joint_slices: Vec<JointSlice>,
+    islands: IslandScratch,
+}
+
 /// The solver's bodies and which store body each one is.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct SolverBodies {
     bodies: Vec<SolverBody>,
     /// Dense store index of each solver body.
@@ -98,6 +110,7 @@ impl SolverBodies {
 }
 
 /// A contact patch in the row list, and what maps its impulses back to its contacts.
+#[derive(Debug)]
 struct SolvedPatch {
     /// Index of the pair in the step's contacts.
     pair: usize,
@@ -109,6 +122,7 @@ struct SolvedPatch {
 }
 
 /// Where a joint's rows sit in the row list.
+#[derive(Debug)]
 struct JointSlice {
     joint: usize,
     start: usize,
@@ -118,14 +132,31 @@ struct JointSlice {
 /// Solves the step's contacts and joints, writing impulses into `contacts`, the store's velocities
 /// and the joints' warm-start impulses.
 pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> SolveOutcome {
+    let mut scratch = core::mem::take(&mut world.scratch.solve);
+    let outcome = run_in(world, contacts, dt, &mut scratch);
+    world.scratch.solve = scratch;
+    outcome
+}
+
+/// [`run`] with the stage's lists in `scratch`.
+fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &mut SolveScratch) -> SolveOutcome {
     let mut outcome = SolveOutcome::default();
     let store = &world.bodies;
-    let mut solver = SolverBodies {
-        index: vec![NO_BODY; store.len()],
-        ..SolverBodies::default()
-    };
-    let mut rows: Vec<Row> = Vec::new();
-    let mut patches: Vec<SolvedPatch> = Vec::new();
+    let SolveScratch {
+        solver,
+        before,
+        rows,
+        patches,
+        joint_slices,
+        islands,
+    } = scratch;
+    solver.bodies.clear();
+    solver.owners.clear();
+    solver.index.clear();
+    solver.index.resize(store.len(), NO_BODY);
+    rows.clear();
+    patches.clear();
+    joint_slices.clear();
     for (p, pair) in contacts.iter().enumerate() {
         let [da, db] = pair.dense.map(|i| i as usize);
         let (a, b) = (solver.slot(store, da), solver.slot(store, db));
@@ -161,17 +192,9 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
                 energy_clamp: true,
                 friction_direction: (sliding.length() > SLIDING_SPEED).then_some(sliding),
             };
-            match push_patch_rows(&mut rows, &solver.bodies, &patch, dt) {
+            match push_patch_rows(rows, &solver.bodies, &patch, dt) {
                 Ok(patch_rows) => {
-                    warm_start_patch(
-                        &mut rows,
-                        &patch_rows,
-                        &points,
-                        normal,
-                        pair,
-                        &group,
-                        &world.contact_cache,
-                    );
+                    warm_start_patch(rows, &patch_rows, &points, normal, pair, &group, &world.contact_cache);
                     patches.push(SolvedPatch {
                         pair: p,
                         contacts: group,
@@ -187,9 +210,8 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
             }
         }
     }
-    let mut joint_slices: Vec<JointSlice> = Vec::new();
     for (j, joint) in world.joints.joints().iter().enumerate() {
-        match joint_rows(store, &mut solver, joint, dt) {
+        match joint_rows(store, solver, joint, dt) {
             Ok(Some(joint_rows)) => {
                 let start = rows.len();
                 rows.extend(joint_rows.rows.iter().zip(joint.impulses).map(|(row, impulse)| Row {
@@ -208,14 +230,15 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
     }
     outcome.rows = rows.len();
     if !rows.is_empty() {
-        let before = solver.bodies.clone();
-        let solved = solve_islands(&mut solver.bodies, &mut rows, dt, &world.settings.solver);
+        before.clear();
+        before.extend_from_slice(&solver.bodies);
+        let solved = solve_islands(&mut solver.bodies, rows, dt, &world.settings.solver, islands);
         outcome.islands = solved.islands;
         outcome.iterations = solved.iterations;
         outcome.clamped = solved.clamped;
         outcome.failures.extend(solved.failures);
         let states = world.bodies.states_mut();
-        for ((body, old), &dense) in solver.bodies.iter().zip(&before).zip(&solver.owners) {
+        for ((body, old), &dense) in solver.bodies.iter().zip(before.iter()).zip(&solver.owners) {
             // Bodies of an island the solver refused keep their velocities bit for bit.
             if body.is_dynamic() && body != old {
                 states[dense].linear_velocity = body.linear_velocity;
@@ -228,9 +251,9 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
                 outcome.split.push((id, split.linear, split.angular));
             }
         }
-        for patch in &patches {
+        for patch in patches.iter() {
             distribute_patch(
-                &rows,
+                rows,
                 &patch.rows,
                 &patch.points,
                 patch.normal,
@@ -239,7 +262,7 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
             );
         }
         let joints = world.joints.joints_mut();
-        for slice in &joint_slices {
+        for slice in joint_slices.iter() {
             let mut impulses = [0.0; 6];
             for (k, row) in rows[slice.start..slice.end].iter().enumerate() {
                 impulses[k] = row.lambda;
@@ -252,12 +275,12 @@ pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> 
             }
         }
     }
-    for patch in &patches {
+    for patch in patches.iter() {
         for &c in &patch.contacts {
             contacts[patch.pair].contacts[c].tangents = patch.rows.tangents;
         }
     }
-    outcome.joints = solved_joints(world, &rows, &joint_slices);
+    outcome.joints = solved_joints(world, rows, joint_slices);
     outcome
 }
 

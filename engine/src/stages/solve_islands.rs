@@ -10,7 +10,9 @@
 //! parallelise this way: one island per call.)
 
 use rayon::prelude::*;
-use shatter_solver::{NO_BODY, Row, SolverBody, SolverSettings, SplitVelocity, solve};
+use shatter_solver::{
+    NO_BODY, Row, SolveReport, SolverBody, SolverError, SolverSettings, SolverWorkspace, SplitVelocity, solve_with,
+};
 
 use crate::islands::UnionFind;
 
@@ -29,10 +31,32 @@ pub(crate) struct IslandsReport {
     pub(crate) failures: Vec<String>,
 }
 
-/// One island: its bodies (global indices) and rows (global indices), both ascending.
-struct Island {
+/// One island: its bodies (global indices, ascending), its rows (global indices, ascending), and
+/// the memory its solve works in. Kept from step to step so that, once grown, a step allocates
+/// nothing here.
+#[derive(Debug, Default)]
+pub(crate) struct Island {
     bodies: Vec<u32>,
     rows: Vec<usize>,
+    /// The island's bodies and rows renumbered to local indices, as the solver takes them.
+    local_bodies: Vec<SolverBody>,
+    local_rows: Vec<Row>,
+    workspace: SolverWorkspace,
+    /// What the island's solve returned.
+    result: Option<Result<SolveReport, SolverError>>,
+}
+
+/// The islands of the last solve, kept for their memory.
+#[derive(Debug, Default)]
+pub(crate) struct IslandScratch {
+    islands: Vec<Island>,
+    /// Island number of each union-find root, `u32::MAX` for none yet.
+    number: Vec<u32>,
+    /// Local index of each global body in its island (shared kinematic bodies: in the island
+    /// being renumbered).
+    local_body: Vec<u32>,
+    /// Local index of each global row in its island.
+    local_row: Vec<u32>,
 }
 
 /// Solves `rows` over `bodies` island by island; updates velocities and impulses in place.
@@ -41,71 +65,135 @@ pub(crate) fn solve_islands(
     rows: &mut [Row],
     dt: f64,
     settings: &SolverSettings,
+    scratch: &mut IslandScratch,
 ) -> IslandsReport {
-    let islands = find_islands(bodies, rows);
-    let results: Vec<_> = islands
-        .par_iter()
-        .map(|island| {
-            // Global to local body indices.
-            let mut local_bodies: Vec<SolverBody> = island.bodies.iter().map(|&b| bodies[b as usize]).collect();
-            let local_index = |global: u32| -> u32 {
-                if global == NO_BODY {
-                    return NO_BODY;
-                }
-                island.bodies.binary_search(&global).map_or(NO_BODY, |i| i as u32)
-            };
-            let local_row = |global: usize| island.rows.binary_search(&global).unwrap_or(0) as u32;
-            let mut local_rows: Vec<Row> = island
-                .rows
-                .iter()
-                .map(|&r| {
-                    let mut row = rows[r];
-                    row.a = local_index(row.a);
-                    row.b = local_index(row.b);
-                    if let Some(friction) = row.friction.as_mut() {
-                        friction.normal_row = local_row(friction.normal_row as usize);
-                    }
-                    row
-                })
-                .collect();
-            let report = solve(&mut local_bodies, &mut local_rows, dt, settings);
-            (local_bodies, local_rows, report)
-        })
-        .collect();
+    let count = find_islands(bodies, rows, scratch);
     let mut outcome = IslandsReport {
-        islands: islands.len(),
+        islands: count,
         split: vec![SplitVelocity::default(); bodies.len()],
         ..IslandsReport::default()
     };
-    for (island, (local_bodies, local_rows, report)) in islands.iter().zip(results) {
-        match report {
-            Ok(report) => {
-                outcome.iterations = outcome.iterations.max(report.iterations + report.split_iterations);
-                outcome.clamped += report.scaled_increments + report.dropped_increments;
-                for (k, &global) in island.bodies.iter().enumerate() {
-                    bodies[global as usize] = local_bodies[k];
-                    outcome.split[global as usize] = report.split_velocities[k];
-                }
-                for (k, &global) in island.rows.iter().enumerate() {
-                    rows[global].lambda = local_rows[k].lambda;
-                }
+    let islands = &mut scratch.islands[..count];
+    // One island holding every body and row (a pile, a pyramid): solved in place, no renumbering.
+    if let [island] = islands
+        && island.bodies.len() == bodies.len()
+        && island.rows.len() == rows.len()
+    {
+        let result = solve_with(&mut island.workspace, bodies, rows, dt, settings);
+        let failed = result.is_err();
+        merge_report(&mut outcome, island, result, |k| k);
+        if failed {
+            for row in rows.iter_mut() {
+                row.lambda = 0.0;
             }
-            Err(error) => {
-                for &global in &island.rows {
-                    rows[global].lambda = 0.0;
-                }
-                outcome
-                    .failures
-                    .push(format!("an island of {} rows: {error}", island.rows.len()));
+        }
+        return outcome;
+    }
+    renumber(bodies, rows, islands, &mut scratch.local_body, &mut scratch.local_row);
+    islands.par_iter_mut().for_each(|island| {
+        island.result = Some(solve_with(
+            &mut island.workspace,
+            &mut island.local_bodies,
+            &mut island.local_rows,
+            dt,
+            settings,
+        ));
+    });
+    for island in islands.iter_mut() {
+        let Some(result) = island.result.take() else {
+            continue;
+        };
+        let solved = result.is_ok();
+        merge_report(&mut outcome, island, result, |k| island.bodies[k] as usize);
+        if solved {
+            for (k, &global) in island.bodies.iter().enumerate() {
+                bodies[global as usize] = island.local_bodies[k];
+            }
+            for (k, &global) in island.rows.iter().enumerate() {
+                rows[global].lambda = island.local_rows[k].lambda;
+            }
+        } else {
+            for &global in &island.rows {
+                rows[global].lambda = 0.0;
             }
         }
     }
     outcome
 }
 
-/// The islands of `rows`, ordered by their lowest dynamic body; rows touching no dynamic body are
-/// left out (nothing they do can change a velocity).
-fn find_islands(bodies: &[SolverBody], rows: &[Row]) -> Vec<Island> {
+/// Adds one island's solve to `outcome`: counts and split velocities (local body `k` is global
+/// body `global(k)`), or the failure.
+fn merge_report(
+    outcome: &mut IslandsReport,
+    island: &Island,
+    result: Result<SolveReport, SolverError>,
+    global: impl Fn(usize) -> usize,
+) {
+    match result {
+        Ok(report) => {
+            outcome.iterations = outcome.iterations.max(report.iterations + report.split_iterations);
+            outcome.clamped += report.scaled_increments + report.dropped_increments;
+            for (k, split) in report.split_velocities.iter().enumerate() {
+                outcome.split[global(k)] = *split;
+            }
+        }
+        Err(error) => outcome
+            .failures
+            .push(format!("an island of {} rows: {error}", island.rows.len())),
+    }
+}
+
+/// Copies each island's bodies and rows into its local lists, renumbered: bodies by their place in
+/// the island's body list, friction rows' normal rows by their place in its row list.
+fn renumber(
+    bodies: &[SolverBody],
+    rows: &[Row],
+    islands: &mut [Island],
+    local_body: &mut Vec<u32>,
+    local_row: &mut Vec<u32>,
+) {
+    local_body.clear();
+    local_body.resize(bodies.len(), NO_BODY);
+    local_row.clear();
+    local_row.resize(rows.len(), 0);
+    for island in islands.iter() {
+        for (k, &r) in island.rows.iter().enumerate() {
+            local_row[r] = k as u32;
+        }
+    }
+    for island in islands.iter_mut() {
+        // A kinematic body in several islands is renumbered anew for each.
+        for (k, &b) in island.bodies.iter().enumerate() {
+            local_body[b as usize] = k as u32;
+        }
+        let local = |global: u32| {
+            if global == NO_BODY {
+                NO_BODY
+            } else {
+                local_body[global as usize]
+            }
+        };
+        island.local_bodies.clear();
+        island
+            .local_bodies
+            .extend(island.bodies.iter().map(|&b| bodies[b as usize]));
+        island.local_rows.clear();
+        island.local_rows.extend(island.rows.iter().map(|&r| {
+            let mut row = rows[r];
+            row.a = local(row.a);
+            row.b = local(row.b);
+            if let Some(friction) = row.friction.as_mut() {
+                friction.normal_row = local_row[friction.normal_row as usize];
+            }
+            row
+        }));
+    }
+}
+
+/// Finds the islands of `rows` into `scratch.islands` (the first of them; returns how many),
+/// ordered by their first row; rows touching no dynamic body are left out (nothing they do can
+/// change a velocity).
+fn find_islands(bodies: &[SolverBody], rows: &[Row], scratch: &mut IslandScratch) -> usize {
     let dynamic = |b: u32| b != NO_BODY && bodies[b as usize].is_dynamic();
     let mut sets = UnionFind::new(bodies.len());
     for row in rows {
@@ -114,9 +202,11 @@ fn find_islands(bodies: &[SolverBody], rows: &[Row]) -> Vec<Island> {
         }
     }
     let roots = sets.roots();
-    // Island number of each root, in order of first appearance by body index.
-    let mut number = vec![u32::MAX; bodies.len()];
-    let mut islands: Vec<Island> = Vec::new();
+    let number = &mut scratch.number;
+    number.clear();
+    number.resize(bodies.len(), u32::MAX);
+    let islands = &mut scratch.islands;
+    let mut count = 0usize;
     for (r, row) in rows.iter().enumerate() {
         let owner = if dynamic(row.a) {
             row.a
@@ -127,11 +217,13 @@ fn find_islands(bodies: &[SolverBody], rows: &[Row]) -> Vec<Island> {
         };
         let root = roots[owner as usize];
         if number[root] == u32::MAX {
-            number[root] = islands.len() as u32;
-            islands.push(Island {
-                bodies: Vec::new(),
-                rows: Vec::new(),
-            });
+            number[root] = count as u32;
+            if islands.len() == count {
+                islands.push(Island::default());
+            }
+            islands[count].bodies.clear();
+            islands[count].rows.clear();
+            count += 1;
         }
         let island = &mut islands[number[root] as usize];
         island.rows.push(r);
@@ -141,11 +233,11 @@ fn find_islands(bodies: &[SolverBody], rows: &[Row]) -> Vec<Island> {
             }
         }
     }
-    for island in &mut islands {
+    for island in &mut islands[..count] {
         island.bodies.sort_unstable();
         island.bodies.dedup();
     }
-    islands
+    count
 }
 
 #[cfg(test)]
@@ -177,7 +269,13 @@ mod tests {
         }
         let mut together_bodies = bodies.clone();
         let mut together_rows = rows.clone();
-        let report = solve_islands(&mut together_bodies, &mut together_rows, dt, &settings);
+        let report = solve_islands(
+            &mut together_bodies,
+            &mut together_rows,
+            dt,
+            &settings,
+            &mut IslandScratch::default(),
+        );
         assert_eq!(report.islands, 2);
         assert!(report.failures.is_empty());
         // Stack one alone: bodies 0 and 2 as 0 and 1.
