@@ -207,7 +207,7 @@ impl ShockOrder {
             let row = &prepared[index];
             match row.split_target {
                 Some(target) if row.friction.is_none() => {
-                    let (moving_mass, _) = moving_side(row, frozen, pseudo);
+                    let moving_mass = moving_mass(row, frozen);
                     let diagonal = moving_mass + row.cfm_over_h;
                     if !(moving_mass > 0.0) {
                         return 0.0;
@@ -247,13 +247,26 @@ impl ShockOrder {
     }
 }
 
-/// The moving side's part of `J M^-1 J^T` (1/kg) and of `J v` (m/s) with `frozen` held still.
+/// The moving side's part of `J M^-1 J^T` (1/kg) and of `J v` (m/s) with `frozen` held still,
+/// and the whole `J v`.
 #[inline]
-fn moving_side(row: &Prepared, frozen: Frozen, velocities: &[Twist]) -> (f64, f64) {
+fn moving_side(row: &Prepared, frozen: Frozen, velocities: &[Twist]) -> (f64, f64, f64) {
+    let (va, vb) = (row.side_velocity_a(velocities), row.side_velocity_b(velocities));
+    let jv = va + vb;
     match frozen {
-        Frozen::None => (row.inverse_effective_mass, row.relative_velocity(velocities)),
-        Frozen::A => (row.inverse_mass_b, row.side_velocity_b(velocities)),
-        Frozen::B => (row.inverse_mass_a, row.side_velocity_a(velocities)),
+        Frozen::None => (row.inverse_effective_mass, jv, jv),
+        Frozen::A => (row.inverse_mass_b, vb, jv),
+        Frozen::B => (row.inverse_mass_a, va, jv),
+    }
+}
+
+/// The moving side's part of `J M^-1 J^T`, 1/kg.
+#[inline]
+fn moving_mass(row: &Prepared, frozen: Frozen) -> f64 {
+    match frozen {
+        Frozen::None => row.inverse_effective_mass,
+        Frozen::A => row.inverse_mass_b,
+        Frozen::B => row.inverse_mass_a,
     }
 }
 
@@ -281,13 +294,12 @@ fn update(
     budgets: &mut [f64],
     report: &mut SolveReport,
 ) -> f64 {
-    let (moving_mass, moving_velocity) = moving_side(row, frozen, velocities);
+    let (moving_mass, moving_velocity, jv) = moving_side(row, frozen, velocities);
     let diagonal = moving_mass + row.cfm_over_h;
     if !(moving_mass > 0.0) {
         return 0.0;
     }
     let lambda = lambdas[index];
-    let jv = row.relative_velocity(velocities);
     let wanted = (row.target - jv - row.cfm_over_h * lambda) / diagonal;
     let (lower, upper) = bounds(row, lambdas);
     let mut delta = clamp(lambda + wanted, lower, upper) - lambda;
