@@ -85,7 +85,7 @@ pub(crate) fn solve_split(
             residual = 0.0;
             for &(index, target) in split_rows.iter() {
                 let (row, lambda) = (&prepared[index], &mut lambdas[index]);
-                let ju = row.relative_velocity(&pseudo);
+                let ju = row.relative_velocity(pseudo);
                 let wanted = (target - ju - row.cfm_over_h * *lambda) * row.inverse_diagonal;
                 let delta = clamp(*lambda + wanted, row.lower, row.upper) - *lambda;
                 if delta != 0.0 {

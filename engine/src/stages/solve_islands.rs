@@ -244,7 +244,7 @@ fn find_islands(bodies: &[SolverBody], rows: &[Row], scratch: &mut IslandScratch
 mod tests {
     use super::*;
     use glam::{DMat3, DVec3};
-    use shatter_solver::{ContactPoint, push_contact_rows};
+    use shatter_solver::{ContactPoint, push_contact_rows, solve};
 
     fn ball(x: f64, vy: f64) -> SolverBody {
         SolverBody {
