@@ -259,6 +259,7 @@ impl World {
         let rested = sleep::run(
             &mut self.bodies,
             &self.scratch.links,
+            &split,
             &mut self.scratch.wake_requests,
             dt,
             &self.settings.sleep,

@@ -1,11 +1,13 @@
 //! Closed-form contacts for the pairs that have them: sphere-sphere, box-box (see [`box_box`]),
-//! sphere-box and sphere-capsule (see [`ball`]), and sphere, capsule and box against a
-//! half-space. Exact depths and normals, no particles.
+//! sphere-box and sphere-capsule (see [`ball`]), capsule-box and capsule-capsule (see
+//! [`capsule`]), and sphere, capsule and box against a half-space. Exact depths and normals, no
+//! particles.
 
 use glam::DVec3;
 use smallvec::SmallVec;
 
 use super::ball::{self, BallResult};
+use super::capsule::{self, CapsuleResult};
 use super::{Collider, Contact, ContactManifold, FeatureId, box_box, reduce, shape_of};
 use crate::pose::Pose;
 use crate::shapes::{HalfSpace, Shape};
@@ -57,11 +59,7 @@ pub(super) fn collide(
         (other @ (Shape::Cuboid(_) | Shape::Capsule(_)), Shape::Sphere(ball)) => {
             match ball_against(pose_b.position, ball.radius(), other, pose_a, margin) {
                 // The ball is body B: the normal turns round to point from B to A.
-                Some(BallResult::Touching(contact)) => smallvec::smallvec![Contact {
-                    normal: -contact.normal,
-                    feature: FeatureId::of_b(0),
-                    ..contact
-                }],
+                Some(BallResult::Touching(contact)) => smallvec::smallvec![swap_sides(contact)],
                 Some(BallResult::Apart(gap)) => {
                     manifold.separation = gap;
                     return true;
@@ -69,6 +67,27 @@ pub(super) fn collide(
                 None => return false,
             }
         }
+        (Shape::Capsule(ca), Shape::Cuboid(cb)) => match capsule::against_cuboid(ca, pose_a, cb, pose_b, margin) {
+            CapsuleResult::Touching(contacts) => contacts.into_iter().collect(),
+            CapsuleResult::Apart(gap) => {
+                manifold.separation = gap;
+                return true;
+            }
+        },
+        (Shape::Cuboid(ca), Shape::Capsule(cb)) => match capsule::against_cuboid(cb, pose_b, ca, pose_a, margin) {
+            CapsuleResult::Touching(contacts) => contacts.into_iter().map(swap_sides).collect(),
+            CapsuleResult::Apart(gap) => {
+                manifold.separation = gap;
+                return true;
+            }
+        },
+        (Shape::Capsule(ca), Shape::Capsule(cb)) => match capsule::against_capsule(ca, pose_a, cb, pose_b, margin) {
+            CapsuleResult::Touching(contacts) => contacts.into_iter().collect(),
+            CapsuleResult::Apart(gap) => {
+                manifold.separation = gap;
+                return true;
+            }
+        },
         // Reduced already, in the reference face's plane.
         (Shape::Cuboid(ca), Shape::Cuboid(cb)) => {
             box_box::collide(ca, pose_a, cb, pose_b, margin, manifold);
@@ -88,10 +107,19 @@ pub(super) fn collide(
             }
             None => return false,
         },
-        _ => return false,
     };
     reduce::reduce_into(&contacts, manifold);
     true
+}
+
+/// A contact computed with the bodies' roles swapped, turned back: the normal points from B to A
+/// again and the feature is body B's.
+fn swap_sides(contact: Contact) -> Contact {
+    Contact {
+        normal: -contact.normal,
+        feature: FeatureId::of_b(contact.feature.index()),
+        ..contact
+    }
 }
 
 /// A ball of `radius` m centred at `center` against `shape` (a box or a capsule) at `pose`.

@@ -15,6 +15,7 @@ mod analytic;
 mod ball;
 mod box_box;
 mod box_face;
+mod capsule;
 mod collider;
 pub mod reduce;
 mod sampled;

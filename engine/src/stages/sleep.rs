@@ -19,6 +19,7 @@ use shatter_integrators::BodyKind;
 
 use crate::islands::UnionFind;
 use crate::settings::SleepSettings;
+use crate::stages::integrate::SplitVelocity;
 use crate::store::{BodyMotion, BodyStore};
 
 /// What the stage did.
@@ -69,10 +70,14 @@ pub(crate) fn wake_request(bodies: &BodyStore, a: usize, b: usize) -> Option<u32
 }
 
 /// Grants `requests`, counts resting time, and puts resting islands to sleep. `links` are the
-/// step's contact and joint pairs as dense indices.
+/// step's contact and joint pairs as dense indices; `pushed` the step's split (penetration
+/// correction) velocities. A body still being pushed out of a penetration is not at rest, however
+/// slowly it really moves: asleep, it would keep the penetration (a body spawned overlapping
+/// another was put to sleep 7 mm deep, its split velocity still 5 cm/s).
 pub(crate) fn run(
     bodies: &mut BodyStore,
     links: &[[u32; 2]],
+    pushed: &[SplitVelocity],
     requests: &mut Vec<u32>,
     dt: f64,
     settings: &SleepSettings,
@@ -89,15 +94,24 @@ pub(crate) fn run(
     let n = bodies.len();
     // Per body: None when not awake, else whether it is slow enough to rest. Decided before
     // writing the motion records so no copy of the states is needed.
-    let resting: Vec<Option<bool>> = (0..n)
+    let slow = |linear: DVec3, angular: DVec3| {
+        linear.length() < settings.linear_threshold && angular.length() < settings.angular_threshold
+    };
+    let mut resting: Vec<Option<bool>> = (0..n)
         .map(|i| {
             bodies.is_awake_dynamic(i).then(|| {
                 let s = &bodies.states()[i];
-                s.linear_velocity.length() < settings.linear_threshold
-                    && s.body_angular_velocity.length() < settings.angular_threshold
+                slow(s.linear_velocity, s.body_angular_velocity)
             })
         })
         .collect();
+    for split in pushed {
+        if let Some(rest @ Some(true)) = resting.get_mut(split.dense as usize)
+            && !slow(split.linear, split.angular)
+        {
+            *rest = Some(false);
+        }
+    }
     let motion = bodies.motion_mut();
     for (record, resting) in motion.iter_mut().zip(&resting) {
         if let Some(resting) = *resting {
