@@ -11,4 +11,5 @@ pub(crate) mod patches;
 pub(crate) mod sleep;
 pub(crate) mod solve;
 pub(crate) mod solve_islands;
+pub(crate) mod tension;
 pub(crate) mod wake;
