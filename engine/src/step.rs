@@ -9,7 +9,7 @@
 //! | `apply_forces` | gravity into the velocities of awake dynamic bodies |
 //! | `solve_constraints` | contacts and joints as one LCP, warm started; split velocities for positions |
 //! | `fracture` | every registered fracture model; then the queued spawns and despawns |
-//! | `integrate` | poses, with the energy-and-momentum fix (Su 2009 section 2) |
+//! | `integrate` | poses, with the energy-and-momentum fix (Su 2009 section 2); then rigid joints' anchors projected together, positions only |
 //! | `sleep` | wake requests granted; resting islands go to sleep |
 //!
 //! After every stage that changes states, a body whose state is no longer finite is caught,
@@ -28,7 +28,7 @@ use crate::report::StepReport;
 use crate::report::{kinetic_energy, potential_energy};
 use crate::settings::check_time_step;
 use crate::stages::integrate::{IntegrateScratch, SplitVelocity};
-use crate::stages::{broad_phase, collide, collision_pass, forces, integrate, sleep, solve};
+use crate::stages::{broad_phase, collide, collision_pass, forces, integrate, joint_positions, sleep, solve};
 use crate::store::BodyStore;
 use crate::world::World;
 
@@ -251,6 +251,7 @@ impl World {
             &self.settings.integration,
             &mut self.scratch.integrate,
         );
+        joint_positions::run(&mut self.bodies, self.joints.joints());
         self.quarantine_non_finite(Stage::Integrate, &moved.failed, &mut report);
         clock.end(Stage::Integrate, moved.moved, &self.bodies, &mut report);
 

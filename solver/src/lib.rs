@@ -11,6 +11,8 @@
 //! - the energy clamp of Su, Schroeder and Fedkiw 2009 section 3.2 on every increment of a contact
 //!   row (clamp.rs);
 //! - split impulses for contacts (split.rs);
+//! - the geometric stiffness of joint anchors under tension, and the rotational inertia that keeps
+//!   the stiff turning it drives stable at the time step (geometric.rs);
 //! - row builders for contacts ([`contact_rows`]) and ball, hinge and fixed joints
 //!   ([`ball_joint_rows`], [`hinge_joint_rows`], [`fixed_joint_rows`]), with breaking thresholds
 //!   ([`row_group_broken`]) and the stored energy the energized fracture reads ([`Row::stored_energy`]).
@@ -24,6 +26,7 @@ pub mod body;
 pub mod clamp;
 pub mod contact;
 pub mod error;
+pub mod geometric;
 pub mod joint_block;
 pub mod joints;
 pub mod patch;
@@ -40,6 +43,7 @@ pub use body::{NO_BODY, SolverBody, SplitVelocity};
 pub use clamp::clamp_row_increment;
 pub use contact::{ContactPoint, DEFAULT_CONTACT_ERP, contact_rows, push_contact_rows, tangent_basis};
 pub use error::SolverError;
+pub use geometric::{MAX_STEP_STIFFNESS, anchor_geometric_stiffness, stabilizing_inertia};
 pub use joints::{
     HINGE_AXIS, JointAnchor, JointPose, JointRows, JointSpec, ball_joint_rows, fixed_joint_rows, hinge_joint_rows,
 };

@@ -9,7 +9,9 @@
 //! onto whatever tangents the rows have. Every joint becomes its rows (ball 3, hinge 5, fixed 6) with
 //! [`BiasMode::Velocity`] Baumgarte at the joint's softness. All rows go into one projected
 //! Gauss-Seidel solve, warm started from last step's impulses: contacts from the contact cache by
-//! pair and feature, joints from their stored row impulses. The LCP falls apart into independent
+//! pair and feature, joints from their stored row impulses. Bodies that joints pull on hard get
+//! extra rotational inertia for the solve (tension.rs), without which a heavy chain's links turn
+//! back and forth faster than the step resolves. The LCP falls apart into independent
 //! islands of dynamic bodies; they are solved in parallel (solve_islands.rs).
 //!
 //! Solver bodies are the per-awake-body tier of the store, built here: one [`SolverBody`] per awake
@@ -21,7 +23,7 @@
 //! [`BiasMode::Split`]: shatter_solver::BiasMode::Split
 //! [`BiasMode::Velocity`]: shatter_solver::BiasMode::Velocity
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 use shatter_integrators::BodyKind;
 use shatter_solver::{
     ContactPatch, DEFAULT_CONTACT_ERP, JointAnchor, JointPose, JointRows, JointSpec, NO_BODY, PatchPoint, PatchRows,
@@ -35,6 +37,7 @@ use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
 use crate::stages::collision_pass::as_seen;
 use crate::stages::patches::{distribute_patch, group_patches, patch_normal, warm_start_patch};
 use crate::stages::solve_islands::{IslandScratch, solve_islands};
+use crate::stages::tension::add_tension_inertia;
 use crate::store::BodyStore;
 use crate::world::World;
 
@@ -76,6 +79,8 @@ pub(crate) struct SolveScratch {
     rows: Vec<Row>,
     patches: Vec<SolvedPatch>,
     joint_slices: Vec<JointSlice>,
+    /// Each solver body's geometric stiffness from the joints pulling on it (tension.rs).
+    tension_stiffness: Vec<DMat3>,
     islands: IslandScratch,
 }
 
@@ -148,6 +153,7 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
         rows,
         patches,
         joint_slices,
+        tension_stiffness,
         islands,
     } = scratch;
     solver.bodies.clear();
@@ -228,6 +234,14 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
             Err(error) => outcome.failures.push(format!("{}: {error}", joint.id)),
         }
     }
+    add_tension_inertia(
+        store,
+        world.joints.joints(),
+        &mut solver.bodies,
+        &solver.index,
+        dt,
+        tension_stiffness,
+    );
     outcome.rows = rows.len();
     if !rows.is_empty() {
         before.clear();
