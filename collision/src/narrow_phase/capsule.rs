@@ -33,7 +33,7 @@ const SAME_NORMAL: f64 = 0.9999;
 /// capsule's; or the gap between the surfaces when it is the margin or more.
 pub(super) enum CapsuleResult {
     /// One or two contacts.
-    Touching(SmallVec<[Contact; 4]>),
+    Touching(SmallVec<[Contact; 2]>),
     /// The surfaces are this far apart, m (at least the margin).
     Apart(f64),
 }
@@ -62,7 +62,7 @@ pub(super) fn against_cuboid(
         .enumerate()
         .find(|(_, axis)| deepest.normal.dot(**axis).abs() > SAME_NORMAL)
         .map(|(index, _)| index);
-    let mut contacts: SmallVec<[Contact; 4]> = SmallVec::new();
+    let mut contacts: SmallVec<[Contact; 2]> = SmallVec::new();
     if let Some(axis) = face {
         let normal = axes[axis] * deepest.normal.dot(axes[axis]).signum();
         let plane_offset = normal.dot(box_pose.position) + half[axis];
@@ -111,7 +111,7 @@ pub(super) fn against_capsule(a: &Capsule, pose_a: &Pose, b: &Capsule, pose_b: &
     let along = |point: DVec3| ((point - p).dot(axis) / axis.length_squared()).clamp(0.0, 1.0);
     // The overlap of a's parameter range with b's shadow on it.
     let (low, high) = (along(r).min(along(s)), along(r).max(along(s)));
-    let mut contacts: SmallVec<[Contact; 4]> = SmallVec::new();
+    let mut contacts: SmallVec<[Contact; 2]> = SmallVec::new();
     for (feature, t) in [(0, low), (1, high)] {
         if let BallResult::Touching(contact) = ball::against_capsule(p.lerp(q, t), a.radius(), b, pose_b, margin)
             && contact.normal.dot(deepest.normal) > SAME_NORMAL
