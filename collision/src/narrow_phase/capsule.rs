@@ -81,20 +81,9 @@ pub(super) fn against_cuboid(
                     });
                 }
             }
-            // A segment lying along the face gives both ends; a segment touching with one end
-            // only, or degenerate, one.
-            if contacts.len() == 2 && (contacts[0].point - contacts[1].point).length() <= 1e-9 * radius {
-                contacts.truncate(1);
-            }
         }
     }
-    if contacts.is_empty() {
-        contacts.push(Contact {
-            feature: FeatureId::of_a(2),
-            ..deepest
-        });
-    }
-    CapsuleResult::Touching(contacts)
+    finish(contacts, deepest, radius)
 }
 
 /// Capsule `a` at `pose_a` against capsule `b` at `pose_b`; contacts' features are `a`'s.
@@ -122,7 +111,14 @@ pub(super) fn against_capsule(a: &Capsule, pose_a: &Pose, b: &Capsule, pose_b: &
             });
         }
     }
-    if contacts.len() == 2 && (contacts[0].point - contacts[1].point).length() <= 1e-9 * a.radius() {
+    finish(contacts, deepest, a.radius())
+}
+
+/// The manifold from the clipped or projected segment's end contacts: both when they are apart
+/// (a segment lying along the other shape), one when they coincide (a degenerate overlap), and the
+/// deepest point alone when neither end touched.
+fn finish(mut contacts: SmallVec<[Contact; 2]>, deepest: Contact, radius: f64) -> CapsuleResult {
+    if contacts.len() == 2 && (contacts[0].point - contacts[1].point).length() <= 1e-9 * radius {
         contacts.truncate(1);
     }
     if contacts.is_empty() {
