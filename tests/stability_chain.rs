@@ -77,7 +77,7 @@ fn kicked_chain(links: usize, kick: f64, steps: usize) -> (f64, f64, f64, f64) {
 }
 
 #[test]
-fn chain_kicked_20_links_holds_its_joints_within_a_millimetre_and_gains_no_energy() {
+fn stability_chain_kicked_20_links_holds_its_joints_within_a_millimetre_and_gains_no_energy() {
     // The bottom link kicked sideways at 1 m/s swings up and turns at about 3 rad/s. Integrating
     // a turn along its tangent would open a joint with two 0.15 m arms by h^2 w^2 r per step,
     // 1.5 mm at 30 Hz; the joints' position pass takes that back within the step. A millimetre,
@@ -105,7 +105,7 @@ fn chain_kicked_20_links_holds_its_joints_within_a_millimetre_and_gains_no_energ
 }
 
 #[test]
-fn chain_kicked_hard_40_links_holds_its_joints_within_5_mm() {
+fn stability_chain_kicked_hard_40_links_holds_its_joints_within_5_mm() {
     // Kicked at 3 m/s the bottom link turns at about 9 rad/s: 13 mm of drift per step at the
     // bottom joint before the position pass (18 mm of gap measured without the pass). Measured
     // with it: 1.2 mm.
@@ -115,7 +115,7 @@ fn chain_kicked_hard_40_links_holds_its_joints_within_5_mm() {
 }
 
 #[test]
-fn chain_kicked_gently_40_links_does_not_start_to_wobble() {
+fn stability_chain_kicked_gently_40_links_does_not_start_to_wobble() {
     // A kick of 1 cm/s is a small perturbation of a stable equilibrium: it must stay small. The
     // links' zig-zag mode near the top of a 40-link chain is too stiff for a 30 Hz step without
     // the tension inertia, and a kick like this grew until the chain came apart by 13 m.
