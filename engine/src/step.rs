@@ -190,13 +190,7 @@ impl World {
         let mut contacts = std::mem::take(&mut self.scratch.contacts);
         contacts.clear();
         let mut manifolds = std::mem::take(&mut self.scratch.manifolds);
-        let job = collide::Narrow {
-            bodies: &self.bodies,
-            previous: &self.manifold_cache,
-            dt,
-            margin: self.settings.contact_margin,
-            reuse_distance: self.settings.contact_reuse_distance,
-        };
+        let job = collide::Narrow::new(&self.bodies, &self.manifold_cache, &self.settings, dt);
         let narrow = collide::narrow_phase(&job, &pairs, &mut self.scratch.narrow, &mut contacts, &mut manifolds)
             .and_then(|()| self.wake_touched(&mut pairs, &mut contacts, &mut manifolds, &connected, dt));
         self.scratch.pairs = pairs;

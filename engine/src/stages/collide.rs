@@ -20,6 +20,7 @@ use shatter_integrators::RigidState;
 use crate::contacts::{ContactPoint, PairContacts, tangent_basis};
 use crate::error::EngineError;
 use crate::manifold_cache::{CachedManifold, ManifoldCache, Relative};
+use crate::settings::WorldSettings;
 use crate::store::BodyStore;
 
 /// Largest distance from a body's origin (its centre of mass) to its bounds, m; zero for
@@ -90,6 +91,20 @@ pub(crate) struct Narrow<'a> {
     pub(crate) margin: f64,
     /// [`crate::WorldSettings::contact_reuse_distance`], m.
     pub(crate) reuse_distance: f64,
+}
+
+impl<'a> Narrow<'a> {
+    /// The job for a step of `dt` s over `bodies`, with last step's manifolds `previous` and the
+    /// world's contact margin and reuse distance from `settings`.
+    pub(crate) fn new(bodies: &'a BodyStore, previous: &'a ManifoldCache, settings: &WorldSettings, dt: f64) -> Self {
+        Self {
+            bodies,
+            previous,
+            dt,
+            margin: settings.contact_margin,
+            reuse_distance: settings.contact_reuse_distance,
+        }
+    }
 }
 
 impl Chunk {

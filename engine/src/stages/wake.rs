@@ -81,13 +81,7 @@ impl World {
                 self.bodies.states()[*a as usize].is_valid() && self.bodies.states()[*b as usize].is_valid()
             }));
             fresh.retain(|pair| pairs.binary_search_by_key(&key(pair), key).is_err());
-            let job = collide::Narrow {
-                bodies: &self.bodies,
-                previous: &self.manifold_cache,
-                dt,
-                margin: self.settings.contact_margin,
-                reuse_distance: self.settings.contact_reuse_distance,
-            };
+            let job = collide::Narrow::new(&self.bodies, &self.manifold_cache, &self.settings, dt);
             collide::narrow_phase(&job, &fresh, &mut self.scratch.narrow, contacts, manifolds)?;
             pairs.extend(fresh);
             pairs.sort_unstable_by_key(key);
