@@ -10,7 +10,7 @@ use glam::DVec3;
 
 use super::{Contact, FeatureId};
 use crate::pose::Pose;
-use crate::shapes::{Capsule, Cuboid};
+use crate::shapes::{Capsule, Cuboid, SignedDistance};
 
 /// The nearest point of a shape's surface to a ball's centre, world frame.
 struct Nearest {
@@ -33,38 +33,14 @@ pub(super) enum BallResult {
 
 /// A ball of `radius` m centred at `center` (world) against the box `cuboid` at `pose`.
 pub(super) fn against_cuboid(center: DVec3, radius: f64, cuboid: &Cuboid, pose: &Pose, margin: f64) -> BallResult {
+    // The box's own signed distance: outside, its gradient points from the nearest surface point
+    // to the centre; inside, out through the nearest face (ties to the lowest axis).
     let local = pose.inverse_transform_point(center);
-    let half = cuboid.half_extents();
-    let clamped = local.clamp(-half, half);
-    let nearest = if clamped != local {
-        // Outside: the clamped point is the nearest point of the box.
-        let offset = local - clamped;
-        let distance = offset.length();
-        Nearest {
-            point: clamped,
-            normal: offset / distance,
-            distance,
-        }
-    } else {
-        // Inside (or on the surface): out through the nearest face; ties go to the lowest axis.
-        let room = half - local.abs();
-        let axis = if room.x <= room.y && room.x <= room.z {
-            0
-        } else if room.y <= room.z {
-            1
-        } else {
-            2
-        };
-        let sign = if local[axis] < 0.0 { -1.0 } else { 1.0 };
-        let mut normal = DVec3::ZERO;
-        normal[axis] = sign;
-        let mut point = local;
-        point[axis] = sign * half[axis];
-        Nearest {
-            point,
-            normal,
-            distance: -room[axis],
-        }
+    let (distance, normal) = cuboid.distance_and_gradient(local);
+    let nearest = Nearest {
+        point: local - normal * distance,
+        normal,
+        distance,
     };
     contact(
         radius,

@@ -20,7 +20,7 @@ use smallvec::SmallVec;
 use super::ball::{self, BallResult};
 use super::{Contact, FeatureId};
 use crate::pose::Pose;
-use crate::shapes::{Capsule, Cuboid};
+use crate::shapes::{Capsule, Cuboid, SignedDistance};
 
 /// Golden-section iterations of the search for the deepest segment point against a box: the
 /// bracket shrinks by 0.618 each time, so 80 leave 1e-17 of the segment (below round-off).
@@ -49,7 +49,7 @@ pub(super) fn against_cuboid(
     let [p, q] = capsule.segment().map(|end| pose.transform_point(end));
     let radius = capsule.radius();
     let half = cuboid.half_extents();
-    let distance = |t: f64| box_signed_distance(box_pose.inverse_transform_point(p.lerp(q, t)), half);
+    let distance = |t: f64| cuboid.distance(box_pose.inverse_transform_point(p.lerp(q, t)));
     let t = deepest_parameter(distance);
     let deepest = match ball::against_cuboid(p.lerp(q, t), radius, cuboid, box_pose, margin) {
         BallResult::Touching(contact) => contact,
@@ -128,13 +128,6 @@ fn finish(mut contacts: SmallVec<[Contact; 2]>, deepest: Contact, radius: f64) -
         });
     }
     CapsuleResult::Touching(contacts)
-}
-
-/// Signed distance of the point `p` (box frame) from the surface of the box with `half` extents,
-/// m (negative inside).
-fn box_signed_distance(p: DVec3, half: DVec3) -> f64 {
-    let q = p.abs() - half;
-    q.max(DVec3::ZERO).length() + q.max_element().min(0.0)
 }
 
 /// The parameter in `[0, 1]` where the convex function `f` is least, by golden-section search,
