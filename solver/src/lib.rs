@@ -34,6 +34,7 @@ pub mod pgs;
 pub mod row;
 pub mod settings;
 pub mod shock;
+mod shock_block;
 pub mod softness;
 pub mod split;
 pub mod warm_start;

@@ -12,7 +12,7 @@ pub struct SolverSettings {
     /// from the ground up; 0 disables them.
     pub shock_sweeps: usize,
     /// Most Gauss-Seidel iterations over one body's rows to its supports within a shock pass
-    /// (stopped early by `tolerance`).
+    /// (stopped early by `tolerance`), where solving those rows as one block gives up.
     pub shock_iterations: usize,
     /// Most sweeps of the split (position correction) solve; 0 disables it.
     pub split_iterations: usize,

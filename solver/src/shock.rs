@@ -14,7 +14,9 @@
 //! body's velocity changes. Each body's rows to its supports are iterated together (up to
 //! [`SolverSettings::shock_iterations`] times, until they stop changing) before the next body's,
 //! which solves that body against fixed supports closely enough to stop the rocking (measured on the
-//! column: 4 iterations left 2 mm/s of sway, 20 left 1e-7 m/s). A level is then final before the one above it is solved, so
+//! column: 4 iterations left 2 mm/s of sway, 20 left 1e-7 m/s). Each such group is first solved
+//! directly as one small LCP (shock_block.rs); the iterations run only where that gives up. A level
+//! is then final before the one above it is solved, so
 //! a stack of any height is settled in one pass. Rows between bodies of one level, joint rows and
 //! rows of bodies that touch no level-0 body are solved as in a normal sweep.
 //!
@@ -29,11 +31,12 @@ use crate::pgs::{Prepared, Twist, bounds, clamp};
 use crate::settings::SolveReport;
 #[cfg(doc)]
 use crate::settings::SolverSettings;
+use crate::shock_block::solve_group;
 use shatter_integrators::ClampVerdict;
 
 /// Which side of a row the shock pass holds still.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Frozen {
+pub(crate) enum Frozen {
     None,
     A,
     B,
@@ -188,9 +191,18 @@ impl ShockOrder {
         tolerance: f64,
         report: &mut SolveReport,
     ) {
-        self.visit(group_iterations, tolerance, |index, frozen| {
-            update(&prepared[index], frozen, index, lambdas, velocities, budgets, report)
-        });
+        let mut state = (lambdas, velocities, budgets, report);
+        self.visit(
+            &mut state,
+            group_iterations,
+            tolerance,
+            |(lambdas, velocities, budgets, _), group| {
+                solve_group(group, prepared, lambdas, velocities, budgets, tolerance)
+            },
+            |(lambdas, velocities, budgets, report), index, frozen| {
+                update(&prepared[index], frozen, index, lambdas, velocities, budgets, report)
+            },
+        );
     }
 
     /// Runs the pass once over the split solve: `targets[i]` is row `i`'s split target (`None` for
@@ -203,41 +215,57 @@ impl ShockOrder {
         group_iterations: usize,
         tolerance: f64,
     ) {
-        self.visit(group_iterations, tolerance, |index, frozen| {
-            let row = &prepared[index];
-            match row.split_target {
-                Some(target) if row.friction.is_none() => {
-                    let moving_mass = moving_mass(row, frozen);
-                    let diagonal = moving_mass + row.cfm_over_h;
-                    if !(moving_mass > 0.0) {
-                        return 0.0;
+        self.visit(
+            &mut (lambdas, pseudo),
+            group_iterations,
+            tolerance,
+            |_, _| false,
+            |(lambdas, pseudo), index, frozen| {
+                let row = &prepared[index];
+                match row.split_target {
+                    Some(target) if row.friction.is_none() => {
+                        let moving_mass = moving_mass(row, frozen);
+                        let diagonal = moving_mass + row.cfm_over_h;
+                        if !(moving_mass > 0.0) {
+                            return 0.0;
+                        }
+                        let lambda = lambdas[index];
+                        let wanted = (target - row.relative_velocity(pseudo) - row.cfm_over_h * lambda) / diagonal;
+                        let delta = clamp(lambda + wanted, row.lower, row.upper) - lambda;
+                        apply(row, frozen, pseudo, delta);
+                        lambdas[index] += delta;
+                        (delta * diagonal).abs()
                     }
-                    let lambda = lambdas[index];
-                    let wanted = (target - row.relative_velocity(pseudo) - row.cfm_over_h * lambda) / diagonal;
-                    let delta = clamp(lambda + wanted, row.lower, row.upper) - lambda;
-                    apply(row, frozen, pseudo, delta);
-                    lambdas[index] += delta;
-                    (delta * diagonal).abs()
+                    _ => 0.0,
                 }
-                _ => 0.0,
-            }
-        });
+            },
+        );
     }
 
     /// Calls `update(row, frozen)` over the groups in order, each group repeated up to
-    /// `group_iterations` times until the largest change `update` reports is within `tolerance`.
-    fn visit(&self, group_iterations: usize, tolerance: f64, mut update: impl FnMut(usize, Frozen) -> f64) {
+    /// `group_iterations` times until the largest change `update` reports is within `tolerance`;
+    /// a group with a frozen side is first handed to `block` (shock_block.rs).
+    fn visit<S>(
+        &self,
+        state: &mut S,
+        group_iterations: usize,
+        tolerance: f64,
+        block: impl Fn(&mut S, &[(usize, Frozen)]) -> bool,
+        update: impl Fn(&mut S, usize, Frozen) -> f64,
+    ) {
         for &(start, end) in &self.groups {
             let group = &self.rows[start..end];
             let repeats = if group[0].1 == Frozen::None {
                 1
+            } else if block(state, group) {
+                continue;
             } else {
                 group_iterations
             };
             for _ in 0..repeats {
                 let mut residual: f64 = 0.0;
                 for &(index, frozen) in group {
-                    residual = residual.max(update(index, frozen));
+                    residual = residual.max(update(state, index, frozen));
                 }
                 if residual <= tolerance {
                     break;
