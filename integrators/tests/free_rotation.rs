@@ -42,7 +42,7 @@ fn symmetric_top_error(a: f64, c: f64, theta: f64, dt: f64, steps: usize, scheme
     worst
 }
 
-/// Issue acceptance 7d: a symmetric top precesses as the closed form says. The splitting is exact
+/// A symmetric top precesses as the closed form says. The splitting is exact
 /// for symmetric tops, so the bound is round-off, at small steps and at frame rate alike.
 #[test]
 fn free_rotation_symmetric_top_matches_closed_form() {

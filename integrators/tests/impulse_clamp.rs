@@ -42,7 +42,7 @@ fn vector(range: f64) -> impl Strategy<Value = DVec3> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
-    /// Issue acceptance 7c: clamped impulses never raise the kinetic energy, and between two
+    /// Clamped impulses never raise the kinetic energy, and between two
     /// dynamic bodies conserve linear and angular momentum to round-off.
     #[test]
     fn impulse_clamp_never_raises_energy_and_conserves_momentum(
@@ -158,7 +158,7 @@ fn impulse_clamp_verdicts_match_the_physics() {
     assert_eq!(clamp.scale, 1.0);
 }
 
-/// Issue acceptance 6: a box resting on a kinematic platform that rises at 1 m/s must be lifted.
+/// A box resting on a kinematic platform that rises at 1 m/s must be lifted.
 /// Treating the platform as a static wall in the clamp (the naive reading) leaves the box behind.
 #[test]
 fn impulse_clamp_elevator_lifts_the_box() {
