@@ -143,7 +143,7 @@ fn shock_block_lands_a_sliding_box_at_the_coulomb_speed() {
 /// A box resting under gravity: the pass holds it still (to the regularization's 1e-8 of the
 /// impulse change) and the corners carry its weight between them.
 #[test]
-fn shock_block_holds_a_resting_box_with_an_even_load() {
+fn shock_block_holds_a_resting_box_and_carries_its_weight() {
     let (mut bodies, mut rows, patch) = box_on_ground(GRAVITY * DT, DVec3::ZERO, 0.6, None);
     solve(&mut bodies, &mut rows, DT, &shock_only()).unwrap();
     assert!(
