@@ -52,11 +52,6 @@ pub(crate) struct IslandScratch {
     islands: Vec<Island>,
     /// Island number of each union-find root, `u32::MAX` for none yet.
     number: Vec<u32>,
-    /// Local index of each global body in its island (shared kinematic bodies: in the island
-    /// being renumbered).
-    local_body: Vec<u32>,
-    /// Local index of each global row in its island.
-    local_row: Vec<u32>,
 }
 
 /// Solves `rows` over `bodies` island by island; updates velocities and impulses in place.
@@ -89,8 +84,9 @@ pub(crate) fn solve_islands(
         }
         return outcome;
     }
-    renumber(bodies, rows, islands, &mut scratch.local_body, &mut scratch.local_row);
+    let (global_bodies, global_rows) = (&*bodies, &*rows);
     islands.par_iter_mut().for_each(|island| {
+        island.renumber(global_bodies, global_rows);
         island.result = Some(solve_with(
             &mut island.workspace,
             &mut island.local_bodies,
@@ -143,47 +139,36 @@ fn merge_report(
     }
 }
 
-/// Copies each island's bodies and rows into its local lists, renumbered: bodies by their place in
-/// the island's body list, friction rows' normal rows by their place in its row list.
-fn renumber(
-    bodies: &[SolverBody],
-    rows: &[Row],
-    islands: &mut [Island],
-    local_body: &mut Vec<u32>,
-    local_row: &mut Vec<u32>,
-) {
-    local_body.clear();
-    local_body.resize(bodies.len(), NO_BODY);
-    local_row.clear();
-    local_row.resize(rows.len(), 0);
-    for island in islands.iter() {
-        for (k, &r) in island.rows.iter().enumerate() {
-            local_row[r] = k as u32;
-        }
-    }
-    for island in islands.iter_mut() {
-        // A kinematic body in several islands is renumbered anew for each.
-        for (k, &b) in island.bodies.iter().enumerate() {
-            local_body[b as usize] = k as u32;
-        }
-        let local = |global: u32| {
-            if global == NO_BODY {
-                NO_BODY
-            } else {
-                local_body[global as usize]
-            }
+impl Island {
+    /// Copies the island's bodies and rows out of the step's `bodies` and `rows` into its local
+    /// lists, renumbered: bodies by their place in the island's body list, friction rows' normal
+    /// rows by their place in its row list (both lists ascending, so a binary search finds them;
+    /// a kinematic body shared by several islands gets its own number in each). Reads only, so the
+    /// islands renumber in parallel.
+    fn renumber(&mut self, bodies: &[SolverBody], rows: &[Row]) {
+        let Self {
+            bodies: members,
+            rows: own_rows,
+            local_bodies,
+            local_rows,
+            ..
+        } = self;
+        let local = |global: u32| match members.binary_search(&global) {
+            Ok(k) if global != NO_BODY => k as u32,
+            _ => NO_BODY,
         };
-        island.local_bodies.clear();
-        island
-            .local_bodies
-            .extend(island.bodies.iter().map(|&b| bodies[b as usize]));
-        island.local_rows.clear();
-        island.local_rows.extend(island.rows.iter().map(|&r| {
+        local_bodies.clear();
+        local_bodies.extend(members.iter().map(|&b| bodies[b as usize]));
+        local_rows.clear();
+        local_rows.extend(own_rows.iter().map(|&r| {
             let mut row = rows[r];
             row.a = local(row.a);
             row.b = local(row.b);
             if let Some(friction) = row.friction.as_mut() {
-                friction.normal_row = local_row[friction.normal_row as usize];
+                // The normal row is in the same island (it shares the friction row's bodies).
+                friction.normal_row = own_rows
+                    .binary_search(&(friction.normal_row as usize))
+                    .map_or(u32::MAX, |k| k as u32);
             }
             row
         }));
