@@ -38,6 +38,8 @@ pub(crate) struct IslandsReport {
 pub(crate) struct Island {
     bodies: Vec<u32>,
     rows: Vec<usize>,
+    /// Whether a kinematic body is among `bodies` (then they need sorting once listed).
+    touches_kinematic: bool,
     /// The island's bodies and rows renumbered to local indices, as the solver takes them.
     local_bodies: Vec<SolverBody>,
     local_rows: Vec<Row>,
@@ -208,17 +210,28 @@ fn find_islands(bodies: &[SolverBody], rows: &[Row], scratch: &mut IslandScratch
             }
             islands[count].bodies.clear();
             islands[count].rows.clear();
+            islands[count].touches_kinematic = false;
             count += 1;
         }
         let island = &mut islands[number[root] as usize];
         island.rows.push(r);
+        // Kinematic bodies join every island they touch; dynamic ones are listed below.
         for b in [row.a, row.b] {
-            if b != NO_BODY {
+            if b != NO_BODY && !dynamic(b) {
                 island.bodies.push(b);
+                island.touches_kinematic = true;
             }
         }
     }
-    for island in &mut islands[..count] {
+    // Dynamic bodies in ascending order by one scan, so only islands that touch a kinematic body
+    // need a sort (sorting every row's bodies was 3 percent of a pyramid's step).
+    for (b, &root) in roots.iter().enumerate() {
+        let island = number[root];
+        if island != u32::MAX && dynamic(b as u32) {
+            islands[island as usize].bodies.push(b as u32);
+        }
+    }
+    for island in islands[..count].iter_mut().filter(|island| island.touches_kinematic) {
         island.bodies.sort_unstable();
         island.bodies.dedup();
     }
