@@ -51,6 +51,9 @@ pub(crate) struct ShockOrder {
     groups: Vec<(usize, usize)>,
     /// `(level, moving body, row, frozen side)` per active row, sorted.
     keyed: Vec<(u32, usize, usize, Frozen)>,
+    /// Scratch of the counting sorts: the entries in their new order, and one count per key.
+    sorted: Vec<(u32, usize, usize, Frozen)>,
+    counts: Vec<usize>,
     /// Scratch of the level search.
     levels: Levels,
 }
@@ -68,6 +71,32 @@ struct Levels {
     level: Vec<u32>,
     /// The search's queue.
     queue: Vec<usize>,
+}
+
+/// Reorders `items` stably by `key` (each below `keys`), through `sorted` and `counts`.
+fn counting_sort<T: Copy>(
+    items: &mut Vec<T>,
+    sorted: &mut Vec<T>,
+    counts: &mut Vec<usize>,
+    keys: usize,
+    key: impl Fn(&T) -> usize,
+) {
+    counts.clear();
+    counts.resize(keys + 1, 0);
+    for item in items.iter() {
+        counts[key(item) + 1] += 1;
+    }
+    for k in 0..keys {
+        counts[k + 1] += counts[k];
+    }
+    sorted.clear();
+    sorted.extend_from_slice(items);
+    for item in items.iter() {
+        let slot = &mut counts[key(item)];
+        sorted[*slot] = *item;
+        *slot += 1;
+    }
+    core::mem::swap(items, sorted);
 }
 
 /// Whether a row is a contact normal row (a split row that is not friction).
@@ -158,8 +187,24 @@ impl ShockOrder {
                 }),
         );
         // By level, then moving body, then row order: deterministic, and each body's support rows
-        // together.
-        keyed.sort_unstable_by_key(|&(level, body, index, _)| (level, body, index));
+        // together. The rows arrive in row order, so two stable counting sorts do it, by body and
+        // then by level, in time linear in the rows (a comparison sort here was 5 percent of the
+        // random pile's step).
+        let slots = immovable.len();
+        let body_rank = |body: usize| if body == usize::MAX { slots } else { body };
+        counting_sort(keyed, &mut self.sorted, &mut self.counts, slots + 1, |entry| {
+            body_rank(entry.1)
+        });
+        let levels = keyed
+            .iter()
+            .map(|entry| entry.0)
+            .filter(|&level| level != u32::MAX)
+            .max()
+            .map_or(0, |top| top as usize + 1);
+        let level_rank = |level: u32| if level == u32::MAX { levels } else { level as usize };
+        counting_sort(keyed, &mut self.sorted, &mut self.counts, levels + 1, |entry| {
+            level_rank(entry.0)
+        });
         self.rows.clear();
         self.rows
             .extend(keyed.iter().map(|&(_, _, index, frozen)| (index, frozen)));
