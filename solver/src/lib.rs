@@ -18,9 +18,10 @@
 //!   ([`row_group_broken`]) and the stored energy the energized fracture reads ([`Row::stored_energy`]).
 //!
 //! What it is not: it knows no geometry, no poses beyond what joint builders are handed, and no
-//! world. One call solves one island on one thread, in the order the rows are given, so results are
-//! bit-identical run to run and whatever the caller's thread count; the engine parallelises across
-//! islands. Units are SI, vectors world frame.
+//! world. One call solves one island, in the order the rows are given; the engine parallelises
+//! across islands. Inside a call only the shock pass uses the caller's rayon pool, for the groups of
+//! one contact level, which do not see each other (shock_state.rs), so results are bit-identical
+//! run to run and whatever the thread count. Units are SI, vectors world frame.
 
 pub mod body;
 pub mod clamp;
@@ -35,6 +36,7 @@ pub mod row;
 pub mod settings;
 pub mod shock;
 mod shock_block;
+mod shock_state;
 pub mod softness;
 pub mod split;
 pub mod warm_start;

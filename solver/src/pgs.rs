@@ -42,9 +42,9 @@
 //! which lets the friction impulse reach `sqrt(2) mu lambda_n` along a diagonal. contact.rs can align
 //! the first tangent with the sliding direction, where the pyramid and the Coulomb cone agree.
 //!
-//! Rows are solved in the order given, every sweep; no hashing, no threads. The engine hands the
-//! solver one island at a time and may solve islands in parallel, so a single-threaded solve per call
-//! keeps results bit-identical whatever the thread count.
+//! Rows are solved in the order given, every sweep; no hashing. The engine hands the solver one
+//! island at a time and may solve islands in parallel; within an island only the shock pass splits
+//! work among threads, in a way that gives the same bits as one thread (shock_state.rs).
 //!
 //! # Warm starting
 //!
@@ -112,24 +112,27 @@ impl Prepared {
     /// `J v` at the current velocities.
     #[inline]
     pub(crate) fn relative_velocity(&self, velocities: &[Twist]) -> f64 {
-        let (va, vb) = (&velocities[self.a], &velocities[self.b]);
+        self.relative_velocity_of(&velocities[self.a], &velocities[self.b])
+    }
+
+    /// `J v` with body A moving at `va` and body B at `vb`.
+    #[inline]
+    pub(crate) fn relative_velocity_of(&self, va: &Twist, vb: &Twist) -> f64 {
         self.jacobian.linear_a.dot(va.linear)
             + self.jacobian.angular_a.dot(va.angular)
             + self.jacobian.linear_b.dot(vb.linear)
             + self.jacobian.angular_b.dot(vb.angular)
     }
 
-    /// Body A's part of `J v`.
+    /// Body A's part of `J v` with body A moving at `va`.
     #[inline]
-    pub(crate) fn side_velocity_a(&self, velocities: &[Twist]) -> f64 {
-        let va = &velocities[self.a];
+    pub(crate) fn side_a(&self, va: &Twist) -> f64 {
         self.jacobian.linear_a.dot(va.linear) + self.jacobian.angular_a.dot(va.angular)
     }
 
-    /// Body B's part of `J v`.
+    /// Body B's part of `J v` with body B moving at `vb`.
     #[inline]
-    pub(crate) fn side_velocity_b(&self, velocities: &[Twist]) -> f64 {
-        let vb = &velocities[self.b];
+    pub(crate) fn side_b(&self, vb: &Twist) -> f64 {
         self.jacobian.linear_b.dot(vb.linear) + self.jacobian.angular_b.dot(vb.angular)
     }
 

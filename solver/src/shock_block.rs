@@ -60,6 +60,7 @@
 
 use crate::pgs::{Prepared, Twist};
 use crate::shock::Frozen;
+use crate::shock_state::GroupState;
 
 /// Largest group solved as a block, rows; larger ones (a body on many supports) only iterate.
 pub(crate) const MAX_BLOCK_ROWS: usize = 16;
@@ -145,14 +146,13 @@ fn moved(v: &Twist, response: &Twist, delta: f64) -> Twist {
 }
 
 /// Tries to solve the group `group` (rows with their frozen side; all move the same body) as one
-/// block, see the module docs. On success updates `lambdas`, the moving body's velocity and the
-/// pairs' `budgets` (J) and returns `true`; otherwise leaves everything as it was.
-pub(crate) fn solve_group(
+/// block, see the module docs. On success updates the rows' impulses, the moving body's velocity
+/// and the pairs' energy budgets (J) in `state` and returns `true`; otherwise leaves everything as
+/// it was.
+pub(crate) fn solve_group<S: GroupState>(
     group: &[(usize, Frozen)],
     prepared: &[Prepared],
-    lambdas: &mut [f64],
-    velocities: &mut [Twist],
-    budgets: &mut [f64],
+    state: &mut S,
     tolerance: f64,
 ) -> bool {
     let n = group.len();
@@ -164,10 +164,10 @@ pub(crate) fn solve_group(
         (index, Frozen::B) => prepared[index].a,
         (_, Frozen::None) => return false,
     };
-    let v0 = velocities[moving];
+    let v0 = state.velocity(moving);
     let mut storage = [MovingRow::default(); MAX_BLOCK_ROWS];
     let rows = &mut storage[..n];
-    if !gather(group, prepared, lambdas, velocities, moving, rows) {
+    if !gather(group, prepared, state, moving, rows) {
         return false;
     }
     for guess in 0..GUESSES {
@@ -176,13 +176,13 @@ pub(crate) fn solve_group(
         };
         if revise_guess(rows, prepared, &v1, tolerance, guess >= WHOLE_SET_GUESSES) {
             let finite = v1.linear.is_finite() && v1.angular.is_finite();
-            if !(finite && charge_budgets(rows, prepared, &v0, &v1, budgets)) {
+            if !(finite && charge_budgets(rows, prepared, &v0, &v1, state)) {
                 return false;
             }
             for row in rows.iter() {
-                lambdas[row.index] = row.new;
+                state.set_lambda(row.index, row.new);
             }
-            velocities[moving] = v1;
+            state.set_velocity(moving, v1);
             return true;
         }
     }
@@ -192,14 +192,14 @@ pub(crate) fn solve_group(
 /// Fills `rows` with the group's rows seen from the moving body (slot `moving`) and the first guess of their
 /// roles: normal rows are free when they push or approach, friction rows are free. Returns `false`
 /// when a friction row's patch is not in the group (then the group is left to Gauss-Seidel).
-fn gather(
+fn gather<S: GroupState>(
     group: &[(usize, Frozen)],
     prepared: &[Prepared],
-    lambdas: &[f64],
-    velocities: &[Twist],
+    state: &S,
     moving: usize,
     rows: &mut [MovingRow],
 ) -> bool {
+    let moving_velocity = state.velocity(moving);
     for (slot, &(index, frozen)) in rows.iter_mut().zip(group) {
         let row = &prepared[index];
         let (j, r) = (&row.jacobian, &row.response);
@@ -213,7 +213,7 @@ fn gather(
                     linear: r.linear_b,
                     angular: r.angular_b,
                 },
-                row.side_velocity_a(velocities),
+                row.side_a(&state.velocity(row.a)),
             ),
             Frozen::B => (
                 Twist {
@@ -224,11 +224,11 @@ fn gather(
                     linear: r.linear_a,
                     angular: r.angular_a,
                 },
-                row.side_velocity_b(velocities),
+                row.side_b(&state.velocity(row.b)),
             ),
             Frozen::None => return false,
         };
-        let old = lambdas[index];
+        let old = state.lambda(index);
         *slot = MovingRow {
             index,
             jacobian,
@@ -239,7 +239,7 @@ fn gather(
             new: old,
             role: Role::Free,
         };
-        if row.friction.is_none() && !(old > 0.0 || slot.velocity(&velocities[moving]) < row.target) {
+        if row.friction.is_none() && !(old > 0.0 || slot.velocity(&moving_velocity) < row.target) {
             slot.role = Role::Idle;
         }
     }
@@ -575,7 +575,13 @@ fn revise_guess(
 /// Charges each body pair's budget with the kinetic energy its rows' increments give the moving
 /// body, `sum_i delta_i J_i (v0 + v1) / 2` (J), if every pair can afford it; returns whether it did
 /// (nothing is charged otherwise).
-fn charge_budgets(rows: &[MovingRow], prepared: &[Prepared], v0: &Twist, v1: &Twist, budgets: &mut [f64]) -> bool {
+fn charge_budgets<S: GroupState>(
+    rows: &[MovingRow],
+    prepared: &[Prepared],
+    v0: &Twist,
+    v1: &Twist,
+    state: &mut S,
+) -> bool {
     let mean = Twist {
         linear: (v0.linear + v1.linear) * 0.5,
         angular: (v0.angular + v1.angular) * 0.5,
@@ -597,11 +603,11 @@ fn charge_budgets(rows: &[MovingRow], prepared: &[Prepared], v0: &Twist, v1: &Tw
         }
     }
     let work = &work[..pairs];
-    if work.iter().any(|&(pair, w)| !(w <= budgets[pair].max(0.0))) {
+    if work.iter().any(|&(pair, w)| !(w <= state.budget(pair).max(0.0))) {
         return false;
     }
     for &(pair, w) in work {
-        budgets[pair] -= w;
+        state.set_budget(pair, state.budget(pair) - w);
     }
     true
 }

@@ -1,0 +1,174 @@
+//! The shock pass solves the groups of one contact level side by side when the rayon pool has more
+//! than one thread (shock_state.rs). Its answer must be the same bits as one group after another:
+//! the scene here is a wall two boxes high, 24 boxes on the ground and 23 on top, each resting on
+//! two below, so both levels are wide enough to be split among threads, in the velocity pass and
+//! in the split (penetration) pass.
+
+mod common;
+
+use common::{GRAVITY, box_inertia, dynamic_body};
+use glam::{DQuat, DVec3};
+use shatter_solver::{
+    ContactPatch, NO_BODY, PatchPoint, Row, Softness, SolveReport, SolverBody, SolverSettings, push_patch_rows, solve,
+};
+
+const DT: f64 = 1.0 / 30.0;
+const HALF: DVec3 = DVec3::new(0.5, 0.5, 0.5);
+const BOTTOM: usize = 24;
+
+/// A uniform number in `[-1, 1)` from a 64-bit LCG (fixed scene, no dependency).
+fn uniform(state: &mut u64) -> f64 {
+    *state = state
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    (*state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+}
+
+/// The patch of four points between body `a` (above, centre `centre_a`) and body `b` (below,
+/// centre `centre_b`, or the ground) over `x` in `[x0, x1]` at height `y`, each point `depth`
+/// plus a little noise into the bodies.
+#[allow(clippy::too_many_arguments)]
+fn push_patch(
+    rows: &mut Vec<Row>,
+    bodies: &[SolverBody],
+    (a, centre_a): (u32, DVec3),
+    (b, centre_b): (u32, DVec3),
+    (x0, x1, y): (f64, f64, f64),
+    depth: f64,
+    seed: &mut u64,
+) {
+    let points: Vec<PatchPoint> = [(x0, -0.5), (x1, -0.5), (x1, 0.5), (x0, 0.5)]
+        .into_iter()
+        .map(|(x, z)| {
+            let point = DVec3::new(x, y, z);
+            PatchPoint {
+                arm_a: point - centre_a,
+                arm_b: point - centre_b,
+                normal: DVec3::Y,
+                depth: depth * (1.0 + 0.5 * uniform(seed)),
+            }
+        })
+        .collect();
+    let patch = ContactPatch {
+        a,
+        b,
+        points: &points,
+        normal: DVec3::Y,
+        friction: 0.6,
+        softness: Softness::rigid(0.2),
+        energy_clamp: true,
+        friction_direction: None,
+    };
+    push_patch_rows(rows, bodies, &patch, DT).unwrap();
+}
+
+/// The wall: bodies moving a little after one step of gravity, and their contact rows.
+fn wall() -> (Vec<SolverBody>, Vec<Row>) {
+    let mut seed = 7u64;
+    let mut centres = Vec::new();
+    let mut bodies = Vec::new();
+    for i in 0..2 * BOTTOM - 1 {
+        let (x, y) = if i < BOTTOM {
+            (i as f64, 0.5)
+        } else {
+            ((i - BOTTOM) as f64 + 0.5, 1.5)
+        };
+        centres.push(DVec3::new(x, y, 0.0));
+        let linear = GRAVITY * DT + 0.2 * DVec3::new(uniform(&mut seed), uniform(&mut seed), uniform(&mut seed));
+        let angular = 0.3 * DVec3::new(uniform(&mut seed), uniform(&mut seed), uniform(&mut seed));
+        let mass = 2.0 + uniform(&mut seed);
+        bodies.push(dynamic_body(
+            mass,
+            box_inertia(mass, HALF),
+            DQuat::IDENTITY,
+            linear,
+            angular,
+        ));
+    }
+    let mut rows = Vec::new();
+    for (i, &centre) in centres[..BOTTOM].iter().enumerate() {
+        let ground = DVec3::new(centre.x, 0.0, 0.0);
+        let span = (centre.x - 0.5, centre.x + 0.5, 0.0);
+        push_patch(
+            &mut rows,
+            &bodies,
+            (i as u32, centre),
+            (NO_BODY, ground),
+            span,
+            2e-3,
+            &mut seed,
+        );
+    }
+    for top in BOTTOM..2 * BOTTOM - 1 {
+        let left = top - BOTTOM;
+        let x = centres[top].x;
+        for (below, span) in [(left, (x - 0.5, x, 1.0)), (left + 1, (x, x + 0.5, 1.0))] {
+            let a = (top as u32, centres[top]);
+            let b = (below as u32, centres[below]);
+            push_patch(&mut rows, &bodies, a, b, span, 1e-3, &mut seed);
+        }
+    }
+    (bodies, rows)
+}
+
+/// Solves the wall on a rayon pool of `threads` threads.
+fn solve_on(threads: usize) -> (Vec<SolverBody>, Vec<Row>, SolveReport) {
+    let (mut bodies, mut rows) = wall();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let settings = SolverSettings::default();
+    let report = pool.install(|| solve(&mut bodies, &mut rows, DT, &settings)).unwrap();
+    (bodies, rows, report)
+}
+
+/// Every component of a body's velocities, as bits.
+fn velocity_bits(body: &SolverBody) -> [u64; 6] {
+    let (v, w) = (body.linear_velocity, body.angular_velocity);
+    [v.x, v.y, v.z, w.x, w.y, w.z].map(f64::to_bits)
+}
+
+#[test]
+fn shock_levels_side_by_side_give_the_bits_of_one_after_another() {
+    let (bodies_one, rows_one, report_one) = solve_on(1);
+    assert!(
+        report_one.split_iterations > 0,
+        "the scene must exercise the split pass"
+    );
+    assert!(
+        bodies_one.iter().any(|b| b.linear_velocity.length() > 1e-3),
+        "the scene must leave something to solve"
+    );
+    for threads in [2, 4] {
+        let (bodies, rows, report) = solve_on(threads);
+        for (k, (one, many)) in bodies_one.iter().zip(&bodies).enumerate() {
+            assert_eq!(velocity_bits(one), velocity_bits(many), "body {k} on {threads} threads");
+        }
+        for (k, (one, many)) in rows_one.iter().zip(&rows).enumerate() {
+            assert_eq!(
+                one.lambda.to_bits(),
+                many.lambda.to_bits(),
+                "row {k} on {threads} threads"
+            );
+        }
+        for (k, (one, many)) in report_one
+            .split_velocities
+            .iter()
+            .zip(&report.split_velocities)
+            .enumerate()
+        {
+            let bits = |s: &shatter_solver::SplitVelocity| {
+                [
+                    s.linear.x,
+                    s.linear.y,
+                    s.linear.z,
+                    s.angular.x,
+                    s.angular.y,
+                    s.angular.z,
+                ]
+                .map(f64::to_bits)
+            };
+            assert_eq!(bits(one), bits(many), "split velocity of body {k} on {threads} threads");
+        }
+        assert_eq!(report_one.scaled_increments, report.scaled_increments);
+        assert_eq!(report_one.dropped_increments, report.dropped_increments);
+    }
+}
