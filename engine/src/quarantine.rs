@@ -56,8 +56,10 @@ impl World {
     /// index, reason): back to its start-of-step pose, zero velocity, held still.
     pub(crate) fn quarantine_non_finite(&mut self, stage: Stage, failed: &[(usize, String)], report: &mut StepReport) {
         let mut caught: Vec<(usize, String)> = failed.to_vec();
+        // Only a body that moves this step can have changed (sleeping, static and quarantined
+        // bodies keep their checked states), so a resting world costs one flag test per body.
         for (dense, state) in self.bodies.states().iter().enumerate() {
-            if !state.is_valid() && !failed.iter().any(|(i, _)| *i == dense) {
+            if self.bodies.is_moving(dense) && !state.is_valid() && !failed.iter().any(|(i, _)| *i == dense) {
                 let detail = match state.validate() {
                     Err(error) => error.to_string(),
                     Ok(()) => "state is not finite".to_string(),

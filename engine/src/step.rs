@@ -95,20 +95,30 @@ impl fmt::Display for Stage {
 struct StageClock {
     next: usize,
     started: Instant,
+    /// The kinetic energy the last stage ended with (or the step began with), J: nothing touches
+    /// the bodies between stages, so the next stage begins from it (checked in debug builds).
+    energy: f64,
 }
 
 impl StageClock {
-    fn new() -> Self {
+    /// A clock for a step that begins with kinetic energy `energy`, J.
+    fn new(energy: f64) -> Self {
         Self {
             next: 0,
             started: Instant::now(),
+            energy,
         }
     }
 
     /// Starts `stage`, recording the kinetic energy it begins from.
     fn begin(&mut self, stage: Stage, bodies: &BodyStore, report: &mut StepReport) {
         assert_eq!(stage.index(), self.next, "stage {stage} runs out of order");
-        report.stages[stage.index()].kinetic_energy_before = kinetic_energy(bodies);
+        debug_assert_eq!(
+            kinetic_energy(bodies).to_bits(),
+            self.energy.to_bits(),
+            "bodies changed between stages, before {stage}"
+        );
+        report.stages[stage.index()].kinetic_energy_before = self.energy;
         self.started = Instant::now();
     }
 
@@ -119,7 +129,8 @@ impl StageClock {
         let figures = &mut report.stages[stage.index()];
         figures.time = time;
         figures.count = count;
-        figures.kinetic_energy_after = kinetic_energy(bodies);
+        self.energy = kinetic_energy(bodies);
+        figures.kinetic_energy_after = self.energy;
         self.next += 1;
     }
 }
@@ -158,7 +169,7 @@ impl World {
             ..StepReport::default()
         };
         self.remember_start_states();
-        let mut clock = StageClock::new();
+        let mut clock = StageClock::new(report.kinetic_energy_before);
 
         clock.begin(Stage::BroadPhase, &self.bodies, &mut report);
         report.woken += self.wake_jointed();
@@ -271,7 +282,11 @@ impl World {
         report.awake_bodies = (0..self.bodies.len())
             .filter(|&i| self.bodies.is_awake_dynamic(i))
             .count();
-        report.kinetic_energy_after = kinetic_energy(&self.bodies);
+        report.kinetic_energy_after = clock.energy;
+        debug_assert_eq!(
+            report.kinetic_energy_after.to_bits(),
+            kinetic_energy(&self.bodies).to_bits()
+        );
         report.potential_energy_after = potential_energy(&self.bodies, self.settings.gravity);
         Ok(report)
     }
