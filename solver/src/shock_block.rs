@@ -393,6 +393,18 @@ fn solve_free(
     for d in &mut system.diagonal[..count] {
         *d += REGULARIZATION * largest;
     }
+    if count <= 6 {
+        // As few unknowns as the body has velocities: elimination on the rows' own matrix is
+        // cheaper than the capacitance form (a ball on a ball has three rows).
+        let mut matrix = [0.0; 36];
+        for i in 0..count {
+            for j in 0..count {
+                matrix[i * count + j] = dot6(&system.jacobian[i], &system.effect[j]);
+            }
+            matrix[i * count + i] += system.diagonal[i];
+        }
+        return gauss_solve(&mut matrix[..count * count], count, &mut rhs[..count], delta);
+    }
     if !system.factor() {
         return false;
     }
@@ -610,4 +622,145 @@ fn charge_budgets<S: GroupState>(
         state.set_budget(pair, state.budget(pair) - w);
     }
     true
+}
+
+/// Solves `A x = b` for the `n x n` matrix `A` (row-major, overwritten) by Gaussian elimination
+/// with partial pivoting; `b` is overwritten too. Returns `false` when a pivot is zero or not
+/// finite (then `x` is meaningless).
+fn gauss_solve(matrix: &mut [f64], n: usize, b: &mut [f64], x: &mut [f64]) -> bool {
+    for col in 0..n {
+        let mut pivot_row = col;
+        for r in col + 1..n {
+            if matrix[r * n + col].abs() > matrix[pivot_row * n + col].abs() {
+                pivot_row = r;
+            }
+        }
+        let pivot = matrix[pivot_row * n + col];
+        if !(pivot.abs() > 0.0 && pivot.is_finite()) {
+            return false;
+        }
+        if pivot_row != col {
+            for c in 0..n {
+                matrix.swap(col * n + c, pivot_row * n + c);
+            }
+            b.swap(col, pivot_row);
+        }
+        for r in col + 1..n {
+            let factor = matrix[r * n + col] / pivot;
+            if factor != 0.0 {
+                for c in col..n {
+                    matrix[r * n + c] -= factor * matrix[col * n + c];
+                }
+                b[r] -= factor * b[col];
+            }
+        }
+    }
+    for i in (0..n).rev() {
+        let mut sum = b[i];
+        for c in i + 1..n {
+            sum -= matrix[i * n + c] * x[c];
+        }
+        x[i] = sum / matrix[i * n + i];
+    }
+    x[..n].iter().all(|v| v.is_finite())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A uniform number in `[-1, 1)` from a 64-bit LCG.
+    fn uniform(state: &mut u64) -> f64 {
+        *state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (*state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+
+    /// The capacitance form solves the same system as elimination on the full matrix, for groups
+    /// of up to the largest block, with unsymmetric effects (sliding rows) and a diagonal as small
+    /// as the regularization. Measured: the impulses agree to 2e-8 of the largest (the share among
+    /// redundant rows is fixed only by the regularization, to that precision in either method),
+    /// the body's velocity change to 5e-12.
+    #[test]
+    fn shock_block_capacitance_form_matches_elimination() {
+        let mut seed = 11u64;
+        for case in 0..200 {
+            let count = 7 + case % (MAX_BLOCK_ROWS - 6);
+            let mut system = FreeSystem {
+                jacobian: [[0.0; 6]; MAX_BLOCK_ROWS],
+                effect: [[0.0; 6]; MAX_BLOCK_ROWS],
+                diagonal: [0.0; MAX_BLOCK_ROWS],
+                count,
+                capacitance: [[0.0; 6]; 6],
+                order: [0; 6],
+            };
+            // W = M^-1 J^T for a diagonal mass, plus an unsymmetric part on some rows.
+            let inverse_mass: [f64; 6] = core::array::from_fn(|_| 0.2 + uniform(&mut seed).abs());
+            for i in 0..count {
+                for (k, &inverse) in inverse_mass.iter().enumerate() {
+                    system.jacobian[i][k] = uniform(&mut seed);
+                    system.effect[i][k] = inverse * system.jacobian[i][k];
+                }
+                if i % 3 == 2 {
+                    for (k, &inverse) in inverse_mass.iter().enumerate() {
+                        system.effect[i][k] += 0.3 * uniform(&mut seed) * inverse;
+                    }
+                }
+            }
+            let largest = (0..count)
+                .map(|i| dot6(&system.jacobian[i], &system.effect[i]).abs())
+                .fold(0.0, f64::max);
+            for i in 0..count {
+                system.diagonal[i] = REGULARIZATION * largest * (1.0 + (i % 2) as f64);
+            }
+            // Rows that nearly agree on one velocity change (as contact corners do), off by a
+            // little each.
+            let wanted: [f64; 6] = core::array::from_fn(|_| uniform(&mut seed));
+            let rhs: Vec<f64> = (0..count)
+                .map(|i| dot6(&system.jacobian[i], &wanted) + 1e-6 * uniform(&mut seed))
+                .collect();
+            let mut matrix = vec![0.0; count * count];
+            for i in 0..count {
+                for j in 0..count {
+                    matrix[i * count + j] = dot6(&system.jacobian[i], &system.effect[j]);
+                }
+                matrix[i * count + i] += system.diagonal[i];
+            }
+            let mut eliminated = vec![0.0; count];
+            assert!(gauss_solve(&mut matrix, count, &mut rhs.clone(), &mut eliminated));
+            assert!(system.factor(), "case {case}");
+            let mut capacitance = vec![0.0; count];
+            system.solve(&rhs, &mut capacitance);
+            // One refinement step, as solve_free takes.
+            let moved = system.velocity_change(&capacitance);
+            let residual: Vec<f64> = (0..count)
+                .map(|i| rhs[i] - dot6(&system.jacobian[i], &moved) - system.diagonal[i] * capacitance[i])
+                .collect();
+            let mut correction = vec![0.0; count];
+            system.solve(&residual, &mut correction);
+            let scale = eliminated.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+            for i in 0..count {
+                let refined = capacitance[i] + correction[i];
+                assert!(
+                    (refined - eliminated[i]).abs() <= 1e-6 * scale,
+                    "case {case} row {i}: capacitance {refined} against elimination {}",
+                    eliminated[i]
+                );
+            }
+            // What matters physically, the body's velocity change, agrees far more closely.
+            let by_elimination = system.velocity_change(&eliminated);
+            let refined: Vec<f64> = (0..count).map(|i| capacitance[i] + correction[i]).collect();
+            let by_capacitance = system.velocity_change(&refined);
+            let speed = by_elimination.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+            for k in 0..6 {
+                assert!(
+                    (by_capacitance[k] - by_elimination[k]).abs() <= 1e-10 * speed,
+                    "case {case} velocity {k}: {} vs {} (speed {speed})",
+                    by_capacitance[k],
+                    by_elimination[k]
+                );
+            }
+        }
+    }
 }
