@@ -27,6 +27,7 @@ pub mod body;
 pub mod clamp;
 pub mod contact;
 pub mod error;
+mod free_rows;
 pub mod geometric;
 pub mod joint_block;
 pub mod joints;

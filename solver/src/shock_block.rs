@@ -25,7 +25,7 @@
 //! where `R_s S mu` carries a sliding row's impulse over to the normal rows it follows and `v_held`
 //! is the velocity after the held rows' impulses. The matrix is unsymmetric with sliding rows and
 //! singular with redundant rows (four coplanar corners constrain three velocities), so it is solved
-//! directly (through its 6 x 6 capacitance matrix, see `solve_free`) after adding `eps`, `1e-8` of its largest
+//! directly (through its 6 x 6 capacitance matrix, free_rows.rs) after adding `eps`, `1e-8` of its largest
 //! diagonal entry: of all impulses that satisfy the rows, that picks (nearly) the ones closest to the
 //! warm-started impulses, and rows asking for incompatible velocities get a least-squares compromise
 //! instead of huge opposing impulses. The rows are then off by at most `eps` times the impulse change,
@@ -58,6 +58,7 @@
 //! Rejected alternative: over-relaxed Gauss-Seidel within the group. It needs a relaxation factor
 //! tuned to the group's conditioning and its overshoots are cut by the energy clamp.
 
+use crate::free_rows::FreeSystem;
 use crate::pgs::{Prepared, Twist};
 use crate::shock::Frozen;
 use crate::shock_state::GroupState;
@@ -66,7 +67,7 @@ use crate::shock_state::GroupState;
 pub(crate) const MAX_BLOCK_ROWS: usize = 16;
 
 /// Regularization of the block matrix, relative to its largest diagonal entry.
-const REGULARIZATION: f64 = 1e-8;
+pub(crate) const REGULARIZATION: f64 = 1e-8;
 
 /// Most guesses of the rows' roles before the block gives up (each one a factorization).
 const GUESSES: usize = 8;
@@ -333,20 +334,8 @@ fn solve_guess(rows: &mut [MovingRow], prepared: &[Prepared], v0: &Twist) -> Opt
 /// writes the free rows' impulse changes to `delta`; `false` when the system is degenerate.
 ///
 /// The matrix is `D + J W`: `D` diagonal (each row's `CFM / h` plus the regularization), `J` the
-/// free rows' moving-side Jacobians (`count x 6`) and `W` (`6 x count`) the moving body's velocity
-/// change per unit of each free row's impulse, its patch's sliding rows' share included. Its rank
-/// part is at most 6, so it is solved through the 6 x 6 capacitance matrix (Woodbury identity)
-///
-/// ```text
-/// (D + J W)^-1 r = D^-1 (r - J y),   (I + W D^-1 J) y = W D^-1 r,
-/// ```
-///
-/// where `y` is the body's velocity change. A box on two supports has 14 free rows, so this is a
-/// 6 x 6 factorization instead of elimination on the 14 x 14 matrix: measured in instructions on
-/// one thread, the block fell from 26 to 12 percent of the pyramid's step, and the step by 17
-/// percent. `r - J y` is the small difference of nearly equal terms when `D` is only the
-/// regularization, so one step of iterative refinement against the full system follows; it brings
-/// the rows' residuals back to round-off of the impulses, as elimination on the full matrix gives.
+/// free rows' moving-side Jacobians and `W` the moving body's velocity change per unit of each free
+/// row's impulse, its patch's sliding rows' share included (free_rows.rs solves it).
 fn solve_free(
     rows: &[MovingRow],
     prepared: &[Prepared],
@@ -356,14 +345,7 @@ fn solve_free(
     delta: &mut [f64],
 ) -> bool {
     let count = free.len();
-    let mut system = FreeSystem {
-        jacobian: [[0.0; 6]; MAX_BLOCK_ROWS],
-        effect: [[0.0; 6]; MAX_BLOCK_ROWS],
-        diagonal: [0.0; MAX_BLOCK_ROWS],
-        count,
-        capacitance: [[0.0; 6]; 6],
-        order: [0; 6],
-    };
+    let mut system = FreeSystem::new(count);
     let mut effect = [Twist::default(); MAX_BLOCK_ROWS];
     for (i, &k) in free.iter().enumerate() {
         effect[i] = rows[k].response;
@@ -393,131 +375,7 @@ fn solve_free(
     for d in &mut system.diagonal[..count] {
         *d += REGULARIZATION * largest;
     }
-    if count <= 6 {
-        // As few unknowns as the body has velocities: elimination on the rows' own matrix is
-        // cheaper than the capacitance form (a ball on a ball has three rows).
-        let mut matrix = [0.0; 36];
-        for i in 0..count {
-            for j in 0..count {
-                matrix[i * count + j] = dot6(&system.jacobian[i], &system.effect[j]);
-            }
-            matrix[i * count + i] += system.diagonal[i];
-        }
-        return gauss_solve(&mut matrix[..count * count], count, &mut rhs[..count], delta);
-    }
-    if !system.factor() {
-        return false;
-    }
-    system.solve(&rhs[..count], delta);
-    // One refinement step: the residual of the full system, solved again with the same factors.
-    let moved_by = system.velocity_change(delta);
-    let mut residual = [0.0; MAX_BLOCK_ROWS];
-    for i in 0..count {
-        residual[i] = rhs[i] - dot6(&system.jacobian[i], &moved_by) - system.diagonal[i] * delta[i];
-    }
-    let mut correction = [0.0; MAX_BLOCK_ROWS];
-    system.solve(&residual[..count], &mut correction[..count]);
-    for (d, c) in delta.iter_mut().zip(&correction) {
-        *d += c;
-    }
-    delta.iter().all(|d| d.is_finite())
-}
-
-/// The free rows' system `D + J W` in the capacitance form of [`solve_free`].
-struct FreeSystem {
-    /// Rows of `J`: each free row's moving-side Jacobian (linear, then angular).
-    jacobian: [[f64; 6]; MAX_BLOCK_ROWS],
-    /// Columns of `W`: the body's velocity change per unit impulse of each free row.
-    effect: [[f64; 6]; MAX_BLOCK_ROWS],
-    /// `D`, 1/kg.
-    diagonal: [f64; MAX_BLOCK_ROWS],
-    /// Free rows.
-    count: usize,
-    /// `I + W D^-1 J`, replaced by its LU factors (unit lower part below the diagonal).
-    capacitance: [[f64; 6]; 6],
-    /// Row permutation of the factorization.
-    order: [usize; 6],
-}
-
-impl FreeSystem {
-    /// Forms and factors the capacitance matrix with partial pivoting; `false` when a pivot is
-    /// zero or not finite.
-    fn factor(&mut self) -> bool {
-        let c = &mut self.capacitance;
-        for i in 0..self.count {
-            let (w, j, d) = (&self.effect[i], &self.jacobian[i], self.diagonal[i]);
-            for r in 0..6 {
-                let scaled = w[r] / d;
-                for k in 0..6 {
-                    c[r][k] += scaled * j[k];
-                }
-            }
-        }
-        for (k, line) in c.iter_mut().enumerate() {
-            line[k] += 1.0;
-        }
-        self.order = [0, 1, 2, 3, 4, 5];
-        for col in 0..6 {
-            let pivot_row = (col..6)
-                .max_by(|&x, &y| c[x][col].abs().total_cmp(&c[y][col].abs()))
-                .unwrap_or(col);
-            let pivot = c[pivot_row][col];
-            if !(pivot.abs() > 0.0 && pivot.is_finite()) {
-                return false;
-            }
-            c.swap(col, pivot_row);
-            self.order.swap(col, pivot_row);
-            let (upper, lower) = c.split_at_mut(col + 1);
-            let pivot_line = &upper[col];
-            for line in lower.iter_mut() {
-                let factor = line[col] / pivot;
-                line[col] = factor;
-                for (entry, &above) in line[col + 1..].iter_mut().zip(&pivot_line[col + 1..]) {
-                    *entry -= factor * above;
-                }
-            }
-        }
-        true
-    }
-
-    /// `W x`: the body's velocity change from impulse changes `x`.
-    fn velocity_change(&self, x: &[f64]) -> [f64; 6] {
-        let mut v = [0.0; 6];
-        for (w, &xi) in self.effect.iter().zip(x) {
-            for (vk, wk) in v.iter_mut().zip(w) {
-                *vk += wk * xi;
-            }
-        }
-        v
-    }
-
-    /// `x = (D + J W)^-1 r` with the factors.
-    fn solve(&self, r: &[f64], x: &mut [f64]) {
-        let mut scaled = [0.0; MAX_BLOCK_ROWS];
-        for ((s, &ri), &d) in scaled.iter_mut().zip(r).zip(&self.diagonal) {
-            *s = ri / d;
-        }
-        let g = self.velocity_change(&scaled[..self.count]);
-        let c = &self.capacitance;
-        let mut y = [0.0; 6];
-        for i in 0..6 {
-            let mut sum = g[self.order[i]];
-            for k in 0..i {
-                sum -= c[i][k] * y[k];
-            }
-            y[i] = sum;
-        }
-        for i in (0..6).rev() {
-            let mut sum = y[i];
-            for k in i + 1..6 {
-                sum -= c[i][k] * y[k];
-            }
-            y[i] = sum / c[i][i];
-        }
-        for (i, xi) in x.iter_mut().enumerate() {
-            *xi = (r[i] - dot6(&self.jacobian[i], &y)) / self.diagonal[i];
-        }
-    }
+    system.solve(&rhs[..count], delta)
 }
 
 /// A twist's six components, linear then angular.
@@ -531,12 +389,6 @@ fn components(t: &Twist) -> [f64; 6] {
         t.angular.y,
         t.angular.z,
     ]
-}
-
-/// Dot product of two six-vectors.
-#[inline]
-fn dot6(a: &[f64; 6], b: &[f64; 6]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Checks the guess (impulses `new`, velocity `v1`) against the group's LCP and moves the rows
@@ -622,145 +474,4 @@ fn charge_budgets<S: GroupState>(
         state.set_budget(pair, state.budget(pair) - w);
     }
     true
-}
-
-/// Solves `A x = b` for the `n x n` matrix `A` (row-major, overwritten) by Gaussian elimination
-/// with partial pivoting; `b` is overwritten too. Returns `false` when a pivot is zero or not
-/// finite (then `x` is meaningless).
-fn gauss_solve(matrix: &mut [f64], n: usize, b: &mut [f64], x: &mut [f64]) -> bool {
-    for col in 0..n {
-        let mut pivot_row = col;
-        for r in col + 1..n {
-            if matrix[r * n + col].abs() > matrix[pivot_row * n + col].abs() {
-                pivot_row = r;
-            }
-        }
-        let pivot = matrix[pivot_row * n + col];
-        if !(pivot.abs() > 0.0 && pivot.is_finite()) {
-            return false;
-        }
-        if pivot_row != col {
-            for c in 0..n {
-                matrix.swap(col * n + c, pivot_row * n + c);
-            }
-            b.swap(col, pivot_row);
-        }
-        for r in col + 1..n {
-            let factor = matrix[r * n + col] / pivot;
-            if factor != 0.0 {
-                for c in col..n {
-                    matrix[r * n + c] -= factor * matrix[col * n + c];
-                }
-                b[r] -= factor * b[col];
-            }
-        }
-    }
-    for i in (0..n).rev() {
-        let mut sum = b[i];
-        for c in i + 1..n {
-            sum -= matrix[i * n + c] * x[c];
-        }
-        x[i] = sum / matrix[i * n + i];
-    }
-    x[..n].iter().all(|v| v.is_finite())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A uniform number in `[-1, 1)` from a 64-bit LCG.
-    fn uniform(state: &mut u64) -> f64 {
-        *state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (*state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-
-    /// The capacitance form solves the same system as elimination on the full matrix, for groups
-    /// of up to the largest block, with unsymmetric effects (sliding rows) and a diagonal as small
-    /// as the regularization. Measured: the impulses agree to 2e-8 of the largest (the share among
-    /// redundant rows is fixed only by the regularization, to that precision in either method),
-    /// the body's velocity change to 5e-12.
-    #[test]
-    fn shock_block_capacitance_form_matches_elimination() {
-        let mut seed = 11u64;
-        for case in 0..200 {
-            let count = 7 + case % (MAX_BLOCK_ROWS - 6);
-            let mut system = FreeSystem {
-                jacobian: [[0.0; 6]; MAX_BLOCK_ROWS],
-                effect: [[0.0; 6]; MAX_BLOCK_ROWS],
-                diagonal: [0.0; MAX_BLOCK_ROWS],
-                count,
-                capacitance: [[0.0; 6]; 6],
-                order: [0; 6],
-            };
-            // W = M^-1 J^T for a diagonal mass, plus an unsymmetric part on some rows.
-            let inverse_mass: [f64; 6] = core::array::from_fn(|_| 0.2 + uniform(&mut seed).abs());
-            for i in 0..count {
-                for (k, &inverse) in inverse_mass.iter().enumerate() {
-                    system.jacobian[i][k] = uniform(&mut seed);
-                    system.effect[i][k] = inverse * system.jacobian[i][k];
-                }
-                if i % 3 == 2 {
-                    for (k, &inverse) in inverse_mass.iter().enumerate() {
-                        system.effect[i][k] += 0.3 * uniform(&mut seed) * inverse;
-                    }
-                }
-            }
-            let largest = (0..count)
-                .map(|i| dot6(&system.jacobian[i], &system.effect[i]).abs())
-                .fold(0.0, f64::max);
-            for i in 0..count {
-                system.diagonal[i] = REGULARIZATION * largest * (1.0 + (i % 2) as f64);
-            }
-            // Rows that nearly agree on one velocity change (as contact corners do), off by a
-            // little each.
-            let wanted: [f64; 6] = core::array::from_fn(|_| uniform(&mut seed));
-            let rhs: Vec<f64> = (0..count)
-                .map(|i| dot6(&system.jacobian[i], &wanted) + 1e-6 * uniform(&mut seed))
-                .collect();
-            let mut matrix = vec![0.0; count * count];
-            for i in 0..count {
-                for j in 0..count {
-                    matrix[i * count + j] = dot6(&system.jacobian[i], &system.effect[j]);
-                }
-                matrix[i * count + i] += system.diagonal[i];
-            }
-            let mut eliminated = vec![0.0; count];
-            assert!(gauss_solve(&mut matrix, count, &mut rhs.clone(), &mut eliminated));
-            assert!(system.factor(), "case {case}");
-            let mut capacitance = vec![0.0; count];
-            system.solve(&rhs, &mut capacitance);
-            // One refinement step, as solve_free takes.
-            let moved = system.velocity_change(&capacitance);
-            let residual: Vec<f64> = (0..count)
-                .map(|i| rhs[i] - dot6(&system.jacobian[i], &moved) - system.diagonal[i] * capacitance[i])
-                .collect();
-            let mut correction = vec![0.0; count];
-            system.solve(&residual, &mut correction);
-            let scale = eliminated.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-            for i in 0..count {
-                let refined = capacitance[i] + correction[i];
-                assert!(
-                    (refined - eliminated[i]).abs() <= 1e-6 * scale,
-                    "case {case} row {i}: capacitance {refined} against elimination {}",
-                    eliminated[i]
-                );
-            }
-            // What matters physically, the body's velocity change, agrees far more closely.
-            let by_elimination = system.velocity_change(&eliminated);
-            let refined: Vec<f64> = (0..count).map(|i| capacitance[i] + correction[i]).collect();
-            let by_capacitance = system.velocity_change(&refined);
-            let speed = by_elimination.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-            for k in 0..6 {
-                assert!(
-                    (by_capacitance[k] - by_elimination[k]).abs() <= 1e-10 * speed,
-                    "case {case} velocity {k}: {} vs {} (speed {speed})",
-                    by_capacitance[k],
-                    by_elimination[k]
-                );
-            }
-        }
-    }
 }
