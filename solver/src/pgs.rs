@@ -145,18 +145,32 @@ impl Prepared {
 
     /// Body A's part of `v += M^-1 J^T delta`.
     #[inline]
-    pub(crate) fn apply_a(&self, velocities: &mut [Twist], delta: f64) {
-        let va = &mut velocities[self.a];
-        va.linear += self.response.linear_a * delta;
-        va.angular += self.response.angular_a * delta;
+    fn apply_a(&self, velocities: &mut [Twist], delta: f64) {
+        velocities[self.a] = self.pushed_a(velocities[self.a], delta);
     }
 
     /// Body B's part of `v += M^-1 J^T delta`.
     #[inline]
-    pub(crate) fn apply_b(&self, velocities: &mut [Twist], delta: f64) {
-        let vb = &mut velocities[self.b];
-        vb.linear += self.response.linear_b * delta;
-        vb.angular += self.response.angular_b * delta;
+    fn apply_b(&self, velocities: &mut [Twist], delta: f64) {
+        velocities[self.b] = self.pushed_b(velocities[self.b], delta);
+    }
+
+    /// Body A's velocity `va` after the impulse `delta` on this row.
+    #[inline]
+    pub(crate) fn pushed_a(&self, va: Twist, delta: f64) -> Twist {
+        Twist {
+            linear: va.linear + self.response.linear_a * delta,
+            angular: va.angular + self.response.angular_a * delta,
+        }
+    }
+
+    /// Body B's velocity `vb` after the impulse `delta` on this row.
+    #[inline]
+    pub(crate) fn pushed_b(&self, vb: Twist, delta: f64) -> Twist {
+        Twist {
+            linear: vb.linear + self.response.linear_b * delta,
+            angular: vb.angular + self.response.angular_b * delta,
+        }
     }
 }
 
@@ -275,7 +289,7 @@ pub fn solve_with(
         }
     }
 
-    let shock = (settings.shock_sweeps > 0 && settings.iterations > 0).then(|| {
+    let mut shock = (settings.shock_sweeps > 0 && settings.iterations > 0).then(|| {
         immovable.clear();
         immovable.extend(
             bodies
@@ -284,9 +298,9 @@ pub fn solve_with(
                 .chain(core::iter::once(true)),
         );
         shock_order.rebuild(prepared, immovable);
-        &*shock_order
+        &mut *shock_order
     });
-    if let Some(order) = shock {
+    if let Some(order) = shock.as_deref_mut() {
         for _ in 0..settings.shock_sweeps {
             order.sweep(
                 prepared,

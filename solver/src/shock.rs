@@ -65,6 +65,8 @@ pub(crate) struct ShockOrder {
     counts: Vec<usize>,
     /// Scratch of the level search.
     levels: Levels,
+    /// What the groups of a side-by-side batch changed, kept for its memory.
+    changes: Vec<Option<GroupChange>>,
 }
 
 /// The breadth-first search of the contact levels, with its arrays.
@@ -254,7 +256,7 @@ impl ShockOrder {
     /// `budgets`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn sweep(
-        &self,
+        &mut self,
         prepared: &[Prepared],
         lambdas: &mut [f64],
         velocities: &mut [Twist],
@@ -275,7 +277,7 @@ impl ShockOrder {
     /// Runs the pass once over the split solve (split.rs): updates the split impulses `lambdas`
     /// and the pseudo velocities.
     pub(crate) fn sweep_split(
-        &self,
+        &mut self,
         prepared: &[Prepared],
         lambdas: &mut [f64],
         pseudo: &mut [Twist],
@@ -297,35 +299,43 @@ impl ShockOrder {
     /// by side on the rayon pool when there are enough of them (shock_state.rs: the same bits as one
     /// after another).
     fn visit(
-        &self,
+        &mut self,
         prepared: &[Prepared],
         shared: &mut Shared<'_>,
         group_iterations: usize,
         tolerance: f64,
         pass: &(impl Pass + Sync),
     ) {
+        let Self {
+            rows,
+            groups,
+            batches,
+            changes,
+            ..
+        } = self;
         // One thread gains nothing from the copies; the bits are the same either way.
         let threads = rayon::current_num_threads();
-        for &(first, last, side_by_side) in &self.batches {
-            let groups = &self.groups[first..last];
+        for &(first, last, side_by_side) in batches.iter() {
+            let groups = &groups[first..last];
             if side_by_side && threads > 1 && groups.len() >= SIDE_BY_SIDE_GROUPS {
-                let changes: Vec<GroupChange> = groups
+                let (lambdas, velocities, budgets) = (&*shared.lambdas, &*shared.velocities, &*shared.budgets);
+                groups
                     .par_iter()
                     .map(|&(start, end)| {
-                        let group = &self.rows[start..end];
-                        let moving = moving_slot(prepared, group);
-                        let (lambdas, velocities, budgets) = (&*shared.lambdas, &*shared.velocities, &*shared.budgets);
-                        detached(group, moving, lambdas, velocities, budgets, |own| {
+                        let group = &rows[start..end];
+                        // Side-by-side batches hold only groups with a moving body.
+                        let moving = moving_slot(prepared, group)?;
+                        Some(detached(group, moving, lambdas, velocities, budgets, |own| {
                             solve_moving_group(group, prepared, own, group_iterations, tolerance, pass);
-                        })
+                        }))
                     })
-                    .collect();
-                for change in &changes {
+                    .collect_into_vec(changes);
+                for change in changes.iter().flatten() {
                     change.commit(shared);
                 }
             } else {
                 for &(start, end) in groups {
-                    let group = &self.rows[start..end];
+                    let group = &rows[start..end];
                     if group[0].1 == Frozen::None {
                         for &(index, frozen) in group {
                             pass.update(&prepared[index], frozen, index, shared);
@@ -389,12 +399,12 @@ impl Pass for SplitPass {
 /// about what handing a batch to the pool costs.
 const SIDE_BY_SIDE_GROUPS: usize = 16;
 
-/// The slot a group with a frozen side moves.
-fn moving_slot(prepared: &[Prepared], group: &[(usize, Frozen)]) -> usize {
+/// The slot a group with a frozen side moves; `None` for a group of rows that move both sides.
+pub(crate) fn moving_slot(prepared: &[Prepared], group: &[(usize, Frozen)]) -> Option<usize> {
     match group[0] {
-        (index, Frozen::A) => prepared[index].b,
-        (index, Frozen::B) => prepared[index].a,
-        (index, Frozen::None) => prepared[index].a,
+        (index, Frozen::A) => Some(prepared[index].b),
+        (index, Frozen::B) => Some(prepared[index].a),
+        (_, Frozen::None) => None,
     }
 }
 
@@ -480,15 +490,9 @@ fn apply_to<S: GroupState>(row: &Prepared, frozen: Frozen, state: &mut S, va: Tw
         return;
     }
     if frozen != Frozen::A {
-        let mut v = va;
-        v.linear += row.response.linear_a * delta;
-        v.angular += row.response.angular_a * delta;
-        state.set_velocity(row.a, v);
+        state.set_velocity(row.a, row.pushed_a(va, delta));
     }
     if frozen != Frozen::B {
-        let mut v = vb;
-        v.linear += row.response.linear_b * delta;
-        v.angular += row.response.angular_b * delta;
-        state.set_velocity(row.b, v);
+        state.set_velocity(row.b, row.pushed_b(vb, delta));
     }
 }

@@ -60,7 +60,7 @@
 
 use crate::free_rows::FreeSystem;
 use crate::pgs::{Prepared, Twist};
-use crate::shock::Frozen;
+use crate::shock::{Frozen, moving_slot};
 use crate::shock_state::GroupState;
 
 /// Largest group solved as a block, rows; larger ones (a body on many supports) only iterate.
@@ -160,10 +160,8 @@ pub(crate) fn solve_group<S: GroupState>(
     if !(2..=MAX_BLOCK_ROWS).contains(&n) {
         return false;
     }
-    let moving = match group[0] {
-        (index, Frozen::A) => prepared[index].b,
-        (index, Frozen::B) => prepared[index].a,
-        (_, Frozen::None) => return false,
+    let Some(moving) = moving_slot(prepared, group) else {
+        return false;
     };
     let v0 = state.velocity(moving);
     let mut storage = [MovingRow::default(); MAX_BLOCK_ROWS];

@@ -57,7 +57,7 @@ pub(crate) fn solve_split(
     prepared: &[Prepared],
     world: usize,
     settings: &SolverSettings,
-    shock: Option<&ShockOrder>,
+    shock: Option<&mut ShockOrder>,
     buffers: &mut SplitBuffers,
 ) -> SplitOutcome {
     let SplitBuffers {
