@@ -20,7 +20,8 @@
 //! one pair) is replaced by `PIVOT_FLOOR` times its row's diagonal: those rows then behave as
 //! slightly soft instead of making the factorization fail.
 
-use crate::pgs::{Prepared, Twist};
+use crate::pgs::Prepared;
+use crate::twist::Twist;
 
 /// Relative floor on a pivot of the factorization, against rank-deficient joint sets.
 const PIVOT_FLOOR: f64 = 1e-10;
@@ -192,18 +193,15 @@ impl JointBlock {
 /// they share (the world slot couples nothing).
 fn coupling(i: &Prepared, j: &Prepared, world: usize) -> f64 {
     let mut sum = 0.0;
-    for (body_i, linear_i, angular_i) in [
-        (i.a, i.jacobian.linear_a, i.jacobian.angular_a),
-        (i.b, i.jacobian.linear_b, i.jacobian.angular_b),
-    ] {
+    for (body_i, jacobian_i) in [(i.a, &i.jacobian_a), (i.b, &i.jacobian_b)] {
         if body_i == world {
             continue;
         }
         if j.a == body_i {
-            sum += linear_i.dot(j.response.linear_a) + angular_i.dot(j.response.angular_a);
+            sum += jacobian_i.dot(&j.response_a);
         }
         if j.b == body_i {
-            sum += linear_i.dot(j.response.linear_b) + angular_i.dot(j.response.angular_b);
+            sum += jacobian_i.dot(&j.response_b);
         }
     }
     sum

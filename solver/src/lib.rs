@@ -40,6 +40,7 @@ mod shock_block;
 mod shock_state;
 pub mod softness;
 pub mod split;
+mod twist;
 pub mod warm_start;
 pub mod workspace;
 

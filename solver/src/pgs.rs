@@ -59,28 +59,27 @@ use crate::body::SolverBody;
 use crate::clamp::clamp_row_increment_within;
 use crate::error::SolverError;
 use crate::joint_block::{JointBlock, is_bilateral};
-use crate::row::{BiasMode, Jacobian, Row};
+use crate::row::{BiasMode, Row};
 use crate::settings::{SolveReport, SolverSettings};
 use crate::split::solve_split;
+use crate::twist::Twist;
 use crate::warm_start::warm_start;
 use crate::workspace::SolverWorkspace;
 use shatter_integrators::ClampVerdict;
-
-/// Velocities of one body during the solve (index `bodies.len()` is the world: always zero).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Twist {
-    pub(crate) linear: DVec3,
-    pub(crate) angular: DVec3,
-}
 
 /// A row with everything that does not change during the sweeps precomputed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Prepared {
     pub(crate) a: usize,
     pub(crate) b: usize,
-    pub(crate) jacobian: Jacobian,
-    /// `M^-1 J^T`, block by block: the velocity change per unit impulse.
-    pub(crate) response: Jacobian,
+    /// Body A's block of `J`.
+    pub(crate) jacobian_a: Twist,
+    /// Body B's block of `J`.
+    pub(crate) jacobian_b: Twist,
+    /// Body A's block of `M^-1 J^T`: its velocity change per unit impulse.
+    pub(crate) response_a: Twist,
+    /// Body B's block of `M^-1 J^T`.
+    pub(crate) response_b: Twist,
     /// `J M^-1 J^T`, 1/kg.
     pub(crate) inverse_effective_mass: f64,
     /// Body A's part of `J M^-1 J^T`, 1/kg.
@@ -118,22 +117,19 @@ impl Prepared {
     /// `J v` with body A moving at `va` and body B at `vb`.
     #[inline]
     pub(crate) fn relative_velocity_of(&self, va: &Twist, vb: &Twist) -> f64 {
-        self.jacobian.linear_a.dot(va.linear)
-            + self.jacobian.angular_a.dot(va.angular)
-            + self.jacobian.linear_b.dot(vb.linear)
-            + self.jacobian.angular_b.dot(vb.angular)
+        self.jacobian_a.products(va).add(self.jacobian_b.products(vb)).sum()
     }
 
     /// Body A's part of `J v` with body A moving at `va`.
     #[inline]
     pub(crate) fn side_a(&self, va: &Twist) -> f64 {
-        self.jacobian.linear_a.dot(va.linear) + self.jacobian.angular_a.dot(va.angular)
+        self.jacobian_a.dot(va)
     }
 
     /// Body B's part of `J v` with body B moving at `vb`.
     #[inline]
     pub(crate) fn side_b(&self, vb: &Twist) -> f64 {
-        self.jacobian.linear_b.dot(vb.linear) + self.jacobian.angular_b.dot(vb.angular)
+        self.jacobian_b.dot(vb)
     }
 
     /// `v += M^-1 J^T delta`.
@@ -158,19 +154,13 @@ impl Prepared {
     /// Body A's velocity `va` after the impulse `delta` on this row.
     #[inline]
     pub(crate) fn pushed_a(&self, va: Twist, delta: f64) -> Twist {
-        Twist {
-            linear: va.linear + self.response.linear_a * delta,
-            angular: va.angular + self.response.angular_a * delta,
-        }
+        va.add_scaled(&self.response_a, delta)
     }
 
     /// Body B's velocity `vb` after the impulse `delta` on this row.
     #[inline]
     pub(crate) fn pushed_b(&self, vb: Twist, delta: f64) -> Twist {
-        Twist {
-            linear: vb.linear + self.response.linear_b * delta,
-            angular: vb.angular + self.response.angular_b * delta,
-        }
+        vb.add_scaled(&self.response_b, delta)
     }
 }
 
@@ -244,10 +234,7 @@ pub fn solve_with(
     velocities.extend(
         bodies
             .iter()
-            .map(|body| Twist {
-                linear: body.linear_velocity,
-                angular: body.angular_velocity,
-            })
+            .map(|body| Twist::new(body.linear_velocity, body.angular_velocity))
             .chain(core::iter::once(Twist::default())),
     );
     lambdas.clear();
@@ -326,10 +313,7 @@ pub fn solve_with(
     report.split_velocities = split.velocities;
 
     // Commit only finite results, so an overflow leaves the caller's data as it was.
-    if let Some(index) = velocities[..world]
-        .iter()
-        .position(|v| !(v.linear.is_finite() && v.angular.is_finite()))
-    {
+    if let Some(index) = velocities[..world].iter().position(|v| !v.is_finite()) {
         return Err(SolverError::Diverged {
             what: "body velocity",
             index,
@@ -354,8 +338,8 @@ pub fn solve_with(
     for (body, velocity) in bodies.iter_mut().zip(velocities.iter()) {
         // Static and kinematic velocities are the caller's to prescribe: leave their bits alone.
         if body.is_dynamic() {
-            body.linear_velocity = velocity.linear;
-            body.angular_velocity = velocity.angular;
+            body.linear_velocity = velocity.linear();
+            body.angular_velocity = velocity.angular();
         }
     }
     for (row, lambda) in rows.iter_mut().zip(lambdas.iter()) {
@@ -452,12 +436,6 @@ fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings)
     let j = row.jacobian;
     let (linear_a, angular_a) = inverse(a, j.linear_a, j.angular_a);
     let (linear_b, angular_b) = inverse(b, j.linear_b, j.angular_b);
-    let response = Jacobian {
-        linear_a,
-        angular_a,
-        linear_b,
-        angular_b,
-    };
     let inverse_mass_a = j.linear_a.dot(linear_a) + j.angular_a.dot(angular_a);
     let inverse_mass_b = j.linear_b.dot(linear_b) + j.angular_b.dot(angular_b);
     let inverse_effective_mass = inverse_mass_a + inverse_mass_b;
@@ -475,8 +453,10 @@ fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings)
     Prepared {
         a,
         b,
-        jacobian: j,
-        response,
+        jacobian_a: Twist::new(j.linear_a, j.angular_a),
+        jacobian_b: Twist::new(j.linear_b, j.angular_b),
+        response_a: Twist::new(linear_a, angular_a),
+        response_b: Twist::new(linear_b, angular_b),
         inverse_effective_mass,
         inverse_mass_a,
         inverse_mass_b,

@@ -32,12 +32,13 @@
 //! 1000-cube random pile at 30 Hz on two threads: median step 31.6 -> 25.7 ms.
 
 use crate::clamp::clamp_row_increment_within;
-use crate::pgs::{Prepared, Twist, clamp};
+use crate::pgs::{Prepared, clamp};
 use crate::settings::SolveReport;
 #[cfg(doc)]
 use crate::settings::SolverSettings;
 use crate::shock_block::solve_group;
 use crate::shock_state::{GroupChange, GroupState, Shared, detached};
+use crate::twist::Twist;
 use rayon::prelude::*;
 
 /// Which side of a row the shock pass holds still.

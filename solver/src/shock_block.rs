@@ -59,9 +59,10 @@
 //! tuned to the group's conditioning and its overshoots are cut by the energy clamp.
 
 use crate::free_rows::FreeSystem;
-use crate::pgs::{Prepared, Twist};
+use crate::pgs::Prepared;
 use crate::shock::{Frozen, moving_slot};
 use crate::shock_state::GroupState;
+use crate::twist::Twist;
 
 /// Largest group solved as a block, rows; larger ones (a body on many supports) only iterate.
 pub(crate) const MAX_BLOCK_ROWS: usize = 16;
@@ -127,22 +128,7 @@ impl MovingRow {
     /// The row's `J v` with the moving body at `v`, m/s.
     #[inline]
     fn velocity(&self, v: &Twist) -> f64 {
-        self.frozen + dot(&self.jacobian, v)
-    }
-}
-
-/// `a . b` over both halves of two twists.
-#[inline]
-fn dot(a: &Twist, b: &Twist) -> f64 {
-    a.linear.dot(b.linear) + a.angular.dot(b.angular)
-}
-
-/// `v + response * delta`.
-#[inline]
-fn moved(v: &Twist, response: &Twist, delta: f64) -> Twist {
-    Twist {
-        linear: v.linear + response.linear * delta,
-        angular: v.angular + response.angular * delta,
+        self.frozen + self.jacobian.dot(v)
     }
 }
 
@@ -174,7 +160,7 @@ pub(crate) fn solve_group<S: GroupState>(
             return false;
         };
         if revise_guess(rows, prepared, &v1, tolerance, guess >= WHOLE_SET_GUESSES) {
-            let finite = v1.linear.is_finite() && v1.angular.is_finite();
+            let finite = v1.is_finite();
             if !(finite && charge_budgets(rows, prepared, &v0, &v1, state)) {
                 return false;
             }
@@ -201,30 +187,9 @@ fn gather<S: GroupState>(
     let moving_velocity = state.velocity(moving);
     for (slot, &(index, frozen)) in rows.iter_mut().zip(group) {
         let row = &prepared[index];
-        let (j, r) = (&row.jacobian, &row.response);
         let (jacobian, response, frozen) = match frozen {
-            Frozen::A => (
-                Twist {
-                    linear: j.linear_b,
-                    angular: j.angular_b,
-                },
-                Twist {
-                    linear: r.linear_b,
-                    angular: r.angular_b,
-                },
-                row.side_a(&state.velocity(row.a)),
-            ),
-            Frozen::B => (
-                Twist {
-                    linear: j.linear_a,
-                    angular: j.angular_a,
-                },
-                Twist {
-                    linear: r.linear_a,
-                    angular: r.angular_a,
-                },
-                row.side_b(&state.velocity(row.b)),
-            ),
+            Frozen::A => (row.jacobian_b, row.response_b, row.side_a(&state.velocity(row.a))),
+            Frozen::B => (row.jacobian_a, row.response_a, row.side_b(&state.velocity(row.b))),
             Frozen::None => return false,
         };
         let old = state.lambda(index);
@@ -305,7 +270,7 @@ fn solve_guess(rows: &mut [MovingRow], prepared: &[Prepared], v0: &Twist) -> Opt
     }
     let mut base = *v0;
     for row in rows.iter().filter(|row| row.role != Role::Free) {
-        base = moved(&base, &row.response, row.new - row.old);
+        base = base.add_scaled(&row.response, row.new - row.old);
     }
     if count > 0 {
         let mut delta = [0.0; MAX_BLOCK_ROWS];
@@ -323,7 +288,7 @@ fn solve_guess(rows: &mut [MovingRow], prepared: &[Prepared], v0: &Twist) -> Opt
     }
     let mut v1 = *v0;
     for row in rows.iter() {
-        v1 = moved(&v1, &row.response, row.new - row.old);
+        v1 = v1.add_scaled(&row.response, row.new - row.old);
     }
     Some(v1)
 }
@@ -352,7 +317,7 @@ fn solve_free(
         if let (Role::Sliding(sign), Some((first, last, mu))) = (held.role, held.patch) {
             for normal in first..last {
                 if column[normal] != usize::MAX {
-                    effect[column[normal]] = moved(&effect[column[normal]], &held.response, sign * mu);
+                    effect[column[normal]] = effect[column[normal]].add_scaled(&held.response, sign * mu);
                 }
             }
         }
@@ -361,10 +326,10 @@ fn solve_free(
     let mut largest: f64 = 0.0;
     for (i, &k) in free.iter().enumerate() {
         let (row, p) = (&rows[k], &prepared[rows[k].index]);
-        system.jacobian[i] = components(&row.jacobian);
-        system.effect[i] = components(&effect[i]);
+        system.jacobian[i] = row.jacobian.components();
+        system.effect[i] = effect[i].components();
         system.diagonal[i] = p.cfm_over_h;
-        largest = largest.max((dot(&row.jacobian, &effect[i]) + p.cfm_over_h).abs());
+        largest = largest.max((row.jacobian.dot(&effect[i]) + p.cfm_over_h).abs());
         rhs[i] = p.target - row.velocity(base) - p.cfm_over_h * row.old;
     }
     if !(largest > 0.0 && largest.is_finite()) {
@@ -374,19 +339,6 @@ fn solve_free(
         *d += REGULARIZATION * largest;
     }
     system.solve(&rhs[..count], delta)
-}
-
-/// A twist's six components, linear then angular.
-#[inline]
-fn components(t: &Twist) -> [f64; 6] {
-    [
-        t.linear.x,
-        t.linear.y,
-        t.linear.z,
-        t.angular.x,
-        t.angular.y,
-        t.angular.z,
-    ]
 }
 
 /// Checks the guess (impulses `new`, velocity `v1`) against the group's LCP and moves the rows
@@ -444,10 +396,7 @@ fn charge_budgets<S: GroupState>(
     v1: &Twist,
     state: &mut S,
 ) -> bool {
-    let mean = Twist {
-        linear: (v0.linear + v1.linear) * 0.5,
-        angular: (v0.angular + v1.angular) * 0.5,
-    };
+    let mean = v0.mean(v1);
     let mut work = [(usize::MAX, 0.0); MAX_BLOCK_ROWS];
     let mut pairs = 0;
     for row in rows {
@@ -455,7 +404,7 @@ fn charge_budgets<S: GroupState>(
         if !p.energy_clamp || row.new == row.old {
             continue;
         }
-        let w = (row.new - row.old) * dot(&row.jacobian, &mean);
+        let w = (row.new - row.old) * row.jacobian.dot(&mean);
         match work[..pairs].iter_mut().find(|(pair, _)| *pair == p.pair) {
             Some(entry) => entry.1 += w,
             None => {

@@ -14,8 +14,8 @@ use core::cell::RefCell;
 
 use smallvec::SmallVec;
 
-use crate::pgs::Twist;
 use crate::settings::SolveReport;
+use crate::twist::Twist;
 use shatter_integrators::ClampVerdict;
 
 /// Access to the impulses (N s), velocities (m/s, rad/s) and per-pair energy budgets (J) of a

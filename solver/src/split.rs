@@ -25,9 +25,10 @@
 //! energy.
 
 use crate::body::SplitVelocity;
-use crate::pgs::{Prepared, Twist, clamp};
+use crate::pgs::{Prepared, clamp};
 use crate::settings::SolverSettings;
 use crate::shock::ShockOrder;
+use crate::twist::Twist;
 
 /// The result of the split pass.
 pub(crate) struct SplitOutcome {
@@ -111,8 +112,8 @@ pub(crate) fn solve_split(
         velocities: pseudo[..world]
             .iter()
             .map(|twist| SplitVelocity {
-                linear: twist.linear,
-                angular: twist.angular,
+                linear: twist.linear(),
+                angular: twist.angular(),
             })
             .collect(),
     }

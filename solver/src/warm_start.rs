@@ -7,9 +7,10 @@
 //! bounds as they stand now, friction rows to `mu` times their normal row's incoming impulse.
 
 use crate::clamp::clamp_row_increment_within;
-use crate::pgs::{Prepared, Twist, bounds, clamp};
+use crate::pgs::{Prepared, bounds, clamp};
 use crate::row::Row;
 use crate::settings::SolveReport;
+use crate::twist::Twist;
 use shatter_integrators::ClampVerdict;
 
 /// Applies the rows' incoming impulses, clamped to their bounds (non-friction rows first, so that

@@ -9,9 +9,10 @@
 //! step allocates nothing. The workspace holds no state that outlives a call: the results are the
 //! same bits whichever workspace a solve is given.
 
-use crate::pgs::{Prepared, Twist};
+use crate::pgs::Prepared;
 use crate::shock::ShockOrder;
 use crate::split::SplitBuffers;
+use crate::twist::Twist;
 
 /// Reusable scratch memory for [`solve_with`](crate::pgs::solve_with): capacity only, no state.
 #[derive(Default)]
