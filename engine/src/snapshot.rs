@@ -163,8 +163,10 @@ impl World {
         // Every check passed: now write.
         self.contact_cache = contact_cache;
         self.manifold_cache = manifold_cache;
-        self.bodies.states_mut().copy_from_slice(&states);
-        self.bodies.motion_mut().copy_from_slice(&motion);
+        for (dense, state) in states.iter().enumerate() {
+            *self.bodies.edit_state(dense) = *state;
+        }
+        self.bodies.update_motion(|records| records.copy_from_slice(&motion));
         for (joint, impulses) in self.joints.joints_mut().iter_mut().zip(impulses) {
             joint.impulses = impulses;
         }

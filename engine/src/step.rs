@@ -29,6 +29,8 @@ use crate::report::{kinetic_energy, potential_energy};
 use crate::settings::check_time_step;
 use crate::stages::integrate::{IntegrateScratch, SplitVelocity};
 use crate::stages::{broad_phase, collide, collision_pass, forces, integrate, joint_positions, sleep, solve};
+use shatter_integrators::BodyKind;
+
 use crate::store::BodyStore;
 use crate::world::World;
 
@@ -146,8 +148,10 @@ pub(crate) struct StepScratch {
     pub(crate) contacts: Vec<PairContacts>,
     /// Likewise for the manifold cache's entries.
     pub(crate) manifolds: Vec<CachedManifold>,
-    /// Each body's state at the start of the step, by slot index (for quarantine).
+    /// Moving bodies' states at the start of the step, by slot index (for quarantine).
     pub(crate) start: Vec<Option<StartState>>,
+    /// Number of the step `start` belongs to.
+    pub(crate) start_step: u64,
     pub(crate) wake_requests: Vec<u32>,
     pub(crate) links: Vec<[u32; 2]>,
     pub(crate) integrate: IntegrateScratch,
@@ -175,11 +179,13 @@ impl World {
         report.woken += self.wake_jointed();
         let mut pairs = std::mem::take(&mut self.scratch.pairs);
         let connected = self.joints.connected_pairs();
+        let edited = self.bodies.take_edited();
         let found = broad_phase::find_pairs(
             &self.bodies,
             &mut self.broad_phase,
             dt,
             self.settings.contact_margin,
+            edited,
             &connected,
             &mut pairs,
             &mut self.scratch.broad,
@@ -279,9 +285,13 @@ impl World {
         self.scratch.contacts = std::mem::replace(&mut self.contacts, contacts);
         self.time += dt;
         self.steps += 1;
-        report.awake_bodies = (0..self.bodies.len())
-            .filter(|&i| self.bodies.is_awake_dynamic(i))
+        report.awake_bodies = self
+            .bodies
+            .moving()
+            .iter()
+            .filter(|&&i| self.bodies.kinds()[i as usize] == BodyKind::Dynamic)
             .count();
+        debug_assert_eq!(self.bodies.check_consistency(), Ok(()));
         report.kinetic_energy_after = clock.energy;
         debug_assert_eq!(
             report.kinetic_energy_after.to_bits(),

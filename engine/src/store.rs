@@ -10,10 +10,18 @@
 //! - per-awake-body solver data, built by the step each time in its own dense arrays over the
 //!   awake bodies only (see the solve stage), so sleeping bodies cost nothing there.
 //!
+//! The store also keeps the list of *moving* bodies ([`BodyStore::moving`]: awake dynamic bodies
+//! and kinematic ones, not quarantined) in dense order, so that the step's per-body passes cost
+//! O(moving) and a world at rest costs next to nothing; and the mass moment `sum m x` of the
+//! dynamic bodies that do not move, whose potential energy is therefore fixed until one of them
+//! moves. Both are renewed whenever a body is added or removed or a flag changes: flags change
+//! only through [`BodyStore::update_motion`].
+//!
 //! Removal is a swap-remove: the last body moves into the hole and its slot is re-pointed, so the
 //! arrays stay dense and the order depends only on the sequence of inserts and removes.
 
 use bytemuck::{Pod, Zeroable};
+use glam::DVec3;
 use shatter_collision::{Collider, Pose, ProxyId};
 use shatter_integrators::{BodyKind, MassProperties, RigidState};
 
@@ -103,6 +111,14 @@ pub struct BodyStore {
     masses: Vec<MassProperties>,
     kinds: Vec<BodyKind>,
     motion: Vec<BodyMotion>,
+    /// Dense indices of the moving bodies, ascending.
+    moving: Vec<u32>,
+    /// `sum m x` over the dynamic bodies that do not move, kg m.
+    resting_moment: DVec3,
+    /// Whether a body was added or removed, a flag changed, or the user edited a state since
+    /// [`BodyStore::take_edited`] was last called: then bodies outside the moving list may
+    /// have changed too.
+    edited: bool,
 }
 
 impl BodyStore {
@@ -200,12 +216,64 @@ impl BodyStore {
         self.kinds[dense] == BodyKind::Dynamic && self.is_moving(dense)
     }
 
+    /// Dense indices of the bodies that move this step ([`BodyStore::is_moving`]), ascending.
+    pub fn moving(&self) -> &[u32] {
+        &self.moving
+    }
+
+    /// `sum m x` over the dynamic bodies that do not move this step (asleep or quarantined),
+    /// kg m: their part of the potential energy is `-g . (sum m x)`.
+    pub fn resting_mass_moment(&self) -> DVec3 {
+        self.resting_moment
+    }
+
+    /// Renews the moving list and the resting mass moment from the flags (one pass over the
+    /// bodies; called whenever a flag or the set of bodies changes).
+    fn renew_moving(&mut self) {
+        self.edited = true;
+        self.moving.clear();
+        let mut moment = DVec3::ZERO;
+        for dense in 0..self.records.len() {
+            if self.is_moving(dense) {
+                self.moving.push(dense as u32);
+            } else if self.kinds[dense] == BodyKind::Dynamic {
+                moment += self.masses[dense].mass() * self.states[dense].position;
+            }
+        }
+        self.resting_moment = moment;
+    }
+
+    /// Runs `change` on the sleep records and flags, then renews what depends on the flags.
+    pub(crate) fn update_motion<R>(&mut self, change: impl FnOnce(&mut [BodyMotion]) -> R) -> R {
+        let result = change(&mut self.motion);
+        self.renew_moving();
+        result
+    }
+
+    /// Sets the resting time (s) of the moving bodies, one per entry of [`BodyStore::moving`]
+    /// (flags untouched).
+    pub(crate) fn set_resting_times(&mut self, times: impl Iterator<Item = f64>) {
+        for (&dense, time) in self.moving.iter().zip(times) {
+            self.motion[dense as usize].resting_time = time;
+        }
+    }
+
+    /// States to change, for the stages, which change only moving bodies' states (a user's edit
+    /// goes through [`BodyStore::edit_state`]).
     pub(crate) fn states_mut(&mut self) -> &mut [RigidState] {
         &mut self.states
     }
 
-    pub(crate) fn motion_mut(&mut self) -> &mut [BodyMotion] {
-        &mut self.motion
+    /// The state of the body at `dense`, to be changed by the user.
+    pub(crate) fn edit_state(&mut self, dense: usize) -> &mut RigidState {
+        self.edited = true;
+        &mut self.states[dense]
+    }
+
+    /// Whether anything outside the moving list may have changed since the last call (see the
+    /// field); clears the mark.
+    pub(crate) fn take_edited(&mut self) -> bool {
+        core::mem::take(&mut self.edited)
     }
 
     /// States, masses and kinds at once, the first mutable (for the integrator and impulses).
@@ -213,11 +281,17 @@ impl BodyStore {
         (&mut self.states, &self.masses, &self.kinds)
     }
 
+    /// The moving list with the states (mutable) and kinds, for passes over the moving bodies.
+    pub(crate) fn moving_states_mut(&mut self) -> (&[u32], &mut [RigidState], &[BodyKind]) {
+        (&self.moving, &mut self.states, &self.kinds)
+    }
+
     pub(crate) fn record_mut(&mut self, dense: usize) -> &mut BodyRecord {
         &mut self.records[dense]
     }
 
-    /// Adds a validated body; dynamic bodies start awake.
+    /// Adds a validated body; dynamic bodies start awake (so a new body moves unless it is static,
+    /// and its index, the largest, goes to the end of the moving list).
     pub(crate) fn insert(&mut self, body: ResolvedBody) -> BodyId {
         let dense = self.records.len();
         let (index, generation) = self.slots.allocate(dense);
@@ -238,6 +312,10 @@ impl BodyStore {
             island: index,
             flags: BodyMotion::AWAKE,
         });
+        if self.is_moving(dense) {
+            self.moving.push(dense as u32);
+        }
+        self.edited = true;
         id
     }
 
@@ -253,6 +331,7 @@ impl BodyStore {
         if let Some(moved) = self.records.get(dense) {
             self.slots.relocate(moved.id.index, dense);
         }
+        self.renew_moving();
         Ok(record)
     }
 
@@ -272,6 +351,13 @@ impl BodyStore {
             if self.slots.dense(record.id.index, record.id.generation) != Some(dense) {
                 return Err(format!("{} does not map to dense index {dense}", record.id));
             }
+        }
+        let moving: Vec<u32> = (0..n).filter(|&i| self.is_moving(i)).map(|i| i as u32).collect();
+        if moving != self.moving {
+            return Err(format!(
+                "moving list {:?} differs from the flags' {moving:?}",
+                self.moving
+            ));
         }
         Ok(())
     }

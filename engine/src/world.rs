@@ -286,7 +286,7 @@ impl World {
     pub fn set_pose(&mut self, id: BodyId, pose: Pose) -> Result<(), EngineError> {
         let dense = self.bodies.dense_index(id)?;
         check_pose("body pose", &pose)?;
-        let state = &mut self.bodies.states_mut()[dense];
+        let state = self.bodies.edit_state(dense);
         let angular = state.angular_velocity();
         state.position = pose.position;
         state.orientation = pose.orientation;
@@ -306,7 +306,7 @@ impl World {
                 "{id} is static and cannot be given a velocity; make it kinematic to move it"
             )));
         }
-        let state = &mut self.bodies.states_mut()[dense];
+        let state = self.bodies.edit_state(dense);
         state.linear_velocity = linear;
         state.set_angular_velocity(angular);
         self.touch(dense);
@@ -388,8 +388,9 @@ impl World {
         if !motion.is_awake() && !motion.is_quarantined() {
             wake_island(&mut self.bodies, motion.island);
         }
-        let motion = &mut self.bodies.motion_mut()[dense];
-        motion.flags = BodyMotion::AWAKE;
-        motion.resting_time = 0.0;
+        self.bodies.update_motion(|motion| {
+            motion[dense].flags = BodyMotion::AWAKE;
+            motion[dense].resting_time = 0.0;
+        });
     }
 }

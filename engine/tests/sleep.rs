@@ -143,3 +143,99 @@ fn sleep_waits_until_a_spawned_overlap_is_pushed_out() {
         "asleep at step {asleep_at:?} with the box's centre at {height} m (0.5 m at contact)"
     );
 }
+
+/// `-sum m g . x` over the dynamic bodies, summed body by body.
+fn potential_energy_by_hand(world: &World) -> f64 {
+    let bodies = world.bodies();
+    (0..bodies.len())
+        .map(|dense| bodies.view(dense))
+        .filter(|view| !view.mass.is_infinite())
+        .map(|view| -view.mass.mass() * world.settings().gravity.dot(view.state.position))
+        .sum()
+}
+
+#[test]
+fn sleep_a_world_at_rest_keeps_its_moving_list_and_potential_energy_exact() {
+    let mut world = World::default();
+    world.add_body(ground()).unwrap();
+    // A stack of two boxes and a box beside it, at rest within a few steps.
+    let ids: Vec<_> = [(0.0, 0.5), (0.0, 1.5), (3.0, 0.5)]
+        .into_iter()
+        .map(|(x, y)| {
+            let desc = BodyDesc::dynamic(cuboid(DVec3::splat(0.5))).with_position(DVec3::new(x, y, 0.0));
+            world.add_body(desc).unwrap()
+        })
+        .collect();
+    let mut asleep = false;
+    for _ in 0..300 {
+        let report = world.step(FRAME).unwrap();
+        let by_hand = potential_energy_by_hand(&world);
+        assert!((report.potential_energy_after - by_hand).abs() <= 1e-12 * by_hand.abs().max(1.0));
+        assert_eq!(world.bodies().check_consistency(), Ok(()));
+        if report.awake_bodies == 0 {
+            asleep = true;
+            break;
+        }
+    }
+    assert!(asleep, "the pile never fell asleep");
+    assert!(world.bodies().moving().is_empty());
+    // Resting, a step changes nothing and reports the same energy.
+    let before = world.bodies().states().to_vec();
+    let report = world.step(FRAME).unwrap();
+    assert_eq!(world.bodies().states(), &before[..]);
+    assert_eq!(report.kinetic_energy_after, 0.0);
+    assert!(
+        (report.potential_energy_after - potential_energy_by_hand(&world)).abs()
+            <= 1e-12 * report.potential_energy_after.abs()
+    );
+    // A body woken by the user moves again and is on the list; its island with it.
+    let top = *ids.last().unwrap();
+    world
+        .apply_impulse(top, DVec3::new(0.5, 0.0, 0.0), world.pose(top).unwrap().position)
+        .unwrap();
+    let dense = world.bodies().dense_index(top).unwrap() as u32;
+    assert!(world.bodies().moving().contains(&dense));
+    assert_eq!(world.bodies().check_consistency(), Ok(()));
+    world.step(FRAME).unwrap();
+    assert!(
+        (world.potential_energy() - potential_energy_by_hand(&world)).abs() <= 1e-12 * world.potential_energy().abs()
+    );
+}
+
+#[test]
+fn sleep_a_fixed_body_the_user_moves_into_a_falling_ball_s_way_catches_it() {
+    // Many fixed bodies and one moving ball: the broad phase looks only at the moving list unless
+    // something else was edited, so this checks that a user's edit of a fixed body is seen.
+    let mut world = World::default();
+    let plates: Vec<_> = (0..12)
+        .map(|k| {
+            world
+                .add_body(
+                    BodyDesc::fixed(cuboid(DVec3::new(1.0, 0.1, 1.0))).with_position(DVec3::new(
+                        10.0 + 5.0 * k as f64,
+                        0.0,
+                        0.0,
+                    )),
+                )
+                .unwrap()
+        })
+        .collect();
+    let falling = world
+        .add_body(BodyDesc::dynamic(ball(0.25)).with_position(DVec3::new(0.0, 3.0, 0.0)))
+        .unwrap();
+    for _ in 0..5 {
+        world.step(FRAME).unwrap();
+    }
+    world
+        .set_pose(
+            plates[0],
+            shatter_collision::Pose::new(DVec3::ZERO, glam::DQuat::IDENTITY),
+        )
+        .unwrap();
+    for _ in 0..90 {
+        world.step(FRAME).unwrap();
+    }
+    let height = world.pose(falling).unwrap().position.y;
+    // Resting on the plate's top (y = 0.1) with its radius, within the solver's slop.
+    assert!((height - 0.35).abs() < 0.01, "the ball is at y = {height} m");
+}

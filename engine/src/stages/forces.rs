@@ -8,15 +8,20 @@
 
 use glam::DVec3;
 
+use shatter_integrators::BodyKind;
+
 use crate::store::BodyStore;
 
 /// Adds `gravity * dt` (m/s) to every awake dynamic body's velocity; returns how many it touched.
 pub(crate) fn run(bodies: &mut BodyStore, gravity: DVec3, dt: f64) -> usize {
     let dv = gravity * dt;
-    let moving: Vec<usize> = (0..bodies.len()).filter(|&i| bodies.is_awake_dynamic(i)).collect();
-    let states = bodies.states_mut();
-    for &i in &moving {
-        states[i].linear_velocity += dv;
+    let (moving, states, kinds) = bodies.moving_states_mut();
+    let mut pushed = 0;
+    for &i in moving {
+        if kinds[i as usize] == BodyKind::Dynamic {
+            states[i as usize].linear_velocity += dv;
+            pushed += 1;
+        }
     }
-    moving.len()
+    pushed
 }

@@ -75,10 +75,8 @@ pub(crate) fn run(
     scratch.states.clear();
     scratch.masses.clear();
     scratch.kinds.clear();
-    for dense in 0..bodies.len() {
-        if !bodies.is_moving(dense) {
-            continue;
-        }
+    for &dense in bodies.moving() {
+        let dense = dense as usize;
         let view = bodies.view(dense);
         let energy = view.state.kinetic_energy(view.mass);
         if !(view.state.is_valid() && energy.is_finite()) {

@@ -31,20 +31,23 @@ pub(crate) struct SleepOutcome {
     pub(crate) woken: usize,
 }
 
-/// Wakes every sleeping dynamic body of island `tag`; returns how many woke.
-pub(crate) fn wake_island(bodies: &mut BodyStore, tag: u32) -> usize {
+/// Wakes every sleeping dynamic body of island `tag`; returns their dense indices, ascending.
+pub(crate) fn wake_island(bodies: &mut BodyStore, tag: u32) -> Vec<usize> {
     let sleepers: Vec<usize> = (0..bodies.len())
         .filter(|&i| {
             let m = bodies.motion()[i];
             bodies.kinds()[i] == BodyKind::Dynamic && !m.is_awake() && !m.is_quarantined() && m.island == tag
         })
         .collect();
-    let motion = bodies.motion_mut();
-    for &i in &sleepers {
-        motion[i].flags |= BodyMotion::AWAKE;
-        motion[i].resting_time = 0.0;
+    if !sleepers.is_empty() {
+        bodies.update_motion(|motion| {
+            for &i in &sleepers {
+                motion[i].flags |= BodyMotion::AWAKE;
+                motion[i].resting_time = 0.0;
+            }
+        });
     }
-    sleepers.len()
+    sleepers
 }
 
 /// The wake request a link between bodies `a` and `b` (dense) files, if any: the island tag of a
@@ -86,9 +89,17 @@ pub(crate) fn run(
     requests.sort_unstable();
     requests.dedup();
     for tag in requests.drain(..) {
-        outcome.woken += wake_island(bodies, tag);
+        outcome.woken += wake_island(bodies, tag).len();
     }
     if !settings.enabled {
+        return outcome;
+    }
+    // Only awake bodies count resting time or fall asleep: with none, there is nothing to do.
+    if !bodies
+        .moving()
+        .iter()
+        .any(|&i| bodies.kinds()[i as usize] == BodyKind::Dynamic)
+    {
         return outcome;
     }
     let n = bodies.len();
@@ -97,14 +108,14 @@ pub(crate) fn run(
     let slow = |linear: DVec3, angular: DVec3| {
         linear.length() < settings.linear_threshold && angular.length() < settings.angular_threshold
     };
-    let mut resting: Vec<Option<bool>> = (0..n)
-        .map(|i| {
-            bodies.is_awake_dynamic(i).then(|| {
-                let s = &bodies.states()[i];
-                slow(s.linear_velocity, s.body_angular_velocity)
-            })
-        })
-        .collect();
+    let mut resting: Vec<Option<bool>> = vec![None; n];
+    for &i in bodies.moving() {
+        let i = i as usize;
+        if bodies.kinds()[i] == BodyKind::Dynamic {
+            let s = &bodies.states()[i];
+            resting[i] = Some(slow(s.linear_velocity, s.body_angular_velocity));
+        }
+    }
     for split in pushed {
         if let Some(rest @ Some(true)) = resting.get_mut(split.dense as usize)
             && !slow(split.linear, split.angular)
@@ -112,12 +123,19 @@ pub(crate) fn run(
             *rest = Some(false);
         }
     }
-    let motion = bodies.motion_mut();
-    for (record, resting) in motion.iter_mut().zip(&resting) {
-        if let Some(resting) = *resting {
-            record.resting_time = if resting { record.resting_time + dt } else { 0.0 };
-        }
-    }
+    let times: Vec<f64> = bodies
+        .moving()
+        .iter()
+        .map(|&i| {
+            let (i, time) = (i as usize, bodies.motion()[i as usize].resting_time);
+            match resting[i] {
+                Some(true) => time + dt,
+                Some(false) => 0.0,
+                None => time,
+            }
+        })
+        .collect();
+    bodies.set_resting_times(times.into_iter());
     let awake = |i: usize| resting[i].is_some();
     let mut islands = UnionFind::new(n);
     for &[a, b] in links {
@@ -141,21 +159,24 @@ pub(crate) fn run(
         };
         least[roots[i]] = least[roots[i]].min(time);
     }
-    let tags: Vec<u32> = (0..n).map(|i| bodies.records()[roots[i]].id.index).collect();
     let sleepers: Vec<usize> = (0..n)
         // Summed time steps fall short of their product by rounding (15 x 1/30 < 0.5); that must
         // not cost a whole step.
         .filter(|&i| awake(i) && least[roots[i]] >= settings.time_to_sleep * (1.0 - 1e-9))
         .collect();
-    let (states, _, _) = bodies.dynamics_mut();
-    for &i in &sleepers {
-        states[i].linear_velocity = DVec3::ZERO;
-        states[i].body_angular_velocity = DVec3::ZERO;
-    }
-    let motion = bodies.motion_mut();
-    for &i in &sleepers {
-        motion[i].flags &= !BodyMotion::AWAKE;
-        motion[i].island = tags[i];
+    if !sleepers.is_empty() {
+        let (states, _, _) = bodies.dynamics_mut();
+        for &i in &sleepers {
+            states[i].linear_velocity = DVec3::ZERO;
+            states[i].body_angular_velocity = DVec3::ZERO;
+        }
+        let tags: Vec<u32> = sleepers.iter().map(|&i| bodies.records()[roots[i]].id.index).collect();
+        bodies.update_motion(|motion| {
+            for (&i, &tag) in sleepers.iter().zip(&tags) {
+                motion[i].flags &= !BodyMotion::AWAKE;
+                motion[i].island = tag;
+            }
+        });
     }
     outcome.fell_asleep = sleepers.len();
     outcome

@@ -27,9 +27,13 @@ impl World {
         }
         tags.sort_unstable();
         tags.dedup();
-        tags.into_iter()
-            .map(|tag| sleep::wake_island(&mut self.bodies, tag))
-            .sum()
+        let mut woken = 0;
+        for tag in tags {
+            let bodies = sleep::wake_island(&mut self.bodies, tag);
+            self.remember_woken(&bodies);
+            woken += bodies.len();
+        }
+        woken
     }
 
     /// Wakes the sleeping islands that `contacts` show touched by moving bodies, and adds the
@@ -62,7 +66,9 @@ impl World {
                 break;
             }
             for tag in tags {
-                woken += sleep::wake_island(&mut self.bodies, tag);
+                let bodies = sleep::wake_island(&mut self.bodies, tag);
+                self.remember_woken(&bodies);
+                woken += bodies.len();
             }
             let records = self.bodies.records();
             let key = |pair: &[u32; 2]| (records[pair[0] as usize].id, records[pair[1] as usize].id);
