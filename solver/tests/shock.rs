@@ -215,3 +215,42 @@ proptest! {
         assert_solves_the_lcp(&bodies[0], &rows, &patch, 1e-6);
     }
 }
+
+/// A rare case the block alone leaves short of the LCP, kept as a reproducer: a box rising at
+/// 0.6 m/s while turning onto one edge and sliding at 2.75 m/s with `mu` 1.44. After one velocity
+/// sweep and the shock pass, corner 0 still pushes (0.030 N s) while separating at 7.6 mm/s, and
+/// more Gauss-Seidel iterations in the pass do not change it; with the default ten sweeps before
+/// the pass the same contact is solved. Fewer than one in 20 000 random cases of the property test
+/// above fall here.
+#[test]
+#[ignore = "known limitation of the shock block on its own; run with --ignored"]
+fn shock_block_alone_solves_a_box_tipping_onto_an_edge_with_high_friction() {
+    let linear = DVec3::new(0.006545124848718454, 0.6997544275989197 - 0.1, 2.752285987892791);
+    let angular = DVec3::new(-1.3393707538071966, 0.0, 0.0);
+    let (mut bodies, mut rows, patch) = box_on_ground(linear, angular, 1.4438613930303348, None);
+    let settings = SolverSettings {
+        shock_iterations: 2000,
+        tolerance: 1e-12,
+        ..shock_only()
+    };
+    solve(&mut bodies, &mut rows, DT, &settings).unwrap();
+    assert_solves_the_lcp(&bodies[0], &rows, &patch, 1e-6);
+}
+
+/// The same contact with the default velocity sweeps before the shock pass is solved exactly.
+#[test]
+fn shock_block_after_the_default_sweeps_solves_a_box_tipping_onto_an_edge_with_high_friction() {
+    let linear = DVec3::new(0.006545124848718454, 0.6997544275989197 - 0.1, 2.752285987892791);
+    let angular = DVec3::new(-1.3393707538071966, 0.0, 0.0);
+    let (mut bodies, mut rows, patch) = box_on_ground(linear, angular, 1.4438613930303348, None);
+    let before = kinetic_energy(&bodies);
+    let settings = SolverSettings {
+        iterations: SolverSettings::default().iterations,
+        shock_iterations: 2000,
+        tolerance: 1e-12,
+        ..shock_only()
+    };
+    solve(&mut bodies, &mut rows, DT, &settings).unwrap();
+    assert!(kinetic_energy(&bodies) <= before * (1.0 + 1e-12));
+    assert_solves_the_lcp(&bodies[0], &rows, &patch, 1e-6);
+}
