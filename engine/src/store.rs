@@ -15,7 +15,7 @@
 //! O(moving) and a world at rest costs next to nothing; and the mass moment `sum m x` of the
 //! dynamic bodies that do not move, whose potential energy is therefore fixed until one of them
 //! moves. Both are renewed whenever a body is added or removed or a flag changes: flags change
-//! only through [`BodyStore::update_motion`].
+//! only through `BodyStore::update_motion`.
 //!
 //! Removal is a swap-remove: the last body moves into the hole and its slot is re-pointed, so the
 //! arrays stay dense and the order depends only on the sequence of inserts and removes.
