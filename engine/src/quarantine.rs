@@ -38,7 +38,8 @@ impl World {
         }
     }
 
-    /// Records the start states of bodies woken during the step (dense indices).
+    /// Records the start states of bodies woken during the step (dense indices); between steps,
+    /// the next step's start records them again.
     pub(crate) fn remember_woken(&mut self, woken: &[usize]) {
         for &dense in woken {
             remember(&self.bodies, &mut self.scratch.start, self.scratch.start_step, dense);

@@ -209,7 +209,8 @@ impl World {
         }
         let motion = self.bodies.motion()[dense];
         if self.bodies.kinds()[dense] == BodyKind::Dynamic && !motion.is_awake() && !motion.is_quarantined() {
-            wake_island(&mut self.bodies, motion.island);
+            let woken = wake_island(&mut self.bodies, motion.island);
+            self.remember_woken(&woken);
         }
         let record = self.bodies.remove(id)?;
         if let Some(proxy) = record.proxy {
@@ -375,7 +376,8 @@ impl World {
     fn touch_sleeper(&mut self, dense: usize) {
         let motion = self.bodies.motion()[dense];
         if self.bodies.kinds()[dense] == BodyKind::Dynamic && !motion.is_awake() && !motion.is_quarantined() {
-            wake_island(&mut self.bodies, motion.island);
+            let woken = wake_island(&mut self.bodies, motion.island);
+            self.remember_woken(&woken);
         }
     }
 
@@ -386,11 +388,15 @@ impl World {
         }
         let motion = self.bodies.motion()[dense];
         if !motion.is_awake() && !motion.is_quarantined() {
-            wake_island(&mut self.bodies, motion.island);
+            let woken = wake_island(&mut self.bodies, motion.island);
+            self.remember_woken(&woken);
         }
         self.bodies.update_motion(|motion| {
             motion[dense].flags = BodyMotion::AWAKE;
             motion[dense].resting_time = 0.0;
         });
+        // A body woken or released within a step (a fracture model's impulse) can be put back
+        // where it was woken, should it go non-finite.
+        self.remember_woken(&[dense]);
     }
 }

@@ -266,3 +266,30 @@ fn fracture_hook_sees_the_impulse_of_a_joint_holding_a_weight() {
     );
     assert!((world.pose(weight).unwrap().position - DVec3::Y).length() < 1e-3);
 }
+
+#[test]
+fn fracture_hook_impulse_that_overflows_a_sleeping_body_quarantines_it_where_it_rested() {
+    let mut world = World::default();
+    world.add_body(ground()).unwrap();
+    let he = DVec3::splat(0.5);
+    let at = DVec3::new(5.0, he.y, -2.0);
+    let sleeper = world.add_body(BodyDesc::dynamic(cuboid(he)).with_position(at)).unwrap();
+    for _ in 0..60 {
+        world.step(FRAME).unwrap();
+    }
+    assert!(!world.is_awake(sleeper).unwrap(), "the box should have fallen asleep");
+    let rested = world.pose(sleeper).unwrap().position;
+    // The hook wakes the sleeper with an impulse whose kinetic energy overflows: the integrate
+    // stage catches it, and quarantine puts it back where it was woken.
+    let (model, _) = probe("overflow", move |context| {
+        context
+            .apply_impulse(sleeper, DVec3::X * 1e300, rested)
+            .map_err(|e| e.to_string())
+    });
+    world.add_fracture_model(model);
+    let report = world.step(FRAME).unwrap();
+    assert_eq!(report.quarantined.len(), 1, "{:?}", report.quarantined);
+    assert_eq!(report.quarantined[0].id, sleeper);
+    assert_eq!(world.pose(sleeper).unwrap().position, rested);
+    assert_eq!(world.linear_velocity(sleeper).unwrap(), DVec3::ZERO);
+}
