@@ -362,10 +362,13 @@ pub(crate) fn bounds(row: &Prepared, lambdas: &[f64]) -> (f64, f64) {
 }
 
 /// `value` limited to `[lower, upper]`. Unlike `f64::clamp` it never panics: a NaN bound, which only
-/// an overflow elsewhere can produce, is ignored, and the end-of-solve check reports the overflow.
+/// an overflow elsewhere can produce, is ignored (a NaN value stays NaN), and the end-of-solve
+/// check reports the overflow. Two comparisons, which compile to one instruction each (`f64::max`
+/// and `f64::min` need several to order NaN).
 #[inline]
 pub(crate) fn clamp(value: f64, lower: f64, upper: f64) -> f64 {
-    value.max(lower).min(upper)
+    let raised = if value < lower { lower } else { value };
+    if raised > upper { upper } else { raised }
 }
 
 /// Applies `delta` to a row whose current `J v` is `jv`, and returns the increment actually applied.
@@ -382,6 +385,9 @@ fn apply_increment(
     budget: &mut f64,
     report: &mut SolveReport,
 ) -> f64 {
+    if delta == 0.0 {
+        return 0.0;
+    }
     let mut delta = delta;
     if row.energy_clamp {
         let clamp = clamp_row_increment_within(jv, row.inverse_effective_mass, delta, *budget);
@@ -419,7 +425,7 @@ fn assign_pairs(prepared: &mut [Prepared], pairs: &mut Vec<u64>) -> usize {
 
 /// Precomputes a validated row: `M^-1 J^T`, the diagonal, the targets of both passes.
 #[inline]
-fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings) -> Prepared {
+pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &SolverSettings) -> Prepared {
     let world = bodies.len();
     let index = |body: u32| {
         if body == crate::body::NO_BODY {
