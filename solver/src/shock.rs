@@ -388,7 +388,7 @@ impl Pass for VelocityPass {
     const BLOCK: bool = true;
     #[inline]
     fn update<S: GroupState>(&self, row: &Prepared, frozen: Frozen, index: usize, state: &mut S) -> f64 {
-        update(row, frozen, index, state)
+        update(row, frozen, index, 1.0, state)
     }
 
     fn iterate<S: GroupState>(
@@ -473,9 +473,10 @@ fn moving_mass(row: &Prepared, frozen: Frozen) -> f64 {
 
 /// One row update with `frozen` held still; returns the change of the row's `J v` it made, m/s.
 #[inline]
-fn update<S: GroupState>(row: &Prepared, frozen: Frozen, index: usize, state: &mut S) -> f64 {
+fn update<S: GroupState>(row: &Prepared, frozen: Frozen, index: usize, relaxation: f64, state: &mut S) -> f64 {
     let (va, vb) = (state.velocity(row.a), state.velocity(row.b));
-    let Some((delta, diagonal)) = increment(row, frozen, index, row.side_a(&va), row.side_b(&vb), state) else {
+    let Some((delta, diagonal)) = increment(row, frozen, index, row.side_a(&va), row.side_b(&vb), relaxation, state)
+    else {
         return 0.0;
     };
     apply_to(row, frozen, state, va, vb, delta);
@@ -506,6 +507,10 @@ fn gauss_seidel_moving<S: GroupState>(
             }
         })
         .collect();
+    // Friction can trap plain Gauss-Seidel in a cycle (a tipping box's corners pushing and
+    // releasing in turn while it slides): once a sweep fails to halve the residual of the sweep
+    // two before it, the updates are under-relaxed, which damps such a cycle out.
+    let mut schedule = Relaxation::default();
     for _ in 0..iterations {
         let mut residual: f64 = 0.0;
         for (&(index, frozen), &fixed) in group.iter().zip(&fixed) {
@@ -514,7 +519,7 @@ fn gauss_seidel_moving<S: GroupState>(
                 Frozen::A => (fixed, row.side_b(&velocity)),
                 _ => (row.side_a(&velocity), fixed),
             };
-            let Some((delta, diagonal)) = increment(row, frozen, index, side_a, side_b, state) else {
+            let Some((delta, diagonal)) = increment(row, frozen, index, side_a, side_b, schedule.factor, state) else {
                 continue;
             };
             if delta != 0.0 {
@@ -528,8 +533,40 @@ fn gauss_seidel_moving<S: GroupState>(
         if residual <= tolerance {
             break;
         }
+        schedule.after_sweep(residual);
     }
     state.set_velocity(moving, velocity);
+}
+
+/// The relaxation factor of a shock group's Gauss-Seidel: 1 until a sweep fails to halve the
+/// residual of the sweep two before it (a cycle), 0.5 from then on.
+#[derive(Clone, Copy, Debug)]
+struct Relaxation {
+    factor: f64,
+    sweeps: usize,
+    residuals: [f64; 2],
+}
+
+impl Default for Relaxation {
+    fn default() -> Self {
+        Self {
+            factor: 1.0,
+            sweeps: 0,
+            residuals: [f64::INFINITY; 2],
+        }
+    }
+}
+
+impl Relaxation {
+    /// Takes note of a sweep's residual (m/s).
+    fn after_sweep(&mut self, residual: f64) {
+        let slot = self.sweeps % 2;
+        if residual > 0.5 * self.residuals[slot] {
+            self.factor = 0.5;
+        }
+        self.residuals[slot] = residual;
+        self.sweeps += 1;
+    }
 }
 
 /// The impulse increment (N s) of one row update whose `J v` is `side_a + side_b`, with `frozen`
@@ -543,6 +580,7 @@ fn increment<S: GroupState>(
     index: usize,
     side_a: f64,
     side_b: f64,
+    relaxation: f64,
     state: &mut S,
 ) -> Option<(f64, f64)> {
     let jv = side_a + side_b;
@@ -556,7 +594,7 @@ fn increment<S: GroupState>(
         return None;
     }
     let lambda = state.lambda(index);
-    let wanted = (row.target - jv - row.cfm_over_h * lambda) / diagonal;
+    let wanted = relaxation * ((row.target - jv - row.cfm_over_h * lambda) / diagonal);
     let (lower, upper) = match row.friction {
         Some((start, end, mu)) => {
             let limit = mu * (start..end).map(|n| state.lambda(n).abs()).sum::<f64>();
@@ -604,13 +642,35 @@ mod tests {
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
 
-    /// The plain pass: [`update`] row by row, the trait's own Gauss-Seidel loop.
+    /// The plain pass: [`update`] row by row, on the held loop's relaxation schedule.
     struct Plain;
 
     impl Pass for Plain {
         const BLOCK: bool = false;
         fn update<S: GroupState>(&self, row: &Prepared, frozen: Frozen, index: usize, state: &mut S) -> f64 {
-            update(row, frozen, index, state)
+            update(row, frozen, index, 1.0, state)
+        }
+
+        /// Row by row through [`update`], on the same relaxation schedule.
+        fn iterate<S: GroupState>(
+            &self,
+            group: &[(usize, Frozen)],
+            prepared: &[Prepared],
+            state: &mut S,
+            iterations: usize,
+            tolerance: f64,
+        ) {
+            let mut schedule = Relaxation::default();
+            for _ in 0..iterations {
+                let mut residual: f64 = 0.0;
+                for &(index, frozen) in group {
+                    residual = residual.max(update(&prepared[index], frozen, index, schedule.factor, state));
+                }
+                if residual <= tolerance {
+                    break;
+                }
+                schedule.after_sweep(residual);
+            }
         }
     }
 
