@@ -340,7 +340,7 @@ impl ShockOrder {
                     let group = &rows[start..end];
                     if group[0].1 == Frozen::None {
                         for &(index, frozen) in group {
-                            pass.update(&prepared[index], frozen, index, shared);
+                            pass.update(&prepared[index], frozen, index, 1.0, shared);
                         }
                     } else {
                         solve_moving_group(group, prepared, shared, group_iterations, tolerance, pass);
@@ -356,8 +356,18 @@ impl ShockOrder {
 trait Pass {
     /// Whether groups are first solved as one block (shock_block.rs).
     const BLOCK: bool;
-    /// One row update with `frozen` held still; returns the change of the row's `J v`, m/s.
-    fn update<S: GroupState>(&self, row: &Prepared, frozen: Frozen, index: usize, state: &mut S) -> f64;
+    /// Whether a group's Gauss-Seidel under-relaxes once it stops converging ([`Relaxation`]).
+    const RELAXES: bool;
+    /// One row update with `frozen` held still, its step scaled by `relaxation`; returns the
+    /// change of the row's `J v`, m/s.
+    fn update<S: GroupState>(
+        &self,
+        row: &Prepared,
+        frozen: Frozen,
+        index: usize,
+        relaxation: f64,
+        state: &mut S,
+    ) -> f64;
 
     /// Up to `iterations` Gauss-Seidel sweeps over a group with a moving body, until its rows
     /// change by at most `tolerance` (m/s).
@@ -369,14 +379,17 @@ trait Pass {
         iterations: usize,
         tolerance: f64,
     ) {
+        let mut schedule = Relaxation::default();
         for _ in 0..iterations {
+            let factor = if Self::RELAXES { schedule.factor } else { 1.0 };
             let mut residual: f64 = 0.0;
             for &(index, frozen) in group {
-                residual = residual.max(self.update(&prepared[index], frozen, index, state));
+                residual = residual.max(self.update(&prepared[index], frozen, index, factor, state));
             }
             if residual <= tolerance {
                 break;
             }
+            schedule.after_sweep(residual);
         }
     }
 }
@@ -386,9 +399,17 @@ struct VelocityPass;
 
 impl Pass for VelocityPass {
     const BLOCK: bool = true;
+    const RELAXES: bool = true;
     #[inline]
-    fn update<S: GroupState>(&self, row: &Prepared, frozen: Frozen, index: usize, state: &mut S) -> f64 {
-        update(row, frozen, index, 1.0, state)
+    fn update<S: GroupState>(
+        &self,
+        row: &Prepared,
+        frozen: Frozen,
+        index: usize,
+        relaxation: f64,
+        state: &mut S,
+    ) -> f64 {
+        update(row, frozen, index, relaxation, state)
     }
 
     fn iterate<S: GroupState>(
@@ -411,8 +432,17 @@ struct SplitPass;
 
 impl Pass for SplitPass {
     const BLOCK: bool = false;
+    /// Split rows carry no friction: their Gauss-Seidel converges without relaxation.
+    const RELAXES: bool = false;
     #[inline]
-    fn update<S: GroupState>(&self, row: &Prepared, frozen: Frozen, index: usize, state: &mut S) -> f64 {
+    fn update<S: GroupState>(
+        &self,
+        row: &Prepared,
+        frozen: Frozen,
+        index: usize,
+        relaxation: f64,
+        state: &mut S,
+    ) -> f64 {
         let Some(target) = row.split_target.filter(|_| row.friction.is_none()) else {
             return 0.0;
         };
@@ -423,7 +453,7 @@ impl Pass for SplitPass {
         }
         let lambda = state.lambda(index);
         let (va, vb) = (state.velocity(row.a), state.velocity(row.b));
-        let wanted = (target - row.relative_velocity_of(&va, &vb) - row.cfm_over_h * lambda) / diagonal;
+        let wanted = relaxation * ((target - row.relative_velocity_of(&va, &vb) - row.cfm_over_h * lambda) / diagonal);
         let delta = clamp(lambda + wanted, row.lower, row.upper) - lambda;
         apply_to(row, frozen, state, va, vb, delta);
         state.set_lambda(index, lambda + delta);
@@ -642,35 +672,21 @@ mod tests {
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
 
-    /// The plain pass: [`update`] row by row, on the held loop's relaxation schedule.
+    /// The plain pass: [`update`] row by row, through the trait's own Gauss-Seidel loop.
     struct Plain;
 
     impl Pass for Plain {
         const BLOCK: bool = false;
-        fn update<S: GroupState>(&self, row: &Prepared, frozen: Frozen, index: usize, state: &mut S) -> f64 {
-            update(row, frozen, index, 1.0, state)
-        }
-
-        /// Row by row through [`update`], on the same relaxation schedule.
-        fn iterate<S: GroupState>(
+        const RELAXES: bool = true;
+        fn update<S: GroupState>(
             &self,
-            group: &[(usize, Frozen)],
-            prepared: &[Prepared],
+            row: &Prepared,
+            frozen: Frozen,
+            index: usize,
+            relaxation: f64,
             state: &mut S,
-            iterations: usize,
-            tolerance: f64,
-        ) {
-            let mut schedule = Relaxation::default();
-            for _ in 0..iterations {
-                let mut residual: f64 = 0.0;
-                for &(index, frozen) in group {
-                    residual = residual.max(update(&prepared[index], frozen, index, schedule.factor, state));
-                }
-                if residual <= tolerance {
-                    break;
-                }
-                schedule.after_sweep(residual);
-            }
+        ) -> f64 {
+            update(row, frozen, index, relaxation, state)
         }
     }
 

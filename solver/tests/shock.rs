@@ -216,6 +216,14 @@ proptest! {
     }
 }
 
+/// The box of the two tests below: rising at 0.6 m/s while it turns onto one edge and slides at
+/// 2.75 m/s, `mu` 1.44.
+fn tipping_box() -> (Vec<SolverBody>, Vec<Row>, PatchRows) {
+    let linear = DVec3::new(0.006545124848718454, 0.6997544275989197 - 0.1, 2.752285987892791);
+    let angular = DVec3::new(-1.3393707538071966, 0.0, 0.0);
+    box_on_ground(linear, angular, 1.4438613930303348, None)
+}
+
 /// A rare case a property-test seed found: a box rising at 0.6 m/s while turning onto one edge and
 /// sliding at 2.75 m/s with `mu` 1.44. The block runs out of guesses (friction makes its pivoting
 /// cycle), and plain Gauss-Seidel fell into a two-sweep cycle (the edge's corners pushing and
@@ -223,9 +231,7 @@ proptest! {
 /// separating at 7.6 mm/s; the group's Gauss-Seidel now under-relaxes once it stops converging.
 #[test]
 fn shock_block_alone_solves_a_box_tipping_onto_an_edge_with_high_friction() {
-    let linear = DVec3::new(0.006545124848718454, 0.6997544275989197 - 0.1, 2.752285987892791);
-    let angular = DVec3::new(-1.3393707538071966, 0.0, 0.0);
-    let (mut bodies, mut rows, patch) = box_on_ground(linear, angular, 1.4438613930303348, None);
+    let (mut bodies, mut rows, patch) = tipping_box();
     let settings = SolverSettings {
         shock_iterations: 2000,
         tolerance: 1e-12,
@@ -238,9 +244,7 @@ fn shock_block_alone_solves_a_box_tipping_onto_an_edge_with_high_friction() {
 /// The same contact with the default velocity sweeps before the shock pass is solved exactly.
 #[test]
 fn shock_block_after_the_default_sweeps_solves_a_box_tipping_onto_an_edge_with_high_friction() {
-    let linear = DVec3::new(0.006545124848718454, 0.6997544275989197 - 0.1, 2.752285987892791);
-    let angular = DVec3::new(-1.3393707538071966, 0.0, 0.0);
-    let (mut bodies, mut rows, patch) = box_on_ground(linear, angular, 1.4438613930303348, None);
+    let (mut bodies, mut rows, patch) = tipping_box();
     let before = kinetic_energy(&bodies);
     let settings = SolverSettings {
         iterations: SolverSettings::default().iterations,
