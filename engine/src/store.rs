@@ -250,11 +250,12 @@ impl BodyStore {
         result
     }
 
-    /// Sets the resting time (s) of the moving bodies, one per entry of [`BodyStore::moving`]
-    /// (flags untouched).
-    pub(crate) fn set_resting_times(&mut self, times: impl Iterator<Item = f64>) {
-        for (&dense, time) in self.moving.iter().zip(times) {
-            self.motion[dense as usize].resting_time = time;
+    /// Gives each moving body the resting time (s) `next(dense index, resting time)` (flags
+    /// untouched).
+    pub(crate) fn update_resting_times(&mut self, mut next: impl FnMut(usize, f64) -> f64) {
+        for &dense in &self.moving {
+            let record = &mut self.motion[dense as usize];
+            record.resting_time = next(dense as usize, record.resting_time);
         }
     }
 

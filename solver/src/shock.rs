@@ -379,18 +379,30 @@ trait Pass {
         iterations: usize,
         tolerance: f64,
     ) {
-        let mut schedule = Relaxation::default();
-        for _ in 0..iterations {
-            let factor = if Self::RELAXES { schedule.factor } else { 1.0 };
-            let mut residual: f64 = 0.0;
-            for &(index, frozen) in group {
-                residual = residual.max(self.update(&prepared[index], frozen, index, factor, state));
-            }
-            if residual <= tolerance {
-                break;
-            }
-            schedule.after_sweep(residual);
+        iterate_rows(self, group, prepared, state, iterations, tolerance);
+    }
+}
+
+/// [`Pass::iterate`] row by row through [`Pass::update`], on the pass's relaxation schedule.
+fn iterate_rows<S: GroupState, P: Pass + ?Sized>(
+    pass: &P,
+    group: &[(usize, Frozen)],
+    prepared: &[Prepared],
+    state: &mut S,
+    iterations: usize,
+    tolerance: f64,
+) {
+    let mut schedule = Relaxation::default();
+    for _ in 0..iterations {
+        let factor = if P::RELAXES { schedule.factor } else { 1.0 };
+        let mut residual: f64 = 0.0;
+        for &(index, frozen) in group {
+            residual = residual.max(pass.update(&prepared[index], frozen, index, factor, state));
         }
+        if residual <= tolerance {
+            break;
+        }
+        schedule.after_sweep(residual);
     }
 }
 
@@ -672,24 +684,6 @@ mod tests {
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
 
-    /// The plain pass: [`update`] row by row, through the trait's own Gauss-Seidel loop.
-    struct Plain;
-
-    impl Pass for Plain {
-        const BLOCK: bool = false;
-        const RELAXES: bool = true;
-        fn update<S: GroupState>(
-            &self,
-            row: &Prepared,
-            frozen: Frozen,
-            index: usize,
-            relaxation: f64,
-            state: &mut S,
-        ) -> f64 {
-            update(row, frozen, index, relaxation, state)
-        }
-    }
-
     fn body(rng: &mut SplitMix64) -> SolverBody {
         SolverBody {
             linear_velocity: rng.unit_vector() * rng.range(0.0, 2.0),
@@ -783,7 +777,7 @@ mod tests {
                 if held {
                     VelocityPass.iterate(&group, &prepared, &mut state, 7, 1e-12);
                 } else {
-                    Plain.iterate(&group, &prepared, &mut state, 7, 1e-12);
+                    iterate_rows(&VelocityPass, &group, &prepared, &mut state, 7, 1e-12);
                 }
                 let clamped = (report.scaled_increments, report.dropped_increments);
                 (l, v.iter().map(Twist::components).collect::<Vec<_>>(), b, clamped)

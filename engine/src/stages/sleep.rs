@@ -123,19 +123,11 @@ pub(crate) fn run(
             *rest = Some(false);
         }
     }
-    let times: Vec<f64> = bodies
-        .moving()
-        .iter()
-        .map(|&i| {
-            let (i, time) = (i as usize, bodies.motion()[i as usize].resting_time);
-            match resting[i] {
-                Some(true) => time + dt,
-                Some(false) => 0.0,
-                None => time,
-            }
-        })
-        .collect();
-    bodies.set_resting_times(times.into_iter());
+    bodies.update_resting_times(|i, time| match resting[i] {
+        Some(true) => time + dt,
+        Some(false) => 0.0,
+        None => time,
+    });
     let awake = |i: usize| resting[i].is_some();
     let mut islands = UnionFind::new(n);
     for &[a, b] in links {
