@@ -195,8 +195,13 @@ pub fn solve_with(
     for (index, body) in bodies.iter().enumerate() {
         body.validate(index)?;
     }
-    for (index, row) in rows.iter().enumerate() {
-        row.validate(index, bodies.len(), rows.len(), settings.warm_start)?;
+    let (body_count, row_count) = (bodies.len(), rows.len());
+    if !(rows.iter().enumerate())
+        .all(|(index, row)| row.plainly_valid(index, body_count, row_count, settings.warm_start))
+    {
+        for (index, row) in rows.iter().enumerate() {
+            row.validate(index, body_count, row_count, settings.warm_start)?;
+        }
     }
     for (index, row) in rows.iter().enumerate() {
         if let Some(friction) = row.friction

@@ -197,6 +197,20 @@ impl Row {
         row_count: usize,
         check_lambda: bool,
     ) -> Result<(), SolverError> {
+        if self.plainly_valid(index, body_count, row_count, check_lambda) {
+            return Ok(());
+        }
+        self.find_fault(index, body_count, row_count, check_lambda)
+    }
+
+    /// The checks of `validate` one by one: the first fault found, named.
+    fn find_fault(
+        &self,
+        index: usize,
+        body_count: usize,
+        row_count: usize,
+        check_lambda: bool,
+    ) -> Result<(), SolverError> {
         for (field, body) in [("body a", self.a), ("body b", self.b)] {
             if body != NO_BODY && body as usize >= body_count {
                 return Err(SolverError::IndexOutOfRange {
@@ -284,6 +298,42 @@ impl Row {
             }
         }
         Ok(())
+    }
+}
+
+impl Row {
+    /// Whether `validate` would accept the row, decided with few branches (a solve checks every
+    /// row every step); `validate` goes through the checks one by one only when this says no, to
+    /// name what is wrong.
+    #[inline]
+    pub(crate) fn plainly_valid(&self, index: usize, body_count: usize, row_count: usize, check_lambda: bool) -> bool {
+        let j = &self.jacobian;
+        // `x * 0` is 0 for every finite `x` and NaN for an infinite or NaN one.
+        let lambda = if check_lambda { self.lambda } else { 0.0 };
+        let finite = (j.linear_a * 0.0 + j.angular_a * 0.0 + j.linear_b * 0.0 + j.angular_b * 0.0).element_sum()
+            + (self.position_error * 0.0 + self.target_velocity * 0.0 + self.cfm * 0.0 + lambda * 0.0)
+            == 0.0;
+        let in_range = |body: u32| body == NO_BODY || (body as usize) < body_count;
+        let bounds = match self.friction {
+            // False when either bound is NaN.
+            None => self.lower <= self.upper,
+            Some(friction) => {
+                let rows = friction.normal_rows();
+                friction.normal_count > 0
+                    && rows.end <= row_count
+                    && !rows.contains(&index)
+                    && friction.coefficient.is_finite()
+                    && friction.coefficient >= 0.0
+            }
+        };
+        finite
+            & in_range(self.a)
+            & in_range(self.b)
+            & (self.a != self.b)
+            & (self.erp > 0.0)
+            & (self.erp <= 1.0)
+            & (self.cfm >= 0.0)
+            & bounds
     }
 }
 
@@ -398,5 +448,83 @@ mod tests {
         let reversed = inverse_effective_mass(&bodies, &Row::new(1, 0, jacobian));
         // Body 0 now sits on side B: 0.5 |x|^2 + (z x x) . I^-1 (z x x) = 0.5 + 2.
         assert!((reversed - 2.5).abs() < 1e-15, "{reversed}");
+    }
+
+    /// The quick check accepts exactly the rows the one-by-one checks accept: a valid contact,
+    /// friction and joint row, each with one field spoiled in every way that matters.
+    #[test]
+    fn row_quick_check_agrees_with_the_checks_one_by_one() {
+        let jacobian = Jacobian::linear(DVec3::Y, DVec3::new(0.3, -0.5, 0.2), DVec3::new(-0.1, 0.5, 0.4));
+        let normal = Row {
+            lower: 0.0,
+            bias_mode: BiasMode::Split,
+            energy_clamp: true,
+            lambda: 0.4,
+            position_error: -0.01,
+            erp: 0.2,
+            ..Row::new(1, 0, jacobian)
+        };
+        let friction = Row {
+            friction: Some(Friction::point(0, 0.5)),
+            ..Row::new(1, NO_BODY, jacobian)
+        };
+        let joint = Row::new(0, 1, Jacobian::angular(DVec3::Z));
+        let spoiled = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, 0.0, 2.0, 1e300];
+        let mut variants = Vec::new();
+        for base in [normal, friction, joint] {
+            variants.push(base);
+            for value in spoiled {
+                let mut with = |edit: &dyn Fn(&mut Row)| {
+                    let mut row = base;
+                    edit(&mut row);
+                    variants.push(row);
+                };
+                with(&|r| r.jacobian.linear_a.x = value);
+                with(&|r| r.jacobian.angular_a.z = value);
+                with(&|r| r.jacobian.linear_b.y = value);
+                with(&|r| r.jacobian.angular_b.x = value);
+                with(&|r| r.position_error = value);
+                with(&|r| r.target_velocity = value);
+                with(&|r| r.lambda = value);
+                with(&|r| r.erp = value);
+                with(&|r| r.cfm = value);
+                with(&|r| r.lower = value);
+                with(&|r| r.upper = -value);
+                with(&|r| {
+                    if let Some(f) = &mut r.friction {
+                        f.coefficient = value;
+                    }
+                });
+            }
+            for (a, b) in [(0, 0), (5, 0), (0, 5), (NO_BODY, NO_BODY), (NO_BODY, 1)] {
+                variants.push(Row { a, b, ..base });
+            }
+            for (first, count) in [(0, 0), (1, 1), (0, 3), (2, 1), (u32::MAX, 2)] {
+                if base.friction.is_some() {
+                    variants.push(Row {
+                        friction: Some(Friction {
+                            normal_row: first,
+                            normal_count: count,
+                            coefficient: 0.5,
+                        }),
+                        ..base
+                    });
+                }
+            }
+        }
+        let (mut accepted, mut refused) = (0, 0);
+        for row in &variants {
+            for check_lambda in [false, true] {
+                let quick = row.plainly_valid(1, 2, 3, check_lambda);
+                let careful = row.find_fault(1, 2, 3, check_lambda);
+                assert_eq!(quick, careful.is_ok(), "{row:?}: {careful:?}");
+                if quick {
+                    accepted += 1;
+                } else {
+                    refused += 1;
+                }
+            }
+        }
+        assert!(accepted > 20 && refused > 100, "{accepted} accepted, {refused} refused");
     }
 }
