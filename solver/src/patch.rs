@@ -116,18 +116,6 @@ pub fn push_patch_rows(
     let friction_rows = if has_twist { 3 } else { 2 };
     let normals = start + friction_rows;
 
-    let mut normal_rows = Vec::with_capacity(count);
-    for point in patch.points {
-        let mut row = Row::new(a, b, Jacobian::linear(point.normal, point.arm_a, point.arm_b));
-        row.lower = 0.0;
-        row.upper = f64::INFINITY;
-        row.position_error = -point.depth;
-        row.bias_mode = BiasMode::Split;
-        row.energy_clamp = patch.energy_clamp;
-        let effective_mass = 1.0 / inverse_effective_mass(bodies, &row);
-        normal_rows.push(row.with_softness(patch.softness.erp_cfm(dt, effective_mass)?));
-    }
-
     let tangents = friction_tangents(n, patch.friction_direction);
     let friction = |jacobian: Jacobian, coefficient: f64| {
         let mut row = Row::new(a, b, jacobian);
@@ -148,7 +136,23 @@ pub fn push_patch_rows(
     if has_twist {
         rows.push(friction(Jacobian::angular(n), patch.friction * twist_radius));
     }
-    rows.extend(normal_rows);
+    for point in patch.points {
+        let mut row = Row::new(a, b, Jacobian::linear(point.normal, point.arm_a, point.arm_b));
+        row.lower = 0.0;
+        row.upper = f64::INFINITY;
+        row.position_error = -point.depth;
+        row.bias_mode = BiasMode::Split;
+        row.energy_clamp = patch.energy_clamp;
+        let effective_mass = 1.0 / inverse_effective_mass(bodies, &row);
+        match patch.softness.erp_cfm(dt, effective_mass) {
+            Ok(softness) => rows.push(row.with_softness(softness)),
+            Err(error) => {
+                // Leave the caller's rows as they were.
+                rows.truncate(start as usize);
+                return Err(error);
+            }
+        }
+    }
     Ok(PatchRows {
         friction: start,
         twist: has_twist.then_some(start + 2),
@@ -343,5 +347,21 @@ mod tests {
         patch.b = 7;
         assert!(message(&patch, &mut rows).contains("patch body b"));
         assert!(rows.is_empty());
+        // A softness refused once the patch's friction rows are in: the rows already there stay,
+        // and nothing of the refused patch is left behind.
+        box_on_ground(&mut rows, &bodies, 0.0);
+        let before = rows.clone();
+        let corner = |x: f64| PatchPoint {
+            arm_a: DVec3::new(x, -0.5, 0.0),
+            arm_b: DVec3::new(x, 0.0, 0.0),
+            normal: DVec3::Y,
+            depth: 0.0,
+        };
+        let points = [corner(-0.5), corner(0.5)];
+        patch.points = &points;
+        patch.b = NO_BODY;
+        patch.softness = Softness::ErpCfm { erp: 1.5, cfm: 0.0 };
+        assert!(message(&patch, &mut rows).contains("erp"));
+        assert_eq!(rows, before);
     }
 }
