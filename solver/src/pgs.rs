@@ -43,8 +43,11 @@
 //! the first tangent with the sliding direction, where the pyramid and the Coulomb cone agree.
 //!
 //! Rows are solved in the order given, every sweep; no hashing. The engine hands the solver one
-//! island at a time and may solve islands in parallel; within an island only the shock pass splits
-//! work among threads, in a way that gives the same bits as one thread (shock_state.rs).
+//! island at a time and may solve islands in parallel. Within an island, work is shared among
+//! threads only where the result cannot depend on it: the split pass (split.rs), which reads the
+//! prepared rows and never the velocity solve's results, runs beside the velocity solve in a large
+//! island, and the shock pass solves the groups of a wide level side by side (shock_state.rs). The
+//! bits are those of one thread either way.
 //!
 //! # Warm starting
 //!
@@ -61,6 +64,7 @@ use crate::error::SolverError;
 use crate::joint_block::{JointBlock, is_bilateral};
 use crate::row::{BiasMode, Row};
 use crate::settings::{SolveReport, SolverSettings};
+use crate::shock::{ShockOrder, ShockScratch};
 use crate::split::solve_split;
 use crate::twist::Twist;
 use crate::warm_start::warm_start;
@@ -227,6 +231,7 @@ pub fn solve_with(
         response,
         immovable,
         shock: shock_order,
+        shock_scratch,
         split: split_buffers,
     } = workspace;
     prepared.clear();
@@ -251,37 +256,8 @@ pub fn solve_with(
         ..SolveReport::default()
     };
 
-    if settings.warm_start {
-        warm_start(prepared, rows, lambdas, velocities, warm, response, &mut report);
-    }
-
-    let joints = JointBlock::new(prepared, velocities.len());
-    for _ in 0..settings.iterations {
-        let mut residual: f64 = 0.0;
-        for (index, row) in prepared.iter().enumerate() {
-            if !row.active || (joints.is_some() && is_bilateral(row)) {
-                continue;
-            }
-            let lambda = lambdas[index];
-            let jv = row.relative_velocity(velocities);
-            let wanted = (row.target - jv - row.cfm_over_h * lambda) * row.inverse_diagonal;
-            let (lower, upper) = bounds(row, lambdas);
-            let delta = clamp(lambda + wanted, lower, upper) - lambda;
-            let budget = &mut budgets[row.pair];
-            let applied = apply_increment(row, &mut lambdas[index], velocities, delta, jv, budget, &mut report);
-            residual = residual.max(applied.abs() * row.diagonal);
-        }
-        if let Some(block) = &joints {
-            residual = residual.max(block.solve(prepared, lambdas, velocities));
-        }
-        report.iterations += 1;
-        report.residual = residual;
-        if residual <= settings.tolerance {
-            break;
-        }
-    }
-
-    let mut shock = (settings.shock_sweeps > 0 && settings.iterations > 0).then(|| {
+    // The shock order depends on the rows alone, so both passes can share it.
+    let shock = (settings.shock_sweeps > 0 && settings.iterations > 0).then(|| {
         immovable.clear();
         immovable.extend(
             bodies
@@ -290,29 +266,30 @@ pub fn solve_with(
                 .chain(core::iter::once(true)),
         );
         shock_order.rebuild(prepared, immovable);
-        &mut *shock_order
+        &*shock_order
     });
-    if let Some(order) = shock.as_deref_mut() {
-        for _ in 0..settings.shock_sweeps {
-            order.sweep(
-                prepared,
-                lambdas,
-                velocities,
-                budgets,
-                settings.shock_iterations,
-                settings.tolerance,
-                &mut report,
-            );
-        }
-    }
-
-    if shock.is_some()
-        && let Some(block) = &joints
-    {
-        block.solve(prepared, lambdas, velocities);
-    }
-
-    let split = solve_split(prepared, world, settings, shock, split_buffers);
+    // The split pass reads the prepared rows and the shock order only, never the velocity solve's
+    // results, so a large island runs the two at the same time: the same bits either way.
+    let mut velocity_pass = || {
+        solve_velocities(
+            prepared,
+            rows,
+            velocities,
+            lambdas,
+            budgets,
+            (warm, response),
+            shock.map(|order| (order, &mut *shock_scratch)),
+            settings,
+            &mut report,
+        );
+    };
+    let mut split_pass = || solve_split(prepared, world, settings, shock, split_buffers);
+    let split = if prepared.len() >= CONCURRENT_SPLIT_ROWS {
+        rayon::join(velocity_pass, split_pass).1
+    } else {
+        velocity_pass();
+        split_pass()
+    };
     report.split_iterations = split.iterations;
     report.split_residual = split.residual;
     report.split_velocities = split.velocities;
@@ -351,6 +328,74 @@ pub fn solve_with(
         row.lambda = *lambda;
     }
     Ok(report)
+}
+
+/// Rows from which a solve runs its split pass beside the velocity solve rather than after it.
+/// Below this the pass is too short to pay for handing it to another thread.
+const CONCURRENT_SPLIT_ROWS: usize = 256;
+
+/// The velocity solve: warm start, the Gauss-Seidel sweeps (the joints' block with them), and the
+/// shock pass over `shock` when given. Updates `velocities`, `lambdas`, the pairs' energy
+/// `budgets` and `report`.
+#[allow(clippy::too_many_arguments)]
+fn solve_velocities(
+    prepared: &[Prepared],
+    rows: &[Row],
+    velocities: &mut [Twist],
+    lambdas: &mut [f64],
+    budgets: &mut [f64],
+    (warm, response): (&mut Vec<f64>, &mut Vec<Twist>),
+    shock: Option<(&ShockOrder, &mut ShockScratch)>,
+    settings: &SolverSettings,
+    report: &mut SolveReport,
+) {
+    if settings.warm_start {
+        warm_start(prepared, rows, lambdas, velocities, warm, response, report);
+    }
+
+    let joints = JointBlock::new(prepared, velocities.len());
+    for _ in 0..settings.iterations {
+        let mut residual: f64 = 0.0;
+        for (index, row) in prepared.iter().enumerate() {
+            if !row.active || (joints.is_some() && is_bilateral(row)) {
+                continue;
+            }
+            let lambda = lambdas[index];
+            let jv = row.relative_velocity(velocities);
+            let wanted = (row.target - jv - row.cfm_over_h * lambda) * row.inverse_diagonal;
+            let (lower, upper) = bounds(row, lambdas);
+            let delta = clamp(lambda + wanted, lower, upper) - lambda;
+            let budget = &mut budgets[row.pair];
+            let applied = apply_increment(row, &mut lambdas[index], velocities, delta, jv, budget, report);
+            residual = residual.max(applied.abs() * row.diagonal);
+        }
+        if let Some(block) = &joints {
+            residual = residual.max(block.solve(prepared, lambdas, velocities));
+        }
+        report.iterations += 1;
+        report.residual = residual;
+        if residual <= settings.tolerance {
+            break;
+        }
+    }
+
+    if let Some((order, scratch)) = shock {
+        for _ in 0..settings.shock_sweeps {
+            order.sweep(
+                scratch,
+                prepared,
+                lambdas,
+                velocities,
+                budgets,
+                settings.shock_iterations,
+                settings.tolerance,
+                report,
+            );
+        }
+        if let Some(block) = &joints {
+            block.solve(prepared, lambdas, velocities);
+        }
+    }
 }
 
 /// The impulse bounds of a row now: its own, or `+-mu N` for friction, `N` the sum of its normal

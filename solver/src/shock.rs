@@ -67,8 +67,6 @@ pub(crate) struct ShockOrder {
     counts: Vec<usize>,
     /// Scratch of the level search.
     levels: Levels,
-    /// What the groups of a side-by-side batch changed, kept for its memory.
-    changes: Vec<Option<GroupChange>>,
     /// Everything the order was last built from (see [`structure`]), and the same for the rows
     /// now: when they agree the order stands (a resting stack keeps its rows from step to step).
     built_from: Vec<u64>,
@@ -95,6 +93,14 @@ fn structure(prepared: &[Prepared], immovable: &[bool], out: &mut Vec<u64>) {
                 .fold(0, |bits, (k, &still)| bits | (u64::from(still) << k)),
         );
     }
+}
+
+/// The memory one pass of the shock order works in: what the groups of a side-by-side batch
+/// changed. Each pass has its own, so the velocity and split passes can run at the same time over
+/// one order.
+#[derive(Default)]
+pub(crate) struct ShockScratch {
+    changes: Vec<Option<GroupChange>>,
 }
 
 /// The breadth-first search of the contact levels, with its arrays.
@@ -290,7 +296,8 @@ impl ShockOrder {
     /// `budgets`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn sweep(
-        &mut self,
+        &self,
+        scratch: &mut ShockScratch,
         prepared: &[Prepared],
         lambdas: &mut [f64],
         velocities: &mut [Twist],
@@ -305,13 +312,21 @@ impl ShockOrder {
             budgets,
             report,
         };
-        self.visit(prepared, &mut shared, group_iterations, tolerance, &VelocityPass);
+        self.visit(
+            scratch,
+            prepared,
+            &mut shared,
+            group_iterations,
+            tolerance,
+            &VelocityPass,
+        );
     }
 
     /// Runs the pass once over the split solve (split.rs): updates the split impulses `lambdas`
     /// and the pseudo velocities.
     pub(crate) fn sweep_split(
-        &mut self,
+        &self,
+        scratch: &mut ShockScratch,
         prepared: &[Prepared],
         lambdas: &mut [f64],
         pseudo: &mut [Twist],
@@ -325,7 +340,7 @@ impl ShockOrder {
             budgets: &mut [],
             report: &mut report,
         };
-        self.visit(prepared, &mut shared, group_iterations, tolerance, &SplitPass);
+        self.visit(scratch, prepared, &mut shared, group_iterations, tolerance, &SplitPass);
     }
 
     /// Runs `pass` over the groups in order: a group with a frozen side is solved by
@@ -333,7 +348,8 @@ impl ShockOrder {
     /// by side on the rayon pool when there are enough of them (shock_state.rs: the same bits as one
     /// after another).
     fn visit(
-        &mut self,
+        &self,
+        scratch: &mut ShockScratch,
         prepared: &[Prepared],
         shared: &mut Shared<'_>,
         group_iterations: usize,
@@ -341,12 +357,9 @@ impl ShockOrder {
         pass: &(impl Pass + Sync),
     ) {
         let Self {
-            rows,
-            groups,
-            batches,
-            changes,
-            ..
+            rows, groups, batches, ..
         } = self;
+        let changes = &mut scratch.changes;
         // One thread gains nothing from the copies; the bits are the same either way.
         let threads = rayon::current_num_threads();
         for &(first, last, side_by_side) in batches.iter() {

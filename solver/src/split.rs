@@ -27,7 +27,7 @@
 use crate::body::SplitVelocity;
 use crate::pgs::{Prepared, clamp};
 use crate::settings::SolverSettings;
-use crate::shock::ShockOrder;
+use crate::shock::{ShockOrder, ShockScratch};
 use crate::twist::Twist;
 
 /// The result of the split pass.
@@ -49,6 +49,8 @@ pub(crate) struct SplitBuffers {
     rows: Vec<(usize, f64)>,
     /// Split impulse per row, N s.
     lambdas: Vec<f64>,
+    /// The shock pass's memory for this pass.
+    shock: ShockScratch,
 }
 
 /// Runs the split pass over the prepared rows for `world` bodies.
@@ -58,13 +60,14 @@ pub(crate) fn solve_split(
     prepared: &[Prepared],
     world: usize,
     settings: &SolverSettings,
-    shock: Option<&mut ShockOrder>,
+    shock: Option<&ShockOrder>,
     buffers: &mut SplitBuffers,
 ) -> SplitOutcome {
     let SplitBuffers {
         pseudo,
         rows: split_rows,
         lambdas,
+        shock: scratch,
     } = buffers;
     pseudo.clear();
     pseudo.resize(world + 1, Twist::default());
@@ -102,7 +105,14 @@ pub(crate) fn solve_split(
         }
         if let Some(order) = shock.filter(|_| settings.split_iterations > 0) {
             for _ in 0..settings.shock_sweeps {
-                order.sweep_split(prepared, lambdas, pseudo, settings.shock_iterations, settings.tolerance);
+                order.sweep_split(
+                    scratch,
+                    prepared,
+                    lambdas,
+                    pseudo,
+                    settings.shock_iterations,
+                    settings.tolerance,
+                );
             }
         }
     }

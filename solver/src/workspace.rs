@@ -10,7 +10,7 @@
 //! same bits whichever workspace a solve is given.
 
 use crate::pgs::Prepared;
-use crate::shock::ShockOrder;
+use crate::shock::{ShockOrder, ShockScratch};
 use crate::split::SplitBuffers;
 use crate::twist::Twist;
 
@@ -35,6 +35,8 @@ pub struct SolverWorkspace {
     pub(crate) immovable: Vec<bool>,
     /// The shock pass's row order.
     pub(crate) shock: ShockOrder,
+    /// The velocity shock pass's memory.
+    pub(crate) shock_scratch: ShockScratch,
     /// The split pass's arrays.
     pub(crate) split: SplitBuffers,
 }

@@ -2,7 +2,8 @@
 //! than one thread (shock_state.rs). Its answer must be the same bits as one group after another:
 //! the scene here is a wall two boxes high, 24 boxes on the ground and 23 on top, each resting on
 //! two below, so both levels are wide enough to be split among threads, in the velocity pass and
-//! in the split (penetration) pass.
+//! in the split (penetration) pass; and the island is large enough that the split pass runs beside
+//! the velocity solve (pgs.rs).
 
 mod common;
 
@@ -137,6 +138,9 @@ fn shock_levels_side_by_side_give_the_bits_of_one_after_another() {
         bodies_one.iter().any(|b| b.linear_velocity.length() > 1e-3),
         "the scene must leave something to solve"
     );
+    // Enough rows that, on more than one thread, the split pass also runs beside the velocity
+    // solve (from 256 rows, pgs.rs).
+    assert!(rows_one.len() >= 256, "{} rows", rows_one.len());
     for threads in [2, 4] {
         let (bodies, rows, report) = solve_on(threads);
         for (k, (one, many)) in bodies_one.iter().zip(&bodies).enumerate() {
