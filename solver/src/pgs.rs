@@ -57,6 +57,7 @@
 //! by Su's factor for all of them together (warm_start.rs says why not row by row).
 
 use glam::DVec3;
+use rayon::prelude::*;
 
 use crate::body::SolverBody;
 use crate::clamp::clamp_row_increment_within;
@@ -235,7 +236,13 @@ pub fn solve_with(
         split: split_buffers,
     } = workspace;
     prepared.clear();
-    prepared.extend(rows.iter().map(|row| prepare(row, bodies, dt, settings)));
+    // Each row is prepared on its own, so a large island shares the work among threads: the
+    // same rows in the same order either way.
+    if rows.len() >= PARALLEL_ISLAND_ROWS {
+        prepared.par_extend(rows.par_iter().map(|row| prepare(row, bodies, dt, settings)));
+    } else {
+        prepared.extend(rows.iter().map(|row| prepare(row, bodies, dt, settings)));
+    }
     // Energy removed so far by each body pair's clamped rows, J (clamp.rs): zero at the start.
     let pair_count = assign_pairs(prepared, pairs);
     budgets.clear();
@@ -284,7 +291,7 @@ pub fn solve_with(
         );
     };
     let mut split_pass = || solve_split(prepared, world, settings, shock, split_buffers);
-    let split = if prepared.len() >= CONCURRENT_SPLIT_ROWS {
+    let split = if prepared.len() >= PARALLEL_ISLAND_ROWS {
         rayon::join(velocity_pass, split_pass).1
     } else {
         velocity_pass();
@@ -330,9 +337,10 @@ pub fn solve_with(
     Ok(report)
 }
 
-/// Rows from which a solve runs its split pass beside the velocity solve rather than after it.
-/// Below this the pass is too short to pay for handing it to another thread.
-const CONCURRENT_SPLIT_ROWS: usize = 256;
+/// Rows from which a solve shares its work among threads where the result cannot depend on it:
+/// the rows are prepared in parallel and the split pass runs beside the velocity solve. Below
+/// this the work is too short to pay for handing it to another thread.
+const PARALLEL_ISLAND_ROWS: usize = 256;
 
 /// The velocity solve: warm start, the Gauss-Seidel sweeps (the joints' block with them), and the
 /// shock pass over `shock` when given. Updates `velocities`, `lambdas`, the pairs' energy
