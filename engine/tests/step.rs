@@ -385,3 +385,33 @@ fn step_a_box_slides_down_a_slope_at_the_coulomb_rate_or_sticks() {
     let stuck = slide(angle, 0.7, steps);
     assert!(stuck.abs() < 1e-3, "a box with mu > tan a slid at {stuck} m/s");
 }
+
+/// Boxes of 150 different masses slide on the ground, each its own contact pair, so their rows are
+/// built in several chunks side by side (64 pairs each) and joined. Each box must feel Coulomb
+/// friction from its own normal impulse: one step takes `mu g dt` off every box's speed whatever
+/// its mass. A friction row bounded by another box's normal rows (a chunk's indices not shifted
+/// when joined) would slow light and heavy boxes differently.
+#[test]
+fn step_many_sliding_boxes_each_feel_coulomb_friction_from_their_own_contacts() {
+    let mut world = World::new();
+    world.add_body(ground()).unwrap();
+    let ids: Vec<_> = (0..150)
+        .map(|k| {
+            let desc = BodyDesc::dynamic(cuboid(DVec3::splat(0.5)))
+                .with_density(100.0 + 40.0 * k as f64)
+                .with_position(DVec3::new(3.0 * k as f64, 0.5, 0.0))
+                .with_velocity(DVec3::X * 2.0, DVec3::ZERO);
+            world.add_body(desc).unwrap()
+        })
+        .collect();
+    let report = world.step(FRAME).unwrap();
+    assert_eq!(report.manifolds, 150, "one contact pair per box");
+    let expected = 2.0 - Material::default().friction * G * FRAME;
+    for (k, id) in ids.iter().enumerate() {
+        let v = world.linear_velocity(*id).unwrap();
+        assert!(
+            (v.x - expected).abs() < 1e-6 && v.y.abs() < 1e-6 && v.z.abs() < 1e-6,
+            "box {k} moves at {v}, not {expected} m/s along x"
+        );
+    }
+}

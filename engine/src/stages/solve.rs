@@ -12,7 +12,9 @@
 //! pair and feature, joints from their stored row impulses. Bodies that joints pull on hard get
 //! extra rotational inertia for the solve (tension.rs), without which a heavy chain's links turn
 //! back and forth faster than the step resolves. The LCP falls apart into independent
-//! islands of dynamic bodies; they are solved in parallel (solve_islands.rs).
+//! islands of dynamic bodies; they are solved in parallel (solve_islands.rs). The contact rows
+//! are built in parallel too, in fixed chunks of pairs joined in pair order, so the row list is
+//! the same whatever the thread count.
 //!
 //! Solver bodies are the per-awake-body tier of the store, built here: one [`SolverBody`] per awake
 //! dynamic body or moving kinematic body that a row touches, world frame; static bodies, sleeping
@@ -24,6 +26,7 @@
 //! [`BiasMode::Velocity`]: shatter_solver::BiasMode::Velocity
 
 use glam::{DMat3, DVec3};
+use rayon::prelude::*;
 use shatter_integrators::BodyKind;
 use shatter_solver::{
     ContactPatch, DEFAULT_CONTACT_ERP, JointAnchor, JointPose, JointRows, JointSpec, NO_BODY, PatchPoint, PatchRows,
@@ -31,6 +34,7 @@ use shatter_solver::{
 };
 use smallvec::SmallVec;
 
+use crate::contact_cache::ContactCache;
 use crate::contacts::PairContacts;
 use crate::handle::{BodyId, JointId};
 use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
@@ -82,6 +86,30 @@ pub(crate) struct SolveScratch {
     /// Each solver body's geometric stiffness from the joints pulling on it (tension.rs).
     tension_stiffness: Vec<DMat3>,
     islands: IslandScratch,
+    /// The solver slots `(a, b)` of each contact pair.
+    pair_slots: Vec<(u32, u32)>,
+    /// The rows of each chunk of [`PAIRS_PER_CHUNK`] contact pairs, built side by side.
+    chunks: Vec<ContactChunk>,
+}
+
+/// Contact pairs whose rows one task builds. Fixed, so the chunks are the same whatever the
+/// thread count (and the joined rows are the same in any case).
+const PAIRS_PER_CHUNK: usize = 64;
+
+/// The rows of a run of contact pairs, numbered from 0 within the chunk.
+#[derive(Debug, Default)]
+struct ContactChunk {
+    rows: Vec<Row>,
+    patches: Vec<SolvedPatch>,
+    failures: Vec<String>,
+}
+
+impl ContactChunk {
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.patches.clear();
+        self.failures.clear();
+    }
 }
 
 /// The solver's bodies and which store body each one is.
@@ -155,6 +183,8 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
         joint_slices,
         tension_stiffness,
         islands,
+        pair_slots,
+        chunks,
     } = scratch;
     solver.bodies.clear();
     solver.owners.clear();
@@ -163,58 +193,42 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     rows.clear();
     patches.clear();
     joint_slices.clear();
-    for (p, pair) in contacts.iter().enumerate() {
+    // Solver slots in pair order, one thread: the numbering is the order of first use.
+    pair_slots.clear();
+    pair_slots.extend(contacts.iter().map(|pair| {
         let [da, db] = pair.dense.map(|i| i as usize);
-        let (a, b) = (solver.slot(store, da), solver.slot(store, db));
-        if a == b {
-            continue; // Neither side can move this step.
+        (solver.slot(store, da), solver.slot(store, db))
+    }));
+    // Each pair's rows depend on that pair alone, so chunks of pairs are built side by side and
+    // joined in pair order, their row indices shifted: the same rows as one pair after another.
+    let chunk_count = contacts.len().div_ceil(PAIRS_PER_CHUNK);
+    if chunks.len() < chunk_count {
+        chunks.resize_with(chunk_count, ContactChunk::default);
+    }
+    let bodies = &solver.bodies;
+    let build = |(k, chunk): (usize, &mut ContactChunk)| {
+        chunk.clear();
+        let first = k * PAIRS_PER_CHUNK;
+        for p in first..contacts.len().min(first + PAIRS_PER_CHUNK) {
+            pair_rows(
+                p,
+                &contacts[p],
+                pair_slots[p],
+                store,
+                bodies,
+                &world.contact_cache,
+                dt,
+                chunk,
+            );
         }
-        let (xa, xb) = (store.states()[da].position, store.states()[db].position);
-        for group in group_patches(pair) {
-            let points: SmallVec<[PatchPoint; 4]> = group
-                .iter()
-                .map(|&c| {
-                    let contact = &pair.contacts[c];
-                    PatchPoint {
-                        arm_a: contact.point - xa,
-                        arm_b: contact.point - xb,
-                        normal: contact.normal,
-                        depth: contact.depth,
-                    }
-                })
-                .collect();
-            let normal = patch_normal(&points);
-            let centre = points.iter().map(|p| p.arm_a).sum::<DVec3>() / points.len() as f64;
-            let relative =
-                point_velocity(&solver.bodies, a, centre) - point_velocity(&solver.bodies, b, centre + xa - xb);
-            let sliding = relative - normal * normal.dot(relative);
-            let patch = ContactPatch {
-                a,
-                b,
-                points: &points,
-                normal,
-                friction: pair.friction,
-                softness: Softness::rigid(DEFAULT_CONTACT_ERP),
-                energy_clamp: true,
-                friction_direction: (sliding.length() > SLIDING_SPEED).then_some(sliding),
-            };
-            match push_patch_rows(rows, &solver.bodies, &patch, dt) {
-                Ok(patch_rows) => {
-                    warm_start_patch(rows, &patch_rows, &points, normal, pair, &group, &world.contact_cache);
-                    patches.push(SolvedPatch {
-                        pair: p,
-                        contacts: group,
-                        points,
-                        normal,
-                        rows: patch_rows,
-                    });
-                }
-                Err(error) => outcome.failures.push(format!(
-                    "contacts {group:?} of {} and {}: {error}",
-                    pair.body_a, pair.body_b
-                )),
-            }
-        }
+    };
+    if chunk_count > 1 {
+        chunks[..chunk_count].par_iter_mut().enumerate().for_each(build);
+    } else {
+        chunks[..chunk_count].iter_mut().enumerate().for_each(build);
+    }
+    for chunk in &mut chunks[..chunk_count] {
+        append_chunk(chunk, rows, patches, &mut outcome.failures);
     }
     for (j, joint) in world.joints.joints().iter().enumerate() {
         match joint_rows(store, solver, joint, dt) {
@@ -296,6 +310,107 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     }
     outcome.joints = solved_joints(world, rows, joint_slices);
     outcome
+}
+
+/// Appends the rows of contact pair `p` (`pair`, whose bodies have the solver slots `(a, b)`) to
+/// `chunk`: one patch of rows per group of its contacts, warm started from `cache`. A pair that
+/// neither side can move this step gets none; a patch the solver refuses is named in the chunk's
+/// failures.
+#[allow(clippy::too_many_arguments)]
+fn pair_rows(
+    p: usize,
+    pair: &PairContacts,
+    (a, b): (u32, u32),
+    store: &BodyStore,
+    bodies: &[SolverBody],
+    cache: &ContactCache,
+    dt: f64,
+    chunk: &mut ContactChunk,
+) {
+    if a == b {
+        return; // Neither side can move this step.
+    }
+    let [da, db] = pair.dense.map(|i| i as usize);
+    let (xa, xb) = (store.states()[da].position, store.states()[db].position);
+    for group in group_patches(pair) {
+        let points: SmallVec<[PatchPoint; 4]> = group
+            .iter()
+            .map(|&c| {
+                let contact = &pair.contacts[c];
+                PatchPoint {
+                    arm_a: contact.point - xa,
+                    arm_b: contact.point - xb,
+                    normal: contact.normal,
+                    depth: contact.depth,
+                }
+            })
+            .collect();
+        let normal = patch_normal(&points);
+        let centre = points.iter().map(|p| p.arm_a).sum::<DVec3>() / points.len() as f64;
+        let relative = point_velocity(bodies, a, centre) - point_velocity(bodies, b, centre + xa - xb);
+        let sliding = relative - normal * normal.dot(relative);
+        let patch = ContactPatch {
+            a,
+            b,
+            points: &points,
+            normal,
+            friction: pair.friction,
+            softness: Softness::rigid(DEFAULT_CONTACT_ERP),
+            energy_clamp: true,
+            friction_direction: (sliding.length() > SLIDING_SPEED).then_some(sliding),
+        };
+        match push_patch_rows(&mut chunk.rows, bodies, &patch, dt) {
+            Ok(patch_rows) => {
+                warm_start_patch(&mut chunk.rows, &patch_rows, &points, normal, pair, &group, cache);
+                chunk.patches.push(SolvedPatch {
+                    pair: p,
+                    contacts: group,
+                    points,
+                    normal,
+                    rows: patch_rows,
+                });
+            }
+            Err(error) => chunk.failures.push(format!(
+                "contacts {group:?} of {} and {}: {error}",
+                pair.body_a, pair.body_b
+            )),
+        }
+    }
+}
+
+/// Moves a chunk's rows, patches and failures to the ends of the step's lists, shifting every row
+/// index the chunk holds (friction rows' normal rows, patches' rows) by the rows already there.
+fn append_chunk(
+    chunk: &mut ContactChunk,
+    rows: &mut Vec<Row>,
+    patches: &mut Vec<SolvedPatch>,
+    failures: &mut Vec<String>,
+) {
+    let Some(offset) = u32::try_from(rows.len() + chunk.rows.len())
+        .ok()
+        .filter(|&end| end < u32::MAX)
+        .map(|_| rows.len() as u32)
+    else {
+        failures.push(format!(
+            "{} contact patches: more rows than the solver can number (u32)",
+            chunk.patches.len()
+        ));
+        return;
+    };
+    rows.extend(chunk.rows.iter().map(|row| {
+        let mut row = *row;
+        if let Some(friction) = &mut row.friction {
+            friction.normal_row += offset;
+        }
+        row
+    }));
+    patches.extend(chunk.patches.drain(..).map(|mut patch| {
+        patch.rows.friction += offset;
+        patch.rows.normals += offset;
+        patch.rows.twist = patch.rows.twist.map(|twist| twist + offset);
+        patch
+    }));
+    failures.append(&mut chunk.failures);
 }
 
 /// Velocity of the material point at world `arm` of solver body `index` (zero for the world).
