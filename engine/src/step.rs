@@ -157,6 +157,8 @@ pub(crate) struct StepScratch {
     pub(crate) integrate: IntegrateScratch,
     /// The solve stage's rows, patches and islands.
     pub(crate) solve: solve::SolveScratch,
+    /// The sleep stage's arrays.
+    pub(crate) sleep: sleep::SleepScratch,
 }
 
 impl World {
@@ -275,6 +277,7 @@ impl World {
             &mut self.scratch.wake_requests,
             dt,
             &self.settings.sleep,
+            &mut self.scratch.sleep,
         );
         report.fell_asleep = rested.fell_asleep;
         report.woken += rested.woken;

@@ -194,6 +194,9 @@ pub(crate) struct BroadScratch {
     plane_pairs: Vec<Found>,
     /// The step length and margin (bits) of the last search.
     last: Option<(u64, u64)>,
+    /// Per body slot index: whether the body is on the moving list this search. Set for the
+    /// moving bodies and cleared after, so a search costs nothing per resting body.
+    on_list: Vec<bool>,
 }
 
 /// Candidate pairs of the store's bodies for a step of `dt` seconds with contact margin `margin`
@@ -348,7 +351,22 @@ fn collect_pairs(
     }
     broad.update_pairs(&mut scratch.keys);
     let swept = &scratch.swept;
+    let records = bodies.records();
+    // A pair is wanted only with a body on the moving list (see `wanted`), so a pair of two other
+    // bodies (a sleeping pile) is passed over by two flag tests, without looking either body up.
+    let on_list = &mut scratch.on_list;
+    for &i in moving {
+        let slot = records[i as usize].id.index as usize;
+        if on_list.len() <= slot {
+            on_list.resize(slot + 1, false);
+        }
+        on_list[slot] = true;
+    }
+    let listed = |bits: u64| on_list.get(BodyId::from_bits(bits).index as usize) == Some(&true);
     for &(low, high) in &scratch.keys {
+        if !(listed(low) || listed(high)) {
+            continue;
+        }
         let (a, b) = (BodyId::from_bits(low), BodyId::from_bits(high));
         let (Some(i), Some(j)) = (bodies.dense_of(a), bodies.dense_of(b)) else {
             continue;
@@ -361,7 +379,9 @@ fn collect_pairs(
             scratch.proxy_pairs.push(ordered(a, i, b, j));
         }
     }
-    let records = bodies.records();
+    for &i in moving {
+        scratch.on_list[records[i as usize].id.index as usize] = false;
+    }
     for &plane in &scratch.planes {
         let plane = plane as usize;
         let view = bodies.view(plane);

@@ -72,11 +72,34 @@ pub(crate) fn wake_request(bodies: &BodyStore, a: usize, b: usize) -> Option<u32
     }
 }
 
+/// The sleep stage's arrays, kept from step to step so that a step costs time in proportion to
+/// its moving bodies and links, not to every body in the world.
+#[derive(Debug, Default)]
+pub(crate) struct SleepScratch {
+    /// The step's members (awake dynamic bodies and dynamic bodies linked to another dynamic
+    /// body), dense indices, ascending.
+    members: Vec<usize>,
+    /// Member number of each dense body, [`NOT_MEMBER`] outside the step's members; reset after
+    /// every step, so only members' entries are ever written.
+    number: Vec<u32>,
+    /// Per member: `None` when not awake, else whether it is slow enough to rest.
+    resting: Vec<Option<bool>>,
+    /// Per member: the least resting time of its island (when the member is the island's root).
+    least: Vec<f64>,
+}
+
+/// [`SleepScratch::number`] of a body that is not among the step's members.
+const NOT_MEMBER: u32 = u32::MAX;
+
 /// Grants `requests`, counts resting time, and puts resting islands to sleep. `links` are the
 /// step's contact and joint pairs as dense indices; `pushed` the step's split (penetration
 /// correction) velocities. A body still being pushed out of a penetration is not at rest, however
 /// slowly it really moves: asleep, it would keep the penetration (a body spawned overlapping
 /// another was put to sleep 7 mm deep, its split velocity still 5 cm/s).
+///
+/// Islands are found among the step's members only: the awake dynamic bodies and the dynamic
+/// bodies linked to another dynamic body. A body outside them is neither awake nor linked, so it
+/// neither sleeps nor keeps anyone awake.
 pub(crate) fn run(
     bodies: &mut BodyStore,
     links: &[[u32; 2]],
@@ -84,6 +107,7 @@ pub(crate) fn run(
     requests: &mut Vec<u32>,
     dt: f64,
     settings: &SleepSettings,
+    scratch: &mut SleepScratch,
 ) -> SleepOutcome {
     let mut outcome = SleepOutcome::default();
     requests.sort_unstable();
@@ -94,77 +118,101 @@ pub(crate) fn run(
     if !settings.enabled {
         return outcome;
     }
+    let dynamic = |bodies: &BodyStore, i: usize| bodies.kinds()[i] == BodyKind::Dynamic;
     // Only awake bodies count resting time or fall asleep: with none, there is nothing to do.
-    if !bodies
-        .moving()
-        .iter()
-        .any(|&i| bodies.kinds()[i as usize] == BodyKind::Dynamic)
-    {
+    if !bodies.moving().iter().any(|&i| dynamic(bodies, i as usize)) {
         return outcome;
     }
-    let n = bodies.len();
-    // Per body: None when not awake, else whether it is slow enough to rest. Decided before
+    let SleepScratch {
+        members,
+        number,
+        resting,
+        least,
+    } = scratch;
+    members.clear();
+    members.extend(
+        bodies
+            .moving()
+            .iter()
+            .map(|&i| i as usize)
+            .filter(|&i| dynamic(bodies, i)),
+    );
+    let dynamic_link = |bodies: &BodyStore, &[a, b]: &[u32; 2]| {
+        let (a, b) = (a as usize, b as usize);
+        (dynamic(bodies, a) && dynamic(bodies, b)).then_some([a, b])
+    };
+    members.extend(links.iter().filter_map(|link| dynamic_link(bodies, link)).flatten());
+    members.sort_unstable();
+    members.dedup();
+    number.resize(bodies.len(), NOT_MEMBER);
+    for (k, &i) in members.iter().enumerate() {
+        number[i] = k as u32;
+    }
+    // Per member: None when not awake, else whether it is slow enough to rest. Decided before
     // writing the motion records so no copy of the states is needed.
     let slow = |linear: DVec3, angular: DVec3| {
         linear.length() < settings.linear_threshold && angular.length() < settings.angular_threshold
     };
-    let mut resting: Vec<Option<bool>> = vec![None; n];
+    resting.clear();
+    resting.resize(members.len(), None);
     for &i in bodies.moving() {
         let i = i as usize;
-        if bodies.kinds()[i] == BodyKind::Dynamic {
+        if dynamic(bodies, i) {
             let s = &bodies.states()[i];
-            resting[i] = Some(slow(s.linear_velocity, s.body_angular_velocity));
+            resting[number[i] as usize] = Some(slow(s.linear_velocity, s.body_angular_velocity));
         }
     }
     for split in pushed {
-        if let Some(rest @ Some(true)) = resting.get_mut(split.dense as usize)
-            && !slow(split.linear, split.angular)
-        {
-            *rest = Some(false);
+        let member = number.get(split.dense as usize).copied().unwrap_or(NOT_MEMBER);
+        if member != NOT_MEMBER && resting[member as usize] == Some(true) && !slow(split.linear, split.angular) {
+            resting[member as usize] = Some(false);
         }
     }
-    bodies.update_resting_times(|i, time| match resting[i] {
-        Some(true) => time + dt,
-        Some(false) => 0.0,
-        None => time,
+    bodies.update_resting_times(|i, time| match number.get(i).map(|&k| resting.get(k as usize)) {
+        Some(Some(Some(true))) => time + dt,
+        Some(Some(Some(false))) => 0.0,
+        _ => time,
     });
-    let awake = |i: usize| resting[i].is_some();
-    let mut islands = UnionFind::new(n);
-    for &[a, b] in links {
-        let (a, b) = (a as usize, b as usize);
-        if bodies.kinds()[a] == BodyKind::Dynamic && bodies.kinds()[b] == BodyKind::Dynamic {
-            islands.union(a, b);
-        }
+    // Members are numbered in ascending dense order and union-find keeps the lowest member as
+    // the representative, so each island's root is its lowest body, as the tags say.
+    let mut islands = UnionFind::new(members.len());
+    for [a, b] in links.iter().filter_map(|link| dynamic_link(bodies, link)) {
+        islands.union(number[a] as usize, number[b] as usize);
     }
     let roots = islands.roots();
     // Least resting time per island; an island with any member not awake (a sleeper that was
     // linked but not woken, or a quarantined body) stays as it is.
-    let mut least = vec![f64::INFINITY; n];
-    for i in 0..n {
-        if bodies.kinds()[i] != BodyKind::Dynamic {
-            continue;
-        }
-        let time = if awake(i) {
+    least.clear();
+    least.resize(members.len(), f64::INFINITY);
+    for (k, &i) in members.iter().enumerate() {
+        let time = if resting[k].is_some() {
             bodies.motion()[i].resting_time
         } else {
             f64::NEG_INFINITY
         };
-        least[roots[i]] = least[roots[i]].min(time);
+        least[roots[k]] = least[roots[k]].min(time);
     }
-    let sleepers: Vec<usize> = (0..n)
+    let sleepers: Vec<(usize, usize)> = (0..members.len())
         // Summed time steps fall short of their product by rounding (15 x 1/30 < 0.5); that must
         // not cost a whole step.
-        .filter(|&i| awake(i) && least[roots[i]] >= settings.time_to_sleep * (1.0 - 1e-9))
+        .filter(|&k| resting[k].is_some() && least[roots[k]] >= settings.time_to_sleep * (1.0 - 1e-9))
+        .map(|k| (members[k], members[roots[k]]))
         .collect();
+    for &i in members.iter() {
+        number[i] = NOT_MEMBER;
+    }
     if !sleepers.is_empty() {
         let (states, _, _) = bodies.dynamics_mut();
-        for &i in &sleepers {
+        for &(i, _) in &sleepers {
             states[i].linear_velocity = DVec3::ZERO;
             states[i].body_angular_velocity = DVec3::ZERO;
         }
-        let tags: Vec<u32> = sleepers.iter().map(|&i| bodies.records()[roots[i]].id.index).collect();
+        let tags: Vec<u32> = sleepers
+            .iter()
+            .map(|&(_, root)| bodies.records()[root].id.index)
+            .collect();
         bodies.update_motion(|motion| {
-            for (&i, &tag) in sleepers.iter().zip(&tags) {
+            for (&(i, _), &tag) in sleepers.iter().zip(&tags) {
                 motion[i].flags &= !BodyMotion::AWAKE;
                 motion[i].island = tag;
             }
