@@ -239,3 +239,42 @@ fn sleep_a_fixed_body_the_user_moves_into_a_falling_ball_s_way_catches_it() {
     // Resting on the plate's top (y = 0.1) with its radius, within the solver's slop.
     assert!((height - 0.35).abs() < 0.01, "the ball is at y = {height} m");
 }
+
+/// One ball dropped onto the 30th of a row of 60 sleeping boxes: few bodies move among many at
+/// rest, so the broad phase finds the ball's pairs by querying around it rather than from its whole
+/// pair list (test builds check that the two agree every step). The ball must land on the box and
+/// wake it, and every other box must sleep on.
+#[test]
+fn sleep_a_ball_dropped_on_one_of_a_row_of_sleeping_boxes_lands_on_it_and_wakes_it_alone() {
+    let mut world = World::new();
+    world.add_body(ground()).unwrap();
+    let boxes: Vec<_> = (0..60)
+        .map(|k| {
+            let desc = BodyDesc::dynamic(cuboid(DVec3::splat(0.5))).with_position(DVec3::new(2.0 * k as f64, 0.5, 0.0));
+            world.add_body(desc).unwrap()
+        })
+        .collect();
+    for _ in 0..120 {
+        world.step(FRAME).unwrap();
+    }
+    assert_eq!(world.step(FRAME).unwrap().awake_bodies, 0, "the row sleeps");
+    let target = boxes[30];
+    let x = world.pose(target).unwrap().position.x;
+    let dropped = world
+        .add_body(BodyDesc::dynamic(ball(0.25)).with_position(DVec3::new(x, 3.0, 0.0)))
+        .unwrap();
+    let mut woke = false;
+    for _ in 0..30 {
+        world.step(FRAME).unwrap();
+        woke |= world.is_awake(target).unwrap();
+        for (k, &id) in boxes.iter().enumerate() {
+            assert!(k == 30 || !world.is_awake(id).unwrap(), "box {k} woke");
+        }
+    }
+    assert!(woke, "the ball's box woke");
+    let height = world.pose(dropped).unwrap().position.y;
+    assert!(
+        (height - 1.25).abs() < 0.02,
+        "the ball rests at {height} m, not on its box (1.25 m)"
+    );
+}

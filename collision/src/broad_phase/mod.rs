@@ -377,6 +377,12 @@ impl BroadPhase {
         }
     }
 
+    /// Proxies whose fat box changed (or that were inserted) since the last
+    /// [`BroadPhase::update_pairs`]: the ones each [`BroadPhase::query`] checks one by one.
+    pub fn pending_moves(&self) -> usize {
+        self.moved.len()
+    }
+
     /// Number of proxy pairs currently held (before pairs sharing both keys collapse into one).
     pub fn proxy_pair_count(&self) -> usize {
         self.pairs.len()

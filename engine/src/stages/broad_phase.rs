@@ -349,39 +349,20 @@ fn collect_pairs(
         pairs.clear();
         return;
     }
-    broad.update_pairs(&mut scratch.keys);
-    let swept = &scratch.swept;
     let records = bodies.records();
-    // A pair is wanted only with a body on the moving list (see `wanted`), so a pair of two other
-    // bodies (a sleeping pile) is passed over by two flag tests, without looking either body up.
-    let on_list = &mut scratch.on_list;
-    for &i in moving {
-        let slot = records[i as usize].id.index as usize;
-        if on_list.len() <= slot {
-            on_list.resize(slot + 1, false);
+    if 4 * moving.len() < bodies.len() && broad.pending_moves() <= 4 * moving.len() + PENDING_MOVES {
+        pairs_by_query(bodies, broad, connected, scratch);
+        if cfg!(debug_assertions) {
+            // The pairs must be those of the whole pair list; test builds check every time.
+            let found = core::mem::take(&mut scratch.proxy_pairs);
+            pairs_from_list(bodies, broad, connected, scratch);
+            scratch.proxy_pairs.sort_unstable_by_key(|f| (f.0, f.1));
+            assert_eq!(found, scratch.proxy_pairs, "the broad phase's two paths disagree");
         }
-        on_list[slot] = true;
+    } else {
+        pairs_from_list(bodies, broad, connected, scratch);
     }
-    let listed = |bits: u64| on_list.get(BodyId::from_bits(bits).index as usize) == Some(&true);
-    for &(low, high) in &scratch.keys {
-        if !(listed(low) || listed(high)) {
-            continue;
-        }
-        let (a, b) = (BodyId::from_bits(low), BodyId::from_bits(high));
-        let (Some(i), Some(j)) = (bodies.dense_of(a), bodies.dense_of(b)) else {
-            continue;
-        };
-        let overlap = match (swept[i].swept(), swept[j].swept()) {
-            (Some(x), Some(y)) => x.overlaps(y),
-            _ => false,
-        };
-        if overlap && wanted(swept[i].role, swept[j].role) && connected.binary_search(&(low, high)).is_err() {
-            scratch.proxy_pairs.push(ordered(a, i, b, j));
-        }
-    }
-    for &i in moving {
-        scratch.on_list[records[i as usize].id.index as usize] = false;
-    }
+    let swept = &scratch.swept;
     for &plane in &scratch.planes {
         let plane = plane as usize;
         let view = bodies.view(plane);
@@ -413,6 +394,80 @@ fn collect_pairs(
         }
     }
     merge(&scratch.proxy_pairs, &scratch.plane_pairs, pairs);
+}
+
+/// Moved proxies the broad phase may hold unapplied, beyond four per moving body, before a search
+/// brings its pair list up to date again (each query checks them one by one).
+const PENDING_MOVES: usize = 64;
+
+/// The proxy pairs of the search into `scratch.proxy_pairs`, from the broad phase's whole pair
+/// list (brought up to date), in key order: the way when many bodies move.
+fn pairs_from_list(bodies: &BodyStore, broad: &mut BroadPhase, connected: &[(u64, u64)], scratch: &mut BroadScratch) {
+    scratch.proxy_pairs.clear();
+    broad.update_pairs(&mut scratch.keys);
+    let (moving, records, swept) = (bodies.moving(), bodies.records(), &scratch.swept);
+    // A pair is wanted only with a body on the moving list (see `wanted`), so a pair of two other
+    // bodies (a sleeping pile) is passed over by two flag tests, without looking either body up.
+    let on_list = &mut scratch.on_list;
+    for &i in moving {
+        let slot = records[i as usize].id.index as usize;
+        if on_list.len() <= slot {
+            on_list.resize(slot + 1, false);
+        }
+        on_list[slot] = true;
+    }
+    let listed = |bits: u64| on_list.get(BodyId::from_bits(bits).index as usize) == Some(&true);
+    for &(low, high) in &scratch.keys {
+        if !(listed(low) || listed(high)) {
+            continue;
+        }
+        let (a, b) = (BodyId::from_bits(low), BodyId::from_bits(high));
+        let (Some(i), Some(j)) = (bodies.dense_of(a), bodies.dense_of(b)) else {
+            continue;
+        };
+        let overlap = match (swept[i].swept(), swept[j].swept()) {
+            (Some(x), Some(y)) => x.overlaps(y),
+            _ => false,
+        };
+        if overlap && wanted(swept[i].role, swept[j].role) && connected.binary_search(&(low, high)).is_err() {
+            scratch.proxy_pairs.push(ordered(a, i, b, j));
+        }
+    }
+    for &i in moving {
+        scratch.on_list[records[i as usize].id.index as usize] = false;
+    }
+}
+
+/// The proxy pairs of the search into `scratch.proxy_pairs`, from one query of the broad phase per
+/// moving body: the way when few bodies move among many at rest, whose pairs with each other the
+/// whole list would hold. Every wanted pair has a moving body, and a pair's swept boxes overlap
+/// only where their fat boxes do (each fat box holds its swept box), so the pairs are those the
+/// whole list gives.
+fn pairs_by_query(bodies: &BodyStore, broad: &BroadPhase, connected: &[(u64, u64)], scratch: &mut BroadScratch) {
+    scratch.proxy_pairs.clear();
+    let (records, swept) = (bodies.records(), &scratch.swept);
+    for &j in bodies.moving() {
+        let j = j as usize;
+        let Some(box_j) = swept[j].swept() else {
+            continue;
+        };
+        let b = records[j].id;
+        // A swept box is finite, so the query cannot fail.
+        let _ = broad.query(box_j, |_, key| {
+            let a = BodyId::from_bits(key);
+            let Some(i) = bodies.dense_of(a) else {
+                return;
+            };
+            let overlap = i != j && swept[i].swept().is_some_and(|box_i| box_i.overlaps(box_j));
+            let bits = (key.min(b.to_bits()), key.max(b.to_bits()));
+            if overlap && wanted(swept[i].role, swept[j].role) && connected.binary_search(&bits).is_err() {
+                scratch.proxy_pairs.push(ordered(a, i, b, j));
+            }
+        });
+    }
+    // A pair of two moving bodies, or of bodies with several proxies, is found more than once.
+    scratch.proxy_pairs.sort_unstable_by_key(|f| (f.0, f.1));
+    scratch.proxy_pairs.dedup_by_key(|f| (f.0, f.1));
 }
 
 /// Merges two lists sorted by handles into `pairs` (cleared first), each pair once.
