@@ -230,6 +230,7 @@ pub fn solve_with(
         lambdas,
         warm,
         response,
+        runs,
         immovable,
         shock: shock_order,
         shock_scratch,
@@ -284,7 +285,7 @@ pub fn solve_with(
             velocities,
             lambdas,
             budgets,
-            (warm, response),
+            (warm, response, runs),
             shock.map(|order| (order, &mut *shock_scratch)),
             settings,
             &mut report,
@@ -352,7 +353,7 @@ fn solve_velocities(
     velocities: &mut [Twist],
     lambdas: &mut [f64],
     budgets: &mut [f64],
-    (warm, response): (&mut Vec<f64>, &mut Vec<Twist>),
+    (warm, response, runs): (&mut Vec<f64>, &mut Vec<Twist>, &mut Vec<(usize, usize)>),
     shock: Option<(&ShockOrder, &mut ShockScratch)>,
     settings: &SolverSettings,
     report: &mut SolveReport,
@@ -362,20 +363,37 @@ fn solve_velocities(
     }
 
     let joints = JointBlock::new(prepared, velocities.len());
+    // The swept rows in runs between one pair of bodies (a contact patch's rows are one run), so
+    // a sweep loads and stores the pair's velocities once per run rather than once per row.
+    runs.clear();
+    for (index, row) in prepared.iter().enumerate() {
+        if !row.active || (joints.is_some() && is_bilateral(row)) {
+            continue;
+        }
+        match runs.last_mut() {
+            Some((start, end)) if *end == index && prepared[*start].a == row.a && prepared[*start].b == row.b => {
+                *end += 1;
+            }
+            _ => runs.push((index, index + 1)),
+        }
+    }
     for _ in 0..settings.iterations {
         let mut residual: f64 = 0.0;
-        for (index, row) in prepared.iter().enumerate() {
-            if !row.active || (joints.is_some() && is_bilateral(row)) {
-                continue;
+        for &(start, end) in runs.iter() {
+            let (a, b) = (prepared[start].a, prepared[start].b);
+            let (mut va, mut vb) = (velocities[a], velocities[b]);
+            for (index, row) in prepared.iter().enumerate().take(end).skip(start) {
+                let lambda = lambdas[index];
+                let jv = row.relative_velocity_of(&va, &vb);
+                let wanted = (row.target - jv - row.cfm_over_h * lambda) * row.inverse_diagonal;
+                let (lower, upper) = bounds(row, lambdas);
+                let delta = clamp(lambda + wanted, lower, upper) - lambda;
+                let budget = &mut budgets[row.pair];
+                let applied = apply_increment(row, &mut lambdas[index], (&mut va, &mut vb), delta, jv, budget, report);
+                residual = residual.max(applied.abs() * row.diagonal);
             }
-            let lambda = lambdas[index];
-            let jv = row.relative_velocity(velocities);
-            let wanted = (row.target - jv - row.cfm_over_h * lambda) * row.inverse_diagonal;
-            let (lower, upper) = bounds(row, lambdas);
-            let delta = clamp(lambda + wanted, lower, upper) - lambda;
-            let budget = &mut budgets[row.pair];
-            let applied = apply_increment(row, &mut lambdas[index], velocities, delta, jv, budget, report);
-            residual = residual.max(applied.abs() * row.diagonal);
+            velocities[a] = va;
+            velocities[b] = vb;
         }
         if let Some(block) = &joints {
             residual = residual.max(block.solve(prepared, lambdas, velocities));
@@ -429,7 +447,8 @@ pub(crate) fn clamp(value: f64, lower: f64, upper: f64) -> f64 {
     if raised > upper { upper } else { raised }
 }
 
-/// Applies `delta` to a row whose current `J v` is `jv`, and returns the increment actually applied.
+/// Applies `delta` to a row whose current `J v` is `jv` and whose bodies move at `va` and `vb`
+/// (updated in place), and returns the increment actually applied.
 /// An energy-clamped row's increment is scaled so that it raises the kinetic energy by no more than
 /// its body pair's `budget` (the energy that pair's clamped rows removed so far, J), which is then
 /// charged with the increment's exact energy change (clamp.rs).
@@ -437,7 +456,7 @@ pub(crate) fn clamp(value: f64, lower: f64, upper: f64) -> f64 {
 fn apply_increment(
     row: &Prepared,
     lambda: &mut f64,
-    velocities: &mut [Twist],
+    (va, vb): (&mut Twist, &mut Twist),
     delta: f64,
     jv: f64,
     budget: &mut f64,
@@ -459,7 +478,8 @@ fn apply_increment(
     }
     if delta != 0.0 {
         *lambda += delta;
-        row.apply(velocities, delta);
+        *va = row.pushed_a(*va, delta);
+        *vb = row.pushed_b(*vb, delta);
     }
     delta
 }

@@ -31,6 +31,8 @@ pub struct SolverWorkspace {
     pub(crate) warm: Vec<f64>,
     /// Velocity response of the energy-clamped warm impulses.
     pub(crate) response: Vec<Twist>,
+    /// `(first, end)` of each run of swept rows between one pair of bodies.
+    pub(crate) runs: Vec<(usize, usize)>,
     /// Which slots the solve cannot move.
     pub(crate) immovable: Vec<bool>,
     /// The shock pass's row order.
