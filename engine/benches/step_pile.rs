@@ -1,6 +1,10 @@
 //! `step_pile`: one 30 Hz step of a settling pile on the ground, 256 bodies (two thirds boxes
 //! with particle contacts, one third balls), sleep off so every body stays in the step; rayon
 //! pools of one and two threads. Throughput counts bodies stepped.
+//!
+//! `step_few_awake`: one 30 Hz step of a world where one ball moves and a 10 x 10 x 10 lattice of
+//! touching boxes sleeps (no gravity, so nothing else ever moves): the cost of a step should
+//! follow the moving bodies, not the sleeping ones. Throughput counts every body in the world.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::{DQuat, DVec3};
@@ -63,5 +67,46 @@ fn step_pile(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, step_pile);
+/// The sleeping lattice and the moving ball of `step_few_awake`, stepped until the lattice sleeps.
+fn few_awake() -> World {
+    let settings = WorldSettings {
+        gravity: DVec3::ZERO,
+        ..WorldSettings::default()
+    };
+    let mut world = World::try_with_settings(settings).expect("valid settings");
+    let cube =
+        Collider::from_shape(Shape::Cuboid(Cuboid::try_new(DVec3::splat(0.5)).expect("box")), 0.25).expect("box");
+    for i in 0..1000 {
+        let cell = DVec3::new((i % 10) as f64, (i / 10 % 10) as f64, (i / 100) as f64);
+        world
+            .add_body(BodyDesc::dynamic(cube.clone()).with_position(cell))
+            .expect("box");
+    }
+    for _ in 0..60 {
+        world.step(FRAME).expect("step");
+    }
+    let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.25).expect("ball")), 0.1).expect("ball");
+    world
+        .add_body(
+            BodyDesc::dynamic(ball)
+                .with_position(DVec3::new(-20.0, 5.0, 5.0))
+                .with_velocity(DVec3::new(0.0, 0.0, 1.0), DVec3::ZERO),
+        )
+        .expect("ball");
+    world
+}
+
+fn step_few_awake(c: &mut Criterion) {
+    let mut group = c.benchmark_group("step_few_awake");
+    group.throughput(Throughput::Elements(1001));
+    let mut world = few_awake();
+    let report = world.step(FRAME).expect("step");
+    assert_eq!(report.awake_bodies, 1, "the lattice sleeps and the ball moves");
+    group.bench_function("one_ball_beside_1000_asleep", |b| {
+        b.iter(|| world.step(FRAME).expect("step").awake_bodies)
+    });
+    group.finish();
+}
+
+criterion_group!(benches, step_pile, step_few_awake);
 criterion_main!(benches);
