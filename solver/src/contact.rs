@@ -86,6 +86,27 @@ pub fn tangent_basis(n: DVec3) -> (DVec3, DVec3) {
     (t1, t2)
 }
 
+/// The normal row of a contact point between bodies `(a, b)` at arms `(arm_a, arm_b)` (m) with unit
+/// normal `n` and penetration `depth` (m): bounds `[0, inf)`, position error `-depth` corrected by
+/// the split pass, the softness converted with the row's own effective mass for the step `dt`.
+pub(crate) fn contact_normal_row(
+    bodies: &[SolverBody],
+    (a, b): (u32, u32),
+    (arm_a, arm_b, n, depth): (DVec3, DVec3, DVec3, f64),
+    softness: Softness,
+    energy_clamp: bool,
+    dt: f64,
+) -> Result<Row, SolverError> {
+    let mut row = Row::new(a, b, Jacobian::linear(n, arm_a, arm_b));
+    row.lower = 0.0;
+    row.upper = f64::INFINITY;
+    row.position_error = -depth;
+    row.bias_mode = BiasMode::Split;
+    row.energy_clamp = energy_clamp;
+    let effective_mass = 1.0 / inverse_effective_mass(bodies, &row);
+    Ok(row.with_softness(softness.erp_cfm(dt, effective_mass)?))
+}
+
 /// The three rows of a contact: `[normal, friction along t1, friction along t2]`, for a time step
 /// `dt` (s). `normal_row` is the index the normal row will have in the slice handed to the solver
 /// (the friction rows refer to it); see [`push_contact_rows`] for the common case.
@@ -101,14 +122,8 @@ pub fn contact_rows(
     validate(bodies, contact)?;
     let (a, b) = (contact.a, contact.b);
     let n = contact.normal;
-    let mut normal = Row::new(a, b, Jacobian::linear(n, contact.arm_a, contact.arm_b));
-    normal.lower = 0.0;
-    normal.upper = f64::INFINITY;
-    normal.position_error = -contact.depth;
-    normal.bias_mode = BiasMode::Split;
-    normal.energy_clamp = contact.energy_clamp;
-    let effective_mass = 1.0 / inverse_effective_mass(bodies, &normal);
-    normal = normal.with_softness(contact.softness.erp_cfm(dt, effective_mass)?);
+    let point = (contact.arm_a, contact.arm_b, n, contact.depth);
+    let normal = contact_normal_row(bodies, (a, b), point, contact.softness, contact.energy_clamp, dt)?;
 
     let [t1, t2] = friction_tangents(n, contact.friction_direction);
     let friction_row = |tangent: DVec3| {

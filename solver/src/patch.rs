@@ -27,9 +27,9 @@
 use glam::DVec3;
 
 use crate::body::SolverBody;
-use crate::contact::{UNIT_TOLERANCE, tangent_basis, validate_pair};
+use crate::contact::{UNIT_TOLERANCE, contact_normal_row, tangent_basis, validate_pair};
 use crate::error::SolverError;
-use crate::row::{BiasMode, Friction, Jacobian, Row, inverse_effective_mass};
+use crate::row::{Friction, Jacobian, Row};
 use crate::softness::Softness;
 
 /// One point of a contact patch.
@@ -137,15 +137,9 @@ pub fn push_patch_rows(
         rows.push(friction(Jacobian::angular(n), patch.friction * twist_radius));
     }
     for point in patch.points {
-        let mut row = Row::new(a, b, Jacobian::linear(point.normal, point.arm_a, point.arm_b));
-        row.lower = 0.0;
-        row.upper = f64::INFINITY;
-        row.position_error = -point.depth;
-        row.bias_mode = BiasMode::Split;
-        row.energy_clamp = patch.energy_clamp;
-        let effective_mass = 1.0 / inverse_effective_mass(bodies, &row);
-        match patch.softness.erp_cfm(dt, effective_mass) {
-            Ok(softness) => rows.push(row.with_softness(softness)),
+        let at = (point.arm_a, point.arm_b, point.normal, point.depth);
+        match contact_normal_row(bodies, (a, b), at, patch.softness, patch.energy_clamp, dt) {
+            Ok(row) => rows.push(row),
             Err(error) => {
                 // Leave the caller's rows as they were.
                 rows.truncate(start as usize);
