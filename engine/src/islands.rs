@@ -21,6 +21,12 @@ impl UnionFind {
         }
     }
 
+    /// Makes this `n` singletons again, keeping the memory (a step does not allocate).
+    pub fn reset(&mut self, n: usize) {
+        self.parent.clear();
+        self.parent.extend(0..n as u32);
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.parent.len()
@@ -52,7 +58,18 @@ impl UnionFind {
 
     /// Every element's representative.
     pub fn roots(&mut self) -> Vec<usize> {
-        (0..self.len()).map(|i| self.find(i)).collect()
+        let mut roots = Vec::new();
+        self.roots_into(&mut roots);
+        roots
+    }
+
+    /// Every element's representative, written into `roots` (cleared first).
+    pub fn roots_into(&mut self, roots: &mut Vec<usize>) {
+        roots.clear();
+        for i in 0..self.len() {
+            let root = self.find(i);
+            roots.push(root);
+        }
     }
 }
 
@@ -83,6 +100,7 @@ mod tests {
     #[test]
     fn islands_match_brute_force_and_ignore_link_order() {
         let mut rng = shatter_integrators::SplitMix64::new(7);
+        let (mut reused, mut roots) = (UnionFind::new(3), Vec::new());
         for trial in 0..50 {
             let n = 1 + trial % 40;
             let links: Vec<(usize, usize)> = (0..n)
@@ -100,6 +118,11 @@ mod tests {
             let expected = brute_force(n, &links);
             assert_eq!(forward.roots(), expected, "trial {trial}");
             assert_eq!(backward.roots(), expected, "trial {trial}");
+            // A reset set, used before for other links, gives the same answer.
+            reused.reset(n);
+            links.iter().for_each(|&(a, b)| reused.union(a, b));
+            reused.roots_into(&mut roots);
+            assert_eq!(roots, expected, "trial {trial}, reused");
         }
     }
 }

@@ -86,6 +86,9 @@ pub(crate) struct SleepScratch {
     resting: Vec<Option<bool>>,
     /// Per member: the least resting time of its island (when the member is the island's root).
     least: Vec<f64>,
+    /// The members' islands, and each member's root.
+    islands: UnionFind,
+    roots: Vec<usize>,
 }
 
 /// [`SleepScratch::number`] of a body that is not among the step's members.
@@ -128,6 +131,8 @@ pub(crate) fn run(
         number,
         resting,
         least,
+        islands,
+        roots,
     } = scratch;
     members.clear();
     members.extend(
@@ -175,11 +180,11 @@ pub(crate) fn run(
     });
     // Members are numbered in ascending dense order and union-find keeps the lowest member as
     // the representative, so each island's root is its lowest body, as the tags say.
-    let mut islands = UnionFind::new(members.len());
+    islands.reset(members.len());
     for [a, b] in links.iter().filter_map(|link| dynamic_link(bodies, link)) {
         islands.union(number[a] as usize, number[b] as usize);
     }
-    let roots = islands.roots();
+    islands.roots_into(roots);
     // Least resting time per island; an island with any member not awake (a sleeper that was
     // linked but not woken, or a quarantined body) stays as it is.
     least.clear();

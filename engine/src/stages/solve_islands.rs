@@ -54,6 +54,9 @@ pub(crate) struct IslandScratch {
     islands: Vec<Island>,
     /// Island number of each union-find root, `u32::MAX` for none yet.
     number: Vec<u32>,
+    /// The bodies' islands, and each body's root.
+    sets: UnionFind,
+    roots: Vec<usize>,
 }
 
 /// Solves `rows` over `bodies` island by island; updates velocities and impulses in place.
@@ -182,13 +185,15 @@ impl Island {
 /// change a velocity).
 fn find_islands(bodies: &[SolverBody], rows: &[Row], scratch: &mut IslandScratch) -> usize {
     let dynamic = |b: u32| b != NO_BODY && bodies[b as usize].is_dynamic();
-    let mut sets = UnionFind::new(bodies.len());
+    let (sets, roots) = (&mut scratch.sets, &mut scratch.roots);
+    sets.reset(bodies.len());
     for row in rows {
         if dynamic(row.a) && dynamic(row.b) {
             sets.union(row.a as usize, row.b as usize);
         }
     }
-    let roots = sets.roots();
+    sets.roots_into(roots);
+    let roots = &scratch.roots;
     let number = &mut scratch.number;
     number.clear();
     number.resize(bodies.len(), u32::MAX);
