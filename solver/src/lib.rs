@@ -18,10 +18,12 @@
 //!   ([`row_group_broken`]) and the stored energy the energized fracture reads ([`Row::stored_energy`]).
 //!
 //! What it is not: it knows no geometry, no poses beyond what joint builders are handed, and no
-//! world. One call solves one island, in the order the rows are given; the engine parallelises
-//! across islands. Inside a call only the shock pass uses the caller's rayon pool, for the groups of
-//! one contact level, which do not see each other (shock_state.rs), so results are bit-identical
-//! run to run and whatever the thread count. Units are SI, vectors world frame.
+//! world. One call solves one island ([`solve_with`]), or several independent islands of one make
+//! ([`solve_together`], each getting the bits it gets alone); the engine parallelises across calls.
+//! Inside a call the caller's rayon pool is used only where the result cannot depend on it (pgs.rs
+//! says where), so results are bit-identical run to run, whatever the thread count and whether the
+//! processor has AVX2 (the sweeps run four lanes wide, lanes.rs and wide.rs). Units are SI, vectors
+//! world frame.
 
 pub mod body;
 pub mod clamp;
@@ -31,8 +33,10 @@ mod free_rows;
 pub mod geometric;
 pub mod joint_block;
 pub mod joints;
+mod lanes;
 pub mod patch;
 pub mod pgs;
+mod phases;
 pub mod row;
 pub mod settings;
 pub mod shock;
@@ -40,8 +44,10 @@ mod shock_block;
 mod shock_state;
 pub mod softness;
 pub mod split;
+pub mod together;
 mod twist;
 pub mod warm_start;
+mod wide;
 pub mod workspace;
 
 pub use body::{NO_BODY, SolverBody, SplitVelocity};
@@ -59,4 +65,5 @@ pub use row::{
 };
 pub use settings::{SolveReport, SolverSettings};
 pub use softness::{RowSoftness, Softness};
+pub use together::{IslandSolve, solve_together};
 pub use workspace::SolverWorkspace;

@@ -42,12 +42,18 @@
 //! which lets the friction impulse reach `sqrt(2) mu lambda_n` along a diagonal. contact.rs can align
 //! the first tangent with the sliding direction, where the pyramid and the Coulomb cone agree.
 //!
-//! Rows are solved in the order given, every sweep; no hashing. The engine hands the solver one
-//! island at a time and may solve islands in parallel. Within an island, work is shared among
-//! threads only where the result cannot depend on it: the split pass (split.rs), which reads the
-//! prepared rows and never the velocity solve's results, runs beside the velocity solve in a large
-//! island, and the shock pass solves the groups of a wide level side by side (shock_state.rs). The
-//! bits are those of one thread either way.
+//! Each sweep visits the rows in runs between one body pair (a contact patch's rows are one run),
+//! four runs that share no moving body at a time (lanes.rs). An island of fewer than
+//! `lanes::WIDE_RUNS` runs is swept in the order its rows are given; a wider one level by level
+//! from the ground up (the shock pass's contact levels), each level's runs cut into four segments
+//! swept side by side. The order depends on the rows alone: no hashing, no timing. The engine
+//! hands the solver one island at a time, or several of one make at once ([`solve_together`],
+//! which sweeps small islands side by side and gives each the bits it gets alone), and may solve
+//! islands in parallel. Within an island, work is shared among threads only where the result
+//! cannot depend on it: the split pass (split.rs), which reads the prepared rows and never the
+//! velocity solve's results, runs beside the velocity solve in a large island, and the shock pass
+//! solves the groups of a wide level side by side (shock_state.rs). The bits are those of one
+//! thread either way, and the same on machines with and without AVX2 (wide.rs).
 //!
 //! # Warm starting
 //!
@@ -57,18 +63,16 @@
 //! by Su's factor for all of them together (warm_start.rs says why not row by row).
 
 use glam::DVec3;
-use rayon::prelude::*;
 
 use crate::body::SolverBody;
 use crate::clamp::clamp_row_increment_within;
 use crate::error::SolverError;
-use crate::joint_block::{JointBlock, is_bilateral};
+use crate::phases;
 use crate::row::{BiasMode, Row};
 use crate::settings::{SolveReport, SolverSettings};
-use crate::shock::{ShockOrder, ShockScratch};
-use crate::split::solve_split;
+#[cfg(doc)]
+use crate::together::solve_together;
 use crate::twist::Twist;
-use crate::warm_start::warm_start;
 use crate::workspace::SolverWorkspace;
 use shatter_integrators::ClampVerdict;
 
@@ -193,235 +197,39 @@ pub fn solve_with(
     dt: f64,
     settings: &SolverSettings,
 ) -> Result<SolveReport, SolverError> {
-    if !(dt.is_finite() && dt > 0.0) {
-        return Err(SolverError::InvalidTimeStep { dt });
-    }
-    settings.validate()?;
-    for (index, body) in bodies.iter().enumerate() {
-        body.validate(index)?;
-    }
-    let (body_count, row_count) = (bodies.len(), rows.len());
-    if !(rows.iter().enumerate())
-        .all(|(index, row)| row.plainly_valid(index, body_count, row_count, settings.warm_start))
-    {
-        for (index, row) in rows.iter().enumerate() {
-            row.validate(index, body_count, row_count, settings.warm_start)?;
-        }
-    }
-    for (index, row) in rows.iter().enumerate() {
-        if let Some(friction) = row.friction
-            && let Some(normal) = friction.normal_rows().find(|&n| rows[n].friction.is_some())
-        {
-            return Err(SolverError::row(
-                index,
-                "friction normal row",
-                normal,
-                "a row that is not itself a friction row",
-            ));
-        }
-    }
-
-    let world = bodies.len();
-    let SolverWorkspace {
-        prepared,
-        budgets,
-        pairs,
-        velocities,
-        lambdas,
-        warm,
-        response,
-        runs,
-        immovable,
-        shock: shock_order,
-        shock_scratch,
-        split: split_buffers,
-    } = workspace;
-    prepared.clear();
-    // Each row is prepared on its own, so a large island shares the work among threads: the
-    // same rows in the same order either way.
-    if rows.len() >= PARALLEL_ISLAND_ROWS {
-        prepared.par_extend(rows.par_iter().map(|row| prepare(row, bodies, dt, settings)));
-    } else {
-        prepared.extend(rows.iter().map(|row| prepare(row, bodies, dt, settings)));
-    }
-    // Energy removed so far by each body pair's clamped rows, J (clamp.rs): zero at the start.
-    let pair_count = assign_pairs(prepared, pairs);
-    budgets.clear();
-    budgets.resize(pair_count, 0.0);
-    velocities.clear();
-    velocities.extend(
-        bodies
-            .iter()
-            .map(|body| Twist::new(body.linear_velocity, body.angular_velocity))
-            .chain(core::iter::once(Twist::default())),
-    );
-    lambdas.clear();
-    lambdas.resize(rows.len(), 0.0);
-    let (prepared, budgets, velocities, lambdas) =
-        (&prepared[..], &mut budgets[..], &mut velocities[..], &mut lambdas[..]);
-    let mut report = SolveReport {
-        inactive_rows: prepared.iter().filter(|row| !row.active).count(),
-        ..SolveReport::default()
-    };
-
-    // The shock order depends on the rows alone, so both passes can share it.
-    let shock = (settings.shock_sweeps > 0 && settings.iterations > 0).then(|| {
-        immovable.clear();
-        immovable.extend(
-            bodies
-                .iter()
-                .map(|body| !body.is_dynamic())
-                .chain(core::iter::once(true)),
-        );
-        shock_order.rebuild(prepared, immovable);
-        &*shock_order
-    });
-    // The split pass reads the prepared rows and the shock order only, never the velocity solve's
-    // results, so a large island runs the two at the same time: the same bits either way.
-    let mut velocity_pass = || {
-        solve_velocities(
-            prepared,
-            rows,
-            velocities,
-            lambdas,
-            budgets,
-            (warm, response, runs),
-            shock.map(|order| (order, &mut *shock_scratch)),
-            settings,
-            &mut report,
-        );
-    };
-    let mut split_pass = || solve_split(prepared, world, settings, shock, split_buffers);
-    let split = if prepared.len() >= PARALLEL_ISLAND_ROWS {
-        rayon::join(velocity_pass, split_pass).1
-    } else {
-        velocity_pass();
-        split_pass()
-    };
-    report.split_iterations = split.iterations;
-    report.split_residual = split.residual;
-    report.split_velocities = split.velocities;
-
-    // Commit only finite results, so an overflow leaves the caller's data as it was.
-    if let Some(index) = velocities[..world].iter().position(|v| !v.is_finite()) {
-        return Err(SolverError::Diverged {
-            what: "body velocity",
-            index,
-        });
-    }
-    if let Some(index) = lambdas.iter().position(|l| !l.is_finite()) {
-        return Err(SolverError::Diverged {
-            what: "row impulse",
-            index,
-        });
-    }
-    if let Some(index) = report
-        .split_velocities
-        .iter()
-        .position(|v| !(v.linear.is_finite() && v.angular.is_finite()))
-    {
-        return Err(SolverError::Diverged {
-            what: "body split velocity",
-            index,
-        });
-    }
-    for (body, velocity) in bodies.iter_mut().zip(velocities.iter()) {
-        // Static and kinematic velocities are the caller's to prescribe: leave their bits alone.
-        if body.is_dynamic() {
-            body.linear_velocity = velocity.linear();
-            body.angular_velocity = velocity.angular();
-        }
-    }
-    for (row, lambda) in rows.iter_mut().zip(lambdas.iter()) {
-        row.lambda = *lambda;
-    }
-    Ok(report)
+    let report = phases::start(workspace, bodies, rows, dt, settings)?;
+    phases::finish(workspace, bodies, rows, settings, report, false)
 }
 
-/// Rows from which a solve shares its work among threads where the result cannot depend on it:
-/// the rows are prepared in parallel and the split pass runs beside the velocity solve. Below
-/// this the work is too short to pay for handing it to another thread.
-const PARALLEL_ISLAND_ROWS: usize = 256;
-
-/// The velocity solve: warm start, the Gauss-Seidel sweeps (the joints' block with them), and the
-/// shock pass over `shock` when given. Updates `velocities`, `lambdas`, the pairs' energy
-/// `budgets` and `report`.
-#[allow(clippy::too_many_arguments)]
-fn solve_velocities(
+/// One Gauss-Seidel sweep over `runs` (ranges of `prepared` between one body pair), row by row:
+/// updates `velocities`, `lambdas`, the pairs' energy `budgets` and the clamp counts of `report`,
+/// and returns the sweep's residual, the largest `|delta| * diagonal` (m/s).
+pub(crate) fn sweep_rows(
     prepared: &[Prepared],
-    rows: &[Row],
+    runs: &[(usize, usize)],
     velocities: &mut [Twist],
     lambdas: &mut [f64],
     budgets: &mut [f64],
-    (warm, response, runs): (&mut Vec<f64>, &mut Vec<Twist>, &mut Vec<(usize, usize)>),
-    shock: Option<(&ShockOrder, &mut ShockScratch)>,
-    settings: &SolverSettings,
     report: &mut SolveReport,
-) {
-    if settings.warm_start {
-        warm_start(prepared, rows, lambdas, velocities, warm, response, report);
+) -> f64 {
+    let mut residual: f64 = 0.0;
+    for &(start, end) in runs {
+        let (a, b) = (prepared[start].a, prepared[start].b);
+        let (mut va, mut vb) = (velocities[a], velocities[b]);
+        for (index, row) in prepared.iter().enumerate().take(end).skip(start) {
+            let lambda = lambdas[index];
+            let jv = row.relative_velocity_of(&va, &vb);
+            let wanted = (row.target - jv - row.cfm_over_h * lambda) * row.inverse_diagonal;
+            let (lower, upper) = bounds(row, lambdas);
+            let delta = clamp(lambda + wanted, lower, upper) - lambda;
+            let budget = &mut budgets[row.pair];
+            let applied = apply_increment(row, &mut lambdas[index], (&mut va, &mut vb), delta, jv, budget, report);
+            residual = residual.max(applied.abs() * row.diagonal);
+        }
+        velocities[a] = va;
+        velocities[b] = vb;
     }
-
-    let joints = JointBlock::new(prepared, velocities.len());
-    // The swept rows in runs between one pair of bodies (a contact patch's rows are one run), so
-    // a sweep loads and stores the pair's velocities once per run rather than once per row.
-    runs.clear();
-    for (index, row) in prepared.iter().enumerate() {
-        if !row.active || (joints.is_some() && is_bilateral(row)) {
-            continue;
-        }
-        match runs.last_mut() {
-            Some((start, end)) if *end == index && prepared[*start].a == row.a && prepared[*start].b == row.b => {
-                *end += 1;
-            }
-            _ => runs.push((index, index + 1)),
-        }
-    }
-    for _ in 0..settings.iterations {
-        let mut residual: f64 = 0.0;
-        for &(start, end) in runs.iter() {
-            let (a, b) = (prepared[start].a, prepared[start].b);
-            let (mut va, mut vb) = (velocities[a], velocities[b]);
-            for (index, row) in prepared.iter().enumerate().take(end).skip(start) {
-                let lambda = lambdas[index];
-                let jv = row.relative_velocity_of(&va, &vb);
-                let wanted = (row.target - jv - row.cfm_over_h * lambda) * row.inverse_diagonal;
-                let (lower, upper) = bounds(row, lambdas);
-                let delta = clamp(lambda + wanted, lower, upper) - lambda;
-                let budget = &mut budgets[row.pair];
-                let applied = apply_increment(row, &mut lambdas[index], (&mut va, &mut vb), delta, jv, budget, report);
-                residual = residual.max(applied.abs() * row.diagonal);
-            }
-            velocities[a] = va;
-            velocities[b] = vb;
-        }
-        if let Some(block) = &joints {
-            residual = residual.max(block.solve(prepared, lambdas, velocities));
-        }
-        report.iterations += 1;
-        report.residual = residual;
-        if residual <= settings.tolerance {
-            break;
-        }
-    }
-
-    if let Some((order, scratch)) = shock {
-        for _ in 0..settings.shock_sweeps {
-            order.sweep(
-                scratch,
-                prepared,
-                lambdas,
-                velocities,
-                budgets,
-                settings.shock_iterations,
-                settings.tolerance,
-                report,
-            );
-        }
-        if let Some(block) = &joints {
-            block.solve(prepared, lambdas, velocities);
-        }
-    }
+    residual
 }
 
 /// The impulse bounds of a row now: its own, or `+-mu N` for friction, `N` the sum of its normal
@@ -487,7 +295,7 @@ fn apply_increment(
 /// Gives every energy-clamped row the index of its unordered body pair, numbered in sorted order so
 /// the numbering is the same on every run; returns the number of pairs (at least one, so that rows
 /// without a pair can point at slot 0 harmlessly).
-fn assign_pairs(prepared: &mut [Prepared], pairs: &mut Vec<u64>) -> usize {
+pub(crate) fn assign_pairs(prepared: &mut [Prepared], pairs: &mut Vec<u64>) -> usize {
     // Body indices fit in 32 bits (rows hold u32 indices), so a pair packs into one sortable u64.
     let key = |row: &Prepared| ((row.a.min(row.b) as u64) << 32) | row.a.max(row.b) as u64;
     pairs.clear();

@@ -205,6 +205,12 @@ impl Levels {
 }
 
 impl ShockOrder {
+    /// The contact level of each velocity slot in the order last built (`u32::MAX` for bodies
+    /// that touch no level-0 body through contacts).
+    pub(crate) fn levels(&self) -> &[u32] {
+        &self.levels.level
+    }
+
     /// Makes this the order for `prepared` over `immovable.len()` slots; `immovable[i]` marks
     /// slots the solve cannot move (the world slot, static and kinematic bodies).
     /// Does nothing when the rows and slots have the structure the order was last built from.

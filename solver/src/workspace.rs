@@ -9,9 +9,11 @@
 //! step allocates nothing. The workspace holds no state that outlives a call: the results are the
 //! same bits whichever workspace a solve is given.
 
+use crate::lanes::LaneBatches;
 use crate::pgs::Prepared;
 use crate::shock::{ShockOrder, ShockScratch};
 use crate::split::SplitBuffers;
+use crate::together::TogetherScratch;
 use crate::twist::Twist;
 
 /// Reusable scratch memory for [`solve_with`](crate::pgs::solve_with): capacity only, no state.
@@ -33,6 +35,8 @@ pub struct SolverWorkspace {
     pub(crate) response: Vec<Twist>,
     /// `(first, end)` of each run of swept rows between one pair of bodies.
     pub(crate) runs: Vec<(usize, usize)>,
+    /// The runs dealt into batches swept four at a time.
+    pub(crate) lanes: LaneBatches,
     /// Which slots the solve cannot move.
     pub(crate) immovable: Vec<bool>,
     /// The shock pass's row order.
@@ -41,6 +45,8 @@ pub struct SolverWorkspace {
     pub(crate) shock_scratch: ShockScratch,
     /// The split pass's arrays.
     pub(crate) split: SplitBuffers,
+    /// The memory of sweeps shared with other islands (together.rs).
+    pub(crate) together: TogetherScratch,
 }
 
 impl core::fmt::Debug for SolverWorkspace {

@@ -3,18 +3,23 @@
 //! Rows couple only the dynamic bodies they touch, so the LCP of a step falls apart into
 //! independent blocks: the islands of dynamic bodies linked by rows (union-find, as for sleep).
 //! Static and kinematic bodies do not link islands (no row changes their velocity), so each island
-//! gets its own copy of those it touches. Each island is one `shatter_solver::solve` call on its
-//! own bodies and rows, in the global row order; islands run in parallel on the rayon pool and
-//! their results are merged back in island order. A solve is a pure function of its island, so
-//! the results are the same bits whatever the thread count. (The solver crate asks the engine to
-//! parallelise this way: one island per call.)
+//! gets its own copy of those it touches. Each island is solved on its own bodies and rows, in the
+//! global row order; islands of one make (as many bodies and rows: the columns of a pile) go to
+//! the solver four at a time (`shatter_solver::solve_together`, which sweeps them side by side and
+//! gives each the bits it gets alone). The calls run in parallel on the rayon pool and their
+//! results are merged back island by island. A solve is a pure function of its island, so the
+//! results are the same bits whatever the thread count and the grouping.
 
 use rayon::prelude::*;
 use shatter_solver::{
-    NO_BODY, Row, SolveReport, SolverBody, SolverError, SolverSettings, SolverWorkspace, SplitVelocity, solve_with,
+    IslandSolve, NO_BODY, Row, SolveReport, SolverBody, SolverError, SolverSettings, SolverWorkspace, SplitVelocity,
+    solve_together, solve_with,
 };
 
 use crate::islands::UnionFind;
+
+/// Islands of one make handed to the solver in one call: one per lane of its batches.
+const ISLANDS_TOGETHER: usize = 4;
 
 /// What the solves of all islands did together.
 #[derive(Clone, Debug, Default)]
@@ -89,16 +94,40 @@ pub(crate) fn solve_islands(
         }
         return outcome;
     }
+    // Islands of one make (as many bodies and rows) go to the solver four at a time, so that their
+    // sweeps can share batches (shatter_solver::together); the results are the bits each gets
+    // alone, so the grouping changes nothing but the time.
+    islands.sort_by_key(|island| (island.rows.len(), island.bodies.len()));
+    let mut groups: Vec<&mut [Island]> = Vec::new();
+    let mut rest = &mut islands[..];
+    while !rest.is_empty() {
+        let make = |island: &Island| (island.rows.len(), island.bodies.len());
+        let same = rest
+            .iter()
+            .take(ISLANDS_TOGETHER)
+            .take_while(|island| make(island) == make(&rest[0]))
+            .count();
+        let (group, after) = rest.split_at_mut(same);
+        groups.push(group);
+        rest = after;
+    }
     let (global_bodies, global_rows) = (&*bodies, &*rows);
-    islands.par_iter_mut().for_each(|island| {
-        island.renumber(global_bodies, global_rows);
-        island.result = Some(solve_with(
-            &mut island.workspace,
-            &mut island.local_bodies,
-            &mut island.local_rows,
-            dt,
-            settings,
-        ));
+    groups.par_iter_mut().for_each(|group| {
+        for island in group.iter_mut() {
+            island.renumber(global_bodies, global_rows);
+        }
+        let mut solves: Vec<IslandSolve<'_>> = group
+            .iter_mut()
+            .map(|island| IslandSolve {
+                workspace: &mut island.workspace,
+                bodies: &mut island.local_bodies,
+                rows: &mut island.local_rows,
+            })
+            .collect();
+        let results = solve_together(&mut solves, dt, settings);
+        for (island, result) in group.iter_mut().zip(results) {
+            island.result = Some(result);
+        }
     });
     for island in islands.iter_mut() {
         let Some(result) = island.result.take() else {

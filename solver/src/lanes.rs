@@ -1,0 +1,780 @@
+//! The velocity sweeps four runs at a time.
+//!
+//! A sweep's rows come in runs between one pair of bodies (a contact patch's seven rows, a
+//! contact's three). Runs that share no moving body can be solved at the same time without
+//! changing what Gauss-Seidel computes for each of them: neither sees the other's impulses. So the
+//! runs are dealt into batches of four ([`LANES`]) that share no moving body and have the same
+//! shape (the same number of rows, with friction rows in the same places, bounded by normal rows
+//! in the same places), and a batch's rows are solved lane by lane: row `k` of all four runs in
+//! one pass of four-wide arithmetic (wide.rs), then row `k + 1`. Each lane computes exactly what
+//! the row-by-row sweep (`pgs::sweep_rows`) computes for its run, bit for bit (tested below), so
+//! the batches change the order of the runs and nothing else.
+//!
+//! Which runs share a batch:
+//! - an island of fewer than [`WIDE_RUNS`] runs alone: one run per batch, in the island's own
+//!   order, so such islands can be swept side by side instead, one island per lane
+//!   (together.rs), and give the same bits either way;
+//! - a wider island: its runs sorted (stably) by contact level, the higher of the two bodies'
+//!   levels in the shock order (ground first), and each level's runs of one shape cut into four
+//!   consecutive segments, batch `k` taking run `k` of each segment. Each segment is swept in its
+//!   own order, as a Gauss-Seidel sweep from the ground up would; only the segments' ends meet
+//!   out of order. (Dealing each run greedily to the first batch it fits swept a column every
+//!   other contact: measured on the 210-box pyramid, kinetic-energy bursts of 1e-3 J where the
+//!   row order keeps it at rest.) A run that would share a moving body with another in its batch
+//!   gets a batch of its own after the level's.
+//!
+//! The dealing depends on the rows alone, so the result is the same bits on every run and every
+//! thread count, and on machines with or without AVX2 (wide.rs).
+//!
+//! Immovable bodies (static, kinematic, and the world slot) may appear in several lanes: their
+//! response to an impulse is zero, so no lane changes them. Lanes a batch does not fill are
+//! padding: rows with no Jacobian that never move anything.
+
+use crate::pgs::Prepared;
+use crate::twist::Twist;
+#[cfg(target_arch = "x86_64")]
+use crate::wide::Avx;
+use crate::wide::{Portable, Wide};
+
+/// Runs solved side by side in one batch.
+pub(crate) const LANES: usize = 4;
+
+/// Runs from which an island swept alone is dealt into segments side by side. A smaller island's
+/// runs are swept one after another in their own order, so that islands of that size can share
+/// batches with one another (one island per lane) and give the bits they give alone.
+pub(crate) const WIDE_RUNS: usize = 32;
+
+/// One `f64` per lane.
+pub(crate) type Lane = [f64; LANES];
+
+/// A body's velocity, one component per array entry (linear x, y, z, then angular x, y, z), each
+/// with one lane per run.
+type LaneTwist = [Lane; 6];
+
+/// Row `k` of the four runs of a batch: everything a sweep reads, lane by lane.
+#[derive(Clone, Copy, Debug)]
+struct LaneRow {
+    /// Body A's block of `J`.
+    jacobian_a: LaneTwist,
+    /// Body B's block of `J`.
+    jacobian_b: LaneTwist,
+    /// Body A's block of `M^-1 J^T`.
+    response_a: LaneTwist,
+    /// Body B's block of `M^-1 J^T`.
+    response_b: LaneTwist,
+    /// The velocity solve's right-hand side, m/s.
+    target: Lane,
+    /// `CFM / h`, 1/kg.
+    cfm_over_h: Lane,
+    /// `1 / (J M^-1 J^T + CFM / h)`, 0 for padding.
+    inverse_diagonal: Lane,
+    /// `J M^-1 J^T + CFM / h`.
+    diagonal: Lane,
+    /// `J M^-1 J^T`, 1/kg.
+    inverse_effective_mass: Lane,
+    /// Impulse bounds of a row that is not a friction row, N s.
+    lower: Lane,
+    upper: Lane,
+    /// Friction coefficient of a friction row.
+    mu: Lane,
+    /// 1 where the lane's row is energy-clamped (clamp.rs), 0 where not: a number rather than a
+    /// flag, so that the lanes compare it with one vector instruction.
+    clamped: Lane,
+    /// For friction rows, the run-relative range of the normal rows that bound it: the same in
+    /// every lane.
+    friction: Option<(usize, usize)>,
+}
+
+/// Four runs of one shape that share no moving body.
+#[derive(Clone, Copy, Debug)]
+struct Batch {
+    /// Index of the batch's first [`LaneRow`].
+    first: usize,
+    /// Rows per run.
+    len: usize,
+    /// Each lane's first row in its island's row list (`None` for padding).
+    start: [Option<usize>; LANES],
+    /// Each lane's velocity slots; padding uses an immovable slot.
+    a: [usize; LANES],
+    b: [usize; LANES],
+    /// Each lane's energy budget (clamp.rs), when it has energy-clamped rows.
+    pair: [Option<usize>; LANES],
+    /// Lanes filled.
+    filled: usize,
+}
+
+/// One island's part in batches shared by several islands (one lane each).
+#[derive(Clone, Copy)]
+pub(crate) struct LaneIsland<'a> {
+    /// The island's prepared rows and its runs of rows between one body pair.
+    pub(crate) prepared: &'a [Prepared],
+    pub(crate) runs: &'a [(usize, usize)],
+    /// The rows' impulses after the warm start, N s.
+    pub(crate) lambdas: &'a [f64],
+    /// Where the island's velocity slots and energy budgets start in the shared arrays.
+    pub(crate) slot_offset: usize,
+    pub(crate) pair_offset: usize,
+}
+
+/// What one sweep did in each lane.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LaneSweep {
+    /// The largest `|delta| * diagonal` of the lane's rows, m/s.
+    pub(crate) residual: Lane,
+    /// Energy-clamped increments scaled down and dropped (clamp.rs).
+    pub(crate) scaled: [usize; LANES],
+    pub(crate) dropped: [usize; LANES],
+}
+
+/// The batches of one solve, kept in the solver workspace between solves.
+#[derive(Default)]
+pub(crate) struct LaneBatches {
+    rows: Vec<LaneRow>,
+    /// Accumulated impulse of each lane row, N s: the sweeps' impulses while they run.
+    lambdas: Vec<Lane>,
+    batches: Vec<Batch>,
+    /// `(contact level, first row, end)` of each run, sorted by level.
+    order: Vec<(u32, usize, usize)>,
+    /// Scratch of the dealing: one level's runs not yet dealt, the runs of one shape among them,
+    /// and those that clashed with their batch.
+    rest: Vec<(usize, usize)>,
+    group: Vec<(usize, usize)>,
+    spilled: Vec<(usize, usize)>,
+}
+
+/// Whether every friction row of `runs` is bounded by normal rows of its own run, as the batches
+/// need (rows a caller lists apart are swept row by row instead).
+pub(crate) fn runs_are_regular(prepared: &[Prepared], runs: &[(usize, usize)]) -> bool {
+    runs.iter().all(|&(start, end)| {
+        prepared[start..end].iter().all(|row| match row.friction {
+            Some((first, last, _)) => start <= first && first < last && last <= end,
+            None => true,
+        })
+    })
+}
+
+/// Whether two islands' runs have the same shapes in the same order, so that they can share
+/// batches run by run.
+pub(crate) fn same_runs(one: &LaneIsland<'_>, other: &LaneIsland<'_>) -> bool {
+    one.runs.len() == other.runs.len()
+        && one
+            .runs
+            .iter()
+            .zip(other.runs)
+            .all(|(&(s1, e1), &(s2, e2))| same_shape(&one.prepared[s1..e1], s1, &other.prepared[s2..e2], s2))
+}
+
+impl LaneBatches {
+    /// Deals one island's regular `runs` (ranges of `prepared` between one body pair) into
+    /// batches, with each row's impulse starting at `lambdas`; `world` is the world slot and
+    /// `immovable` says which slots no impulse moves. Fewer than [`WIDE_RUNS`] runs are swept one
+    /// after another in their own order (one lane each); more are ordered by the contact `levels`
+    /// of the shock order (ground first) and each level's runs of one shape cut into [`LANES`]
+    /// segments swept side by side.
+    pub(crate) fn build_alone(
+        &mut self,
+        prepared: &[Prepared],
+        runs: &[(usize, usize)],
+        lambdas: &[f64],
+        immovable: &[bool],
+        levels: Option<&[u32]>,
+        world: usize,
+    ) {
+        self.rows.clear();
+        self.lambdas.clear();
+        self.batches.clear();
+        let island = LaneIsland {
+            prepared,
+            runs,
+            lambdas,
+            slot_offset: 0,
+            pair_offset: 0,
+        };
+        if runs.len() < WIDE_RUNS {
+            for &run in runs {
+                let batch = self.open_batch(prepared, run, world);
+                self.add_lane(batch, &island, run);
+            }
+            return;
+        }
+        let moves = |slot: usize| !immovable.get(slot).copied().unwrap_or(true);
+        let level = |slot: usize| levels.and_then(|l| l.get(slot).copied()).unwrap_or(0);
+        self.order.clear();
+        self.order.extend(runs.iter().map(|&(start, end)| {
+            let row = &prepared[start];
+            (level(row.a).max(level(row.b)), start, end)
+        }));
+        self.order.sort_by_key(|&(level, _, _)| level);
+        let order = core::mem::take(&mut self.order);
+        let mut rest = core::mem::take(&mut self.rest);
+        let mut group = core::mem::take(&mut self.group);
+        let mut level_start = 0;
+        while level_start < order.len() {
+            let level = order[level_start].0;
+            let level_end = level_start + order[level_start..].iter().take_while(|run| run.0 == level).count();
+            rest.clear();
+            rest.extend(
+                order[level_start..level_end]
+                    .iter()
+                    .map(|&(_, start, end)| (start, end)),
+            );
+            // One shape at a time, in the order the shapes first appear.
+            while let Some(&(first, first_end)) = rest.first() {
+                let shape = &prepared[first..first_end];
+                group.clear();
+                rest.retain(|&(start, end)| {
+                    let same = same_shape(shape, first, &prepared[start..end], start);
+                    if same {
+                        group.push((start, end));
+                    }
+                    !same
+                });
+                self.deal(&group, &island, &moves, world);
+            }
+            level_start = level_end;
+        }
+        self.order = order;
+        self.rest = rest;
+        self.group = group;
+    }
+
+    /// Deals islands whose runs have the same shapes ([`same_runs`], at most [`LANES`] of them)
+    /// one island per lane: batch `k` holds run `k` of every island, so each island is swept in
+    /// its own order, as alone. Velocity slots and budgets are those of shared arrays (each
+    /// island's at its offsets); unfilled lanes use `padding_slot`, an immovable slot.
+    pub(crate) fn build_together(&mut self, islands: &[LaneIsland<'_>], padding_slot: usize) {
+        self.rows.clear();
+        self.lambdas.clear();
+        self.batches.clear();
+        let Some(first) = islands.first() else {
+            return;
+        };
+        for k in 0..first.runs.len() {
+            let batch = self.open_batch(first.prepared, first.runs[k], padding_slot);
+            for island in islands.iter().take(LANES) {
+                self.add_lane(batch, island, island.runs[k]);
+            }
+        }
+    }
+
+    /// One Gauss-Seidel sweep over every batch, in the lanes marked `active` (the others are left
+    /// as they are): updates `velocities`, the batches' impulses and the pairs' energy `budgets`.
+    pub(crate) fn sweep(&mut self, velocities: &mut [Twist], budgets: &mut [f64], active: [bool; LANES]) -> LaneSweep {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            #[allow(unsafe_code)]
+            // SAFETY: the processor was just found to execute AVX2 instructions.
+            return unsafe { sweep_avx2(self, velocities, budgets, active) };
+        }
+        sweep_batches::<Portable>(self, velocities, budgets, active)
+    }
+
+    /// The runs in the order the batches sweep them, lane by lane within a batch.
+    #[cfg(test)]
+    fn swept_runs(&self) -> Vec<(usize, usize)> {
+        let starts = self
+            .batches
+            .iter()
+            .flat_map(|batch| batch.start.iter().flatten().map(|&s| (s, s + batch.len)));
+        starts.collect()
+    }
+
+    /// Writes lane `lane`'s impulses back to its island's row impulses (all lanes, for an island
+    /// swept alone).
+    pub(crate) fn scatter(&self, lane: Option<usize>, lambdas: &mut [f64]) {
+        for batch in &self.batches {
+            for (l, start) in batch.start.iter().enumerate() {
+                if let Some(start) = start.filter(|_| lane.is_none_or(|lane| lane == l)) {
+                    for k in 0..batch.len {
+                        lambdas[start + k] = self.lambdas[batch.first + k][l];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Deals runs of one shape and one level into batches: the runs are cut into [`LANES`]
+    /// consecutive segments, and batch `k` takes run `k` of each segment, so each segment is swept
+    /// in its own order and the segments side by side. A run that would share a moving body with
+    /// another of its batch goes to a batch of its own after them.
+    fn deal(
+        &mut self,
+        group: &[(usize, usize)],
+        island: &LaneIsland<'_>,
+        moves: &impl Fn(usize) -> bool,
+        world: usize,
+    ) {
+        let segment = group.len().div_ceil(LANES);
+        let mut spilled = core::mem::take(&mut self.spilled);
+        spilled.clear();
+        for k in 0..segment {
+            let batch = self.open_batch(island.prepared, group[k], world);
+            for &run in group.iter().skip(k).step_by(segment) {
+                let row = &island.prepared[run.0];
+                let clashes = {
+                    let batch = &self.batches[batch];
+                    (0..batch.filled).any(|lane| {
+                        let shared = |slot: usize| moves(slot) && (slot == batch.a[lane] || slot == batch.b[lane]);
+                        shared(row.a) || shared(row.b)
+                    })
+                };
+                if clashes {
+                    spilled.push(run);
+                } else {
+                    self.add_lane(batch, island, run);
+                }
+            }
+        }
+        for &run in &spilled {
+            let batch = self.open_batch(island.prepared, run, world);
+            self.add_lane(batch, island, run);
+        }
+        self.spilled = spilled;
+    }
+
+    /// Opens an empty batch shaped like the run `(start, end)` of `prepared`, its lanes padding
+    /// on `padding_slot`, and returns its index.
+    fn open_batch(&mut self, prepared: &[Prepared], (start, end): (usize, usize), padding_slot: usize) -> usize {
+        self.batches.push(Batch {
+            first: self.rows.len(),
+            len: end - start,
+            start: [None; LANES],
+            a: [padding_slot; LANES],
+            b: [padding_slot; LANES],
+            pair: [None; LANES],
+            filled: 0,
+        });
+        self.rows
+            .extend(prepared[start..end].iter().map(|row| LaneRow::padding(row, start)));
+        self.lambdas.extend((start..end).map(|_| [0.0; LANES]));
+        self.batches.len() - 1
+    }
+
+    /// Puts `island`'s run `(start, end)` in the next lane of batch `index`.
+    fn add_lane(&mut self, index: usize, island: &LaneIsland<'_>, (start, end): (usize, usize)) {
+        let batch = &mut self.batches[index];
+        let lane = batch.filled;
+        let run = &island.prepared[start..end];
+        batch.start[lane] = Some(start);
+        batch.a[lane] = island.slot_offset + run[0].a;
+        batch.b[lane] = island.slot_offset + run[0].b;
+        batch.pair[lane] = run
+            .iter()
+            .find(|row| row.energy_clamp)
+            .map(|row| island.pair_offset + row.pair);
+        batch.filled += 1;
+        let first = batch.first;
+        for (k, row) in run.iter().enumerate() {
+            self.rows[first + k].fill(lane, row);
+            self.lambdas[first + k][lane] = island.lambdas[start + k];
+        }
+    }
+}
+
+/// Whether two runs (starting at rows `first` and `start`) have friction rows in the same places,
+/// bounded by normal rows in the same places.
+fn same_shape(one: &[Prepared], first: usize, other: &[Prepared], start: usize) -> bool {
+    let relative = |row: &Prepared, base: usize| row.friction.map(|(from, to, _)| (from - base, to - base));
+    one.len() == other.len()
+        && one
+            .iter()
+            .zip(other)
+            .all(|(x, y)| relative(x, first) == relative(y, start))
+}
+
+impl LaneRow {
+    /// A row of padding lanes, shaped like `row` of the run starting at `start`.
+    fn padding(row: &Prepared, start: usize) -> Self {
+        let zero = [[0.0; LANES]; 6];
+        Self {
+            jacobian_a: zero,
+            jacobian_b: zero,
+            response_a: zero,
+            response_b: zero,
+            target: [0.0; LANES],
+            cfm_over_h: [0.0; LANES],
+            inverse_diagonal: [0.0; LANES],
+            diagonal: [0.0; LANES],
+            inverse_effective_mass: [0.0; LANES],
+            lower: [0.0; LANES],
+            upper: [0.0; LANES],
+            mu: [0.0; LANES],
+            clamped: [0.0; LANES],
+            friction: row.friction.map(|(from, to, _)| (from - start, to - start)),
+        }
+    }
+
+    /// Puts `row` in `lane`.
+    fn fill(&mut self, lane: usize, row: &Prepared) {
+        let put = |target: &mut LaneTwist, twist: &Twist| {
+            for (component, value) in target.iter_mut().zip(twist.components()) {
+                component[lane] = value;
+            }
+        };
+        put(&mut self.jacobian_a, &row.jacobian_a);
+        put(&mut self.jacobian_b, &row.jacobian_b);
+        put(&mut self.response_a, &row.response_a);
+        put(&mut self.response_b, &row.response_b);
+        self.target[lane] = row.target;
+        self.cfm_over_h[lane] = row.cfm_over_h;
+        self.inverse_diagonal[lane] = row.inverse_diagonal;
+        self.diagonal[lane] = row.diagonal;
+        self.inverse_effective_mass[lane] = row.inverse_effective_mass;
+        self.lower[lane] = row.lower;
+        self.upper[lane] = row.upper;
+        self.mu[lane] = row.friction.map_or(0.0, |(_, _, mu)| mu);
+        self.clamped[lane] = if row.energy_clamp { 1.0 } else { 0.0 };
+    }
+}
+
+/// [`sweep_batches`] on AVX registers, compiled with AVX2 enabled.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2")]
+fn sweep_avx2(
+    batches: &mut LaneBatches,
+    velocities: &mut [Twist],
+    budgets: &mut [f64],
+    active: [bool; LANES],
+) -> LaneSweep {
+    sweep_batches::<Avx>(batches, velocities, budgets, active)
+}
+
+/// One sweep over every batch; see [`LaneBatches::sweep`].
+#[inline(always)]
+fn sweep_batches<W: Wide>(
+    batches: &mut LaneBatches,
+    velocities: &mut [Twist],
+    budgets: &mut [f64],
+    active: [bool; LANES],
+) -> LaneSweep {
+    let LaneBatches {
+        rows, lambdas, batches, ..
+    } = batches;
+    let mut sweep = LaneSweep::default();
+    let on = W::load(&each(|lane| if active[lane] { 1.0 } else { 0.0 })).greater(W::splat(0.5));
+    let (zero, half) = (W::splat(0.0), W::splat(0.5));
+    let mut residual = zero;
+    for batch in batches.iter() {
+        let mut va = gather::<W>(velocities, &batch.a);
+        let mut vb = gather::<W>(velocities, &batch.b);
+        let mut budget = W::load(&each(|lane| batch.pair[lane].map_or(0.0, |pair| budgets[pair])));
+        let rows = &rows[batch.first..batch.first + batch.len];
+        let lambdas = &mut lambdas[batch.first..batch.first + batch.len];
+        for (k, row) in rows.iter().enumerate() {
+            let lambda = W::load(&lambdas[k]);
+            // `J v` summed as `Prepared::relative_velocity_of` sums it.
+            let product = |k: usize| {
+                let a = W::load(&row.jacobian_a[k])
+                    .mul(va[k])
+                    .add(W::load(&row.jacobian_a[k + 3]).mul(va[k + 3]));
+                let b = W::load(&row.jacobian_b[k])
+                    .mul(vb[k])
+                    .add(W::load(&row.jacobian_b[k + 3]).mul(vb[k + 3]));
+                a.add(b)
+            };
+            let jv = product(0).add(product(1)).add(product(2).add(zero));
+            let (lower, upper) = match row.friction {
+                Some((from, to)) => {
+                    let normal = lambdas[from..to].iter().fold(zero, |sum, l| sum.add(W::load(l).abs()));
+                    let limit = W::load(&row.mu).mul(normal);
+                    (limit.neg(), limit)
+                }
+                None => (W::load(&row.lower), W::load(&row.upper)),
+            };
+            let wanted = W::load(&row.target)
+                .sub(jv)
+                .sub(W::load(&row.cfm_over_h).mul(lambda))
+                .mul(W::load(&row.inverse_diagonal));
+            let delta = lambda.add(wanted).clamp(lower, upper).sub(lambda);
+            let delta = W::select(on, delta, zero);
+
+            // Su's clamp (clamp.rs, `clamp_row_increment_within`) in the energy-clamped lanes,
+            // each charging its pair's budget with the increment's exact energy change.
+            let inverse_effective_mass = W::load(&row.inverse_effective_mass);
+            let slope = delta.mul(jv); // P, J
+            let curvature = delta.mul(delta).mul(inverse_effective_mass); // Q, J
+            let allowed = W::select(budget.greater(zero), budget, zero);
+            let charged = W::and(W::load(&row.clamped).greater(half), delta.non_zero());
+            let over = W::and(charged, slope.add(half.mul(curvature)).not_at_most(allowed));
+            let delta = if W::any(over) {
+                W::load(&scaled(
+                    delta.store(),
+                    W::flags(over),
+                    (slope.store(), curvature.store(), allowed.store()),
+                    &mut sweep,
+                ))
+            } else {
+                delta
+            };
+            let change = delta
+                .mul(jv)
+                .add(half.mul(delta).mul(delta).mul(inverse_effective_mass));
+            budget = W::select(charged, budget.sub(change), budget);
+
+            // A zero increment changes nothing, not even the sign of a zero (as row by row).
+            let moved = delta.non_zero();
+            lambdas[k] = W::select(moved, lambda.add(delta), lambda).store();
+            for c in 0..6 {
+                va[c] = W::select(moved, va[c].add(W::load(&row.response_a[c]).mul(delta)), va[c]);
+                vb[c] = W::select(moved, vb[c].add(W::load(&row.response_b[c]).mul(delta)), vb[c]);
+            }
+            let change = delta.abs().mul(W::load(&row.diagonal));
+            residual = W::select(change.greater(residual), change, residual);
+        }
+        let (mut a, mut b) = ([[0.0; LANES]; 6], [[0.0; LANES]; 6]);
+        for c in 0..6 {
+            a[c] = va[c].store();
+            b[c] = vb[c].store();
+        }
+        let (va, vb, budget) = (a, b, budget.store());
+        for lane in (0..LANES).filter(|&lane| active[lane]) {
+            velocities[batch.a[lane]] = twist_of(&va, lane);
+            velocities[batch.b[lane]] = twist_of(&vb, lane);
+            if let Some(pair) = batch.pair[lane] {
+                budgets[pair] = budget[lane];
+            }
+        }
+    }
+    sweep.residual = residual.store();
+    sweep
+}
+
+/// The increments `delta` of the lanes `over` their budget scaled by Su's factor, the larger root
+/// of `eps P + eps^2 Q / 2 = budget` (clamp.rs), or dropped where it is not positive; counted in
+/// `tally`. `(P, Q, budget)` per lane.
+#[inline(never)]
+fn scaled(
+    mut delta: Lane,
+    over: [bool; LANES],
+    (slope, curvature, allowed): (Lane, Lane, Lane),
+    tally: &mut LaneSweep,
+) -> Lane {
+    for lane in (0..LANES).filter(|&lane| over[lane]) {
+        // Without cancellation for either sign of P (clamp.rs).
+        let (p, q, b) = (slope[lane], curvature[lane], allowed[lane]);
+        let discriminant = (p * p + 2.0 * q * b).sqrt();
+        let root = if p <= 0.0 {
+            (discriminant - p) / q
+        } else {
+            2.0 * b / (p + discriminant)
+        };
+        if root <= 0.0 {
+            tally.dropped[lane] += 1;
+            delta[lane] = 0.0;
+        } else {
+            tally.scaled[lane] += 1;
+            delta[lane] *= if root < 1.0 { root } else { 1.0 };
+        }
+    }
+    delta
+}
+
+/// `[f(0), f(1), ..]`: one value per lane.
+#[inline(always)]
+fn each<T: Copy + Default>(f: impl Fn(usize) -> T) -> [T; LANES] {
+    let mut out = [T::default(); LANES];
+    for (lane, value) in out.iter_mut().enumerate() {
+        *value = f(lane);
+    }
+    out
+}
+
+/// The velocities of `slots`, one lane each.
+#[inline(always)]
+fn gather<W: Wide>(velocities: &[Twist], slots: &[usize; LANES]) -> [W; 6] {
+    let twists: [[f64; 6]; LANES] = each(|lane| velocities[slots[lane]].components());
+    let mut out = [W::splat(0.0); 6];
+    for (component, value) in out.iter_mut().enumerate() {
+        *value = W::load(&each(|lane| twists[lane][component]));
+    }
+    out
+}
+
+/// Lane `lane` of `velocity` as a twist.
+#[inline(always)]
+fn twist_of(velocity: &LaneTwist, lane: usize) -> Twist {
+    let c = |k: usize| velocity[k][lane];
+    Twist::new(glam::DVec3::new(c(0), c(1), c(2)), glam::DVec3::new(c(3), c(4), c(5)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::{NO_BODY, SolverBody};
+    use crate::contact::{ContactPoint, push_contact_rows};
+    use crate::patch::{ContactPatch, PatchPoint, push_patch_rows};
+    use crate::pgs::{assign_pairs, prepare, sweep_rows};
+    use crate::settings::{SolveReport, SolverSettings};
+    use crate::shock::ShockOrder;
+    use crate::softness::Softness;
+    use glam::{DMat3, DVec3};
+    use shatter_integrators::SplitMix64;
+
+    const DT: f64 = 1.0 / 30.0;
+
+    /// A wall of boxes two high (`bottom` on the ground, one fewer on top, each on two below),
+    /// moving and spinning at random, with patches of four and of three points and single
+    /// contacts (three shapes of run), random warm impulses and small energy budgets so that Su's
+    /// clamp acts. Returns the prepared rows, their runs, impulses, velocities, budgets and the
+    /// slots no impulse moves.
+    #[allow(clippy::type_complexity)]
+    fn wall(
+        rng: &mut SplitMix64,
+        bottom: usize,
+    ) -> (
+        Vec<Prepared>,
+        Vec<(usize, usize)>,
+        Vec<f64>,
+        Vec<Twist>,
+        Vec<f64>,
+        Vec<bool>,
+        Vec<u32>,
+    ) {
+        let count = 2 * bottom - 1;
+        let bodies: Vec<SolverBody> = (0..count)
+            .map(|_| SolverBody {
+                linear_velocity: rng.unit_vector() * rng.range(0.0, 1.0),
+                angular_velocity: rng.unit_vector() * rng.range(0.0, 1.0),
+                inverse_mass: 1.0 / rng.range(0.5, 3.0),
+                inverse_inertia: DMat3::from_diagonal(DVec3::splat(6.0 / rng.range(0.5, 3.0))),
+            })
+            .collect();
+        let mut rows = Vec::new();
+        let patch = |rows: &mut Vec<_>, a: u32, b: u32, points: usize, rng: &mut SplitMix64| {
+            let corners = [(-0.4, -0.5), (0.4, -0.5), (0.4, 0.5), (-0.4, 0.5)];
+            let points: Vec<PatchPoint> = corners[..points]
+                .iter()
+                .map(|&(x, z)| PatchPoint {
+                    arm_a: DVec3::new(x, -0.5, z),
+                    arm_b: DVec3::new(x, 0.5, z),
+                    normal: DVec3::Y,
+                    depth: rng.range(-0.01, 0.02),
+                })
+                .collect();
+            let patch = ContactPatch {
+                a,
+                b,
+                points: &points,
+                normal: DVec3::Y,
+                friction: rng.range(0.0, 1.2),
+                softness: Softness::rigid(0.2),
+                energy_clamp: rng.range(0.0, 1.0) < 0.9,
+                friction_direction: None,
+            };
+            push_patch_rows(rows, &bodies, &patch, DT).unwrap();
+        };
+        for i in 0..bottom {
+            patch(&mut rows, i as u32, NO_BODY, 4, rng);
+        }
+        for top in bottom..count {
+            let left = (top - bottom) as u32;
+            patch(&mut rows, top as u32, left, if top % 3 == 0 { 3 } else { 4 }, rng);
+            if top % 4 == 0 {
+                let contact = ContactPoint::new(
+                    top as u32,
+                    left + 1,
+                    DVec3::new(0.3, -0.5, 0.0),
+                    DVec3::new(-0.2, 0.5, 0.0),
+                    DVec3::Y,
+                    0.01,
+                    0.5,
+                );
+                push_contact_rows(&mut rows, &bodies, &contact, DT).unwrap();
+            } else {
+                patch(&mut rows, top as u32, left + 1, 4, rng);
+            }
+        }
+        let settings = SolverSettings::default();
+        let mut prepared: Vec<Prepared> = rows.iter().map(|row| prepare(row, &bodies, DT, &settings)).collect();
+        let pairs = assign_pairs(&mut prepared, &mut Vec::new());
+        let budgets: Vec<f64> = (0..pairs).map(|_| rng.range(0.0, 0.02)).collect();
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        for (index, row) in prepared.iter().enumerate() {
+            match runs.last_mut() {
+                Some((start, end)) if prepared[*start].a == row.a && prepared[*start].b == row.b => *end = index + 1,
+                _ => runs.push((index, index + 1)),
+            }
+        }
+        let lambdas: Vec<f64> = (0..prepared.len()).map(|_| rng.range(0.0, 0.3)).collect();
+        let velocities: Vec<Twist> = bodies
+            .iter()
+            .map(|b| Twist::new(b.linear_velocity, b.angular_velocity))
+            .chain([Twist::default()])
+            .collect();
+        let immovable: Vec<bool> = (0..=count).map(|slot| slot == count).collect();
+        let mut order = ShockOrder::default();
+        order.rebuild(&prepared, &immovable);
+        let levels = order.levels().to_vec();
+        (prepared, runs, lambdas, velocities, budgets, immovable, levels)
+    }
+
+    /// One build of the sweep: the dispatching one, or the portable one.
+    type SweepBuild = fn(&mut LaneBatches, &mut [Twist], &mut [f64]) -> LaneSweep;
+
+    /// Everything a sweep changes, as bits.
+    fn bits(lambdas: &[f64], velocities: &[Twist], budgets: &[f64]) -> Vec<u64> {
+        let velocities = velocities.iter().flat_map(Twist::components);
+        lambdas
+            .iter()
+            .copied()
+            .chain(velocities)
+            .chain(budgets.iter().copied())
+            .map(f64::to_bits)
+            .collect()
+    }
+
+    #[test]
+    fn lanes_sweep_gives_the_bits_of_row_by_row_in_the_order_it_deals() {
+        let mut rng = SplitMix64::new(5);
+        let mut clamped = 0;
+        for bottom in [3, 12, 30] {
+            let (prepared, runs, lambdas, velocities, budgets, immovable, levels) = wall(&mut rng, bottom);
+            let world = velocities.len() - 1;
+            let mut lanes = LaneBatches::default();
+            lanes.build_alone(&prepared, &runs, &lambdas, &immovable, Some(&levels), world);
+            let order = lanes.swept_runs();
+            let mut dealt = order.clone();
+            dealt.sort_unstable();
+            assert_eq!(dealt, runs, "every run dealt once");
+            if runs.len() >= WIDE_RUNS {
+                assert!(
+                    lanes.batches.iter().any(|batch| batch.filled == LANES),
+                    "a wide wall fills batches"
+                );
+            } else {
+                assert_eq!(order, runs, "a small island is swept in its own order");
+            }
+
+            let (mut l, mut v, mut b) = (lambdas.clone(), velocities.clone(), budgets.clone());
+            let mut report = SolveReport::default();
+            let rowwise: Vec<f64> = (0..6)
+                .map(|_| sweep_rows(&prepared, &order, &mut v, &mut l, &mut b, &mut report))
+                .collect();
+            clamped += report.scaled_increments + report.dropped_increments;
+
+            let builds: [SweepBuild; 2] = [
+                |lanes, v, b| lanes.sweep(v, b, [true; LANES]),
+                |lanes, v, b| sweep_batches::<Portable>(lanes, v, b, [true; LANES]),
+            ];
+            for sweep in builds {
+                lanes.build_alone(&prepared, &runs, &lambdas, &immovable, Some(&levels), world);
+                let (mut lv, mut lb) = (velocities.clone(), budgets.clone());
+                let (mut scaled, mut dropped) = (0, 0);
+                for &residual in &rowwise {
+                    let outcome = sweep(&mut lanes, &mut lv, &mut lb);
+                    assert_eq!(
+                        outcome.residual.into_iter().fold(0.0, f64::max).to_bits(),
+                        residual.to_bits()
+                    );
+                    scaled += outcome.scaled.iter().sum::<usize>();
+                    dropped += outcome.dropped.iter().sum::<usize>();
+                }
+                let mut ll = lambdas.clone();
+                lanes.scatter(None, &mut ll);
+                assert!(bits(&ll, &lv, &lb) == bits(&l, &v, &b), "{bottom} boxes at the bottom");
+                assert_eq!((scaled, dropped), (report.scaled_increments, report.dropped_increments));
+            }
+        }
+        assert!(clamped > 0, "the budgets must make Su's clamp act");
+    }
+}

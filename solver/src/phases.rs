@@ -1,0 +1,329 @@
+//! One island's solve in two phases, so that several islands can share their sweeps.
+//!
+//! [`start`] validates the input, prepares the rows, warm starts and finds the runs of rows between
+//! one body pair; [`finish`] runs the island's own sweeps (unless they were run together with
+//! other islands, together.rs), the shock pass, the split pass, and writes the results back.
+//! [`solve_with`](crate::pgs::solve_with) is the two in a row.
+
+use crate::body::SolverBody;
+use crate::error::SolverError;
+use crate::joint_block::{JointBlock, is_bilateral};
+use crate::lanes::{LANES, LaneBatches, WIDE_RUNS, runs_are_regular};
+use crate::pgs::{Prepared, assign_pairs, prepare, sweep_rows};
+use crate::row::Row;
+use crate::settings::{SolveReport, SolverSettings};
+use crate::shock::{ShockOrder, ShockScratch};
+use crate::split::solve_split;
+use crate::twist::Twist;
+use crate::warm_start::warm_start;
+use crate::workspace::SolverWorkspace;
+use rayon::prelude::*;
+
+/// Rows from which a solve shares its work among threads where the result cannot depend on it:
+/// the rows are prepared in parallel and the split pass runs beside the velocity solve. Below
+/// this the work is too short to pay for handing it to another thread.
+const PARALLEL_ISLAND_ROWS: usize = 256;
+
+/// Validates the bodies, rows, `dt` and settings (nothing is changed on an error), prepares the
+/// rows in `workspace`, applies the warm start and lists the runs of swept rows. Returns the report
+/// so far.
+pub(crate) fn start(
+    workspace: &mut SolverWorkspace,
+    bodies: &[SolverBody],
+    rows: &[Row],
+    dt: f64,
+    settings: &SolverSettings,
+) -> Result<SolveReport, SolverError> {
+    if !(dt.is_finite() && dt > 0.0) {
+        return Err(SolverError::InvalidTimeStep { dt });
+    }
+    settings.validate()?;
+    for (index, body) in bodies.iter().enumerate() {
+        body.validate(index)?;
+    }
+    let (body_count, row_count) = (bodies.len(), rows.len());
+    if !(rows.iter().enumerate())
+        .all(|(index, row)| row.plainly_valid(index, body_count, row_count, settings.warm_start))
+    {
+        for (index, row) in rows.iter().enumerate() {
+            row.validate(index, body_count, row_count, settings.warm_start)?;
+        }
+    }
+    for (index, row) in rows.iter().enumerate() {
+        if let Some(friction) = row.friction
+            && let Some(normal) = friction.normal_rows().find(|&n| rows[n].friction.is_some())
+        {
+            return Err(SolverError::row(
+                index,
+                "friction normal row",
+                normal,
+                "a row that is not itself a friction row",
+            ));
+        }
+    }
+
+    let SolverWorkspace {
+        prepared,
+        budgets,
+        pairs,
+        velocities,
+        lambdas,
+        warm,
+        response,
+        runs,
+        immovable,
+        shock,
+        ..
+    } = workspace;
+    prepared.clear();
+    // Each row is prepared on its own, so a large island shares the work among threads: the
+    // same rows in the same order either way.
+    if rows.len() >= PARALLEL_ISLAND_ROWS {
+        prepared.par_extend(rows.par_iter().map(|row| prepare(row, bodies, dt, settings)));
+    } else {
+        prepared.extend(rows.iter().map(|row| prepare(row, bodies, dt, settings)));
+    }
+    // Energy removed so far by each body pair's clamped rows, J (clamp.rs): zero at the start.
+    let pair_count = assign_pairs(prepared, pairs);
+    budgets.clear();
+    budgets.resize(pair_count, 0.0);
+    velocities.clear();
+    velocities.extend(
+        bodies
+            .iter()
+            .map(|body| Twist::new(body.linear_velocity, body.angular_velocity))
+            .chain(core::iter::once(Twist::default())),
+    );
+    lambdas.clear();
+    lambdas.resize(rows.len(), 0.0);
+    let mut report = SolveReport {
+        inactive_rows: prepared.iter().filter(|row| !row.active).count(),
+        ..SolveReport::default()
+    };
+    immovable.clear();
+    immovable.extend(
+        bodies
+            .iter()
+            .map(|body| !body.is_dynamic())
+            .chain(core::iter::once(true)),
+    );
+    // The shock order depends on the rows alone, so both passes share it.
+    if shock_on(settings) {
+        shock.rebuild(prepared, immovable);
+    }
+    if settings.warm_start {
+        warm_start(prepared, rows, lambdas, velocities, warm, response, &mut report);
+    }
+    // The swept rows in runs between one pair of bodies (a contact patch's rows are one run), so
+    // a sweep loads and stores the pair's velocities once per run rather than once per row. The
+    // joints' rows are left to their block where there is one.
+    let joints = prepared.iter().any(is_bilateral);
+    runs.clear();
+    for (index, row) in prepared.iter().enumerate() {
+        if !row.active || (joints && is_bilateral(row)) {
+            continue;
+        }
+        match runs.last_mut() {
+            Some((start, end)) if *end == index && prepared[*start].a == row.a && prepared[*start].b == row.b => {
+                *end += 1;
+            }
+            _ => runs.push((index, index + 1)),
+        }
+    }
+    Ok(report)
+}
+
+/// Whether the shock pass runs.
+fn shock_on(settings: &SolverSettings) -> bool {
+    settings.shock_sweeps > 0 && settings.iterations > 0
+}
+
+/// Whether a started solve's sweeps can share batches with other islands' (together.rs): its
+/// runs are few enough to be swept in their own order, all in batches, and no joint block sweeps
+/// with them.
+pub(crate) fn shareable(workspace: &SolverWorkspace, settings: &SolverSettings) -> bool {
+    settings.iterations > 0
+        && workspace.runs.len() < WIDE_RUNS
+        && runs_are_regular(&workspace.prepared, &workspace.runs)
+        && !workspace.prepared.iter().any(is_bilateral)
+}
+
+/// Finishes a started solve: its own Gauss-Seidel sweeps unless `swept`, the shock pass, the
+/// split pass; then writes the velocities of the dynamic bodies and every row's `lambda`, if all
+/// are finite (otherwise nothing is written and the overflow is named).
+pub(crate) fn finish(
+    workspace: &mut SolverWorkspace,
+    bodies: &mut [SolverBody],
+    rows: &mut [Row],
+    settings: &SolverSettings,
+    mut report: SolveReport,
+    swept: bool,
+) -> Result<SolveReport, SolverError> {
+    let world = bodies.len();
+    let SolverWorkspace {
+        prepared,
+        budgets,
+        velocities,
+        lambdas,
+        runs,
+        lanes,
+        immovable,
+        shock,
+        shock_scratch,
+        split: split_buffers,
+        ..
+    } = workspace;
+    let (prepared, shock) = (&prepared[..], shock_on(settings).then_some(&*shock));
+    let report_ref = &mut report;
+    // The split pass reads the prepared rows and the shock order only, never the velocity solve's
+    // results, so a large island runs the two at the same time: the same bits either way.
+    let velocity_pass = || {
+        let joints = JointBlock::new(prepared, velocities.len());
+        if !swept {
+            let levels = shock.map(ShockOrder::levels);
+            let buffers = (&mut *lanes, &immovable[..], levels);
+            sweep_alone(
+                prepared,
+                runs,
+                velocities,
+                lambdas,
+                budgets,
+                buffers,
+                joints.as_ref(),
+                settings,
+                report_ref,
+            );
+        }
+        shock_pass(
+            prepared,
+            velocities,
+            lambdas,
+            budgets,
+            shock.map(|order| (order, shock_scratch)),
+            joints.as_ref(),
+            settings,
+            report_ref,
+        );
+    };
+    let mut split_pass = || solve_split(prepared, world, settings, shock, split_buffers);
+    let split = if prepared.len() >= PARALLEL_ISLAND_ROWS {
+        rayon::join(velocity_pass, split_pass).1
+    } else {
+        velocity_pass();
+        split_pass()
+    };
+    report.split_iterations = split.iterations;
+    report.split_residual = split.residual;
+    report.split_velocities = split.velocities;
+
+    // Commit only finite results, so an overflow leaves the caller's data as it was.
+    if let Some(index) = velocities[..world].iter().position(|v| !v.is_finite()) {
+        return Err(SolverError::Diverged {
+            what: "body velocity",
+            index,
+        });
+    }
+    if let Some(index) = lambdas.iter().position(|l| !l.is_finite()) {
+        return Err(SolverError::Diverged {
+            what: "row impulse",
+            index,
+        });
+    }
+    if let Some(index) = report
+        .split_velocities
+        .iter()
+        .position(|v| !(v.linear.is_finite() && v.angular.is_finite()))
+    {
+        return Err(SolverError::Diverged {
+            what: "body split velocity",
+            index,
+        });
+    }
+    for (body, velocity) in bodies.iter_mut().zip(velocities.iter()) {
+        // Static and kinematic velocities are the caller's to prescribe: leave their bits alone.
+        if body.is_dynamic() {
+            body.linear_velocity = velocity.linear();
+            body.angular_velocity = velocity.angular();
+        }
+    }
+    for (row, lambda) in rows.iter_mut().zip(lambdas.iter()) {
+        row.lambda = *lambda;
+    }
+    Ok(report)
+}
+
+/// The batches of an island swept alone, which slots are immovable, and the contact levels of the
+/// shock order when there is one.
+type AloneBuffers<'a> = (&'a mut LaneBatches, &'a [bool], Option<&'a [u32]>);
+
+/// One island's Gauss-Seidel sweeps: the runs in batches (lanes.rs), or row by row where a
+/// friction row is bounded by rows outside its run; the joints' block after each sweep.
+#[allow(clippy::too_many_arguments)]
+fn sweep_alone(
+    prepared: &[Prepared],
+    runs: &[(usize, usize)],
+    velocities: &mut [Twist],
+    lambdas: &mut [f64],
+    budgets: &mut [f64],
+    (lanes, immovable, levels): AloneBuffers<'_>,
+    joints: Option<&JointBlock>,
+    settings: &SolverSettings,
+    report: &mut SolveReport,
+) {
+    let in_lanes = settings.iterations > 0 && runs_are_regular(prepared, runs);
+    if in_lanes {
+        lanes.build_alone(prepared, runs, lambdas, immovable, levels, velocities.len() - 1);
+    }
+    for _ in 0..settings.iterations {
+        let mut residual = if in_lanes {
+            let sweep = lanes.sweep(velocities, budgets, [true; LANES]);
+            report.scaled_increments += sweep.scaled.iter().sum::<usize>();
+            report.dropped_increments += sweep.dropped.iter().sum::<usize>();
+            sweep.residual.into_iter().fold(0.0, f64::max)
+        } else {
+            sweep_rows(prepared, runs, velocities, lambdas, budgets, report)
+        };
+        if let Some(block) = joints {
+            residual = residual.max(block.solve(prepared, lambdas, velocities));
+        }
+        report.iterations += 1;
+        report.residual = residual;
+        if residual <= settings.tolerance {
+            break;
+        }
+    }
+    if in_lanes {
+        lanes.scatter(None, lambdas);
+    }
+}
+
+/// The shock pass over `shock` when given, then the joints' block once more.
+#[allow(clippy::too_many_arguments)]
+fn shock_pass(
+    prepared: &[Prepared],
+    velocities: &mut [Twist],
+    lambdas: &mut [f64],
+    budgets: &mut [f64],
+    shock: Option<(&ShockOrder, &mut ShockScratch)>,
+    joints: Option<&JointBlock>,
+    settings: &SolverSettings,
+    report: &mut SolveReport,
+) {
+    if let Some((order, scratch)) = shock {
+        for _ in 0..settings.shock_sweeps {
+            order.sweep(
+                scratch,
+                prepared,
+                lambdas,
+                velocities,
+                budgets,
+                settings.shock_iterations,
+                settings.tolerance,
+                report,
+            );
+        }
+        if let Some(block) = joints {
+            block.solve(prepared, lambdas, velocities);
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! Several independent islands solved in one call, the sweeps of small islands side by side.
+//!
+//! A pile at rest falls apart into many small islands of the same make (columns of boxes, each ten
+//! contact patches long). Alone, such an island's sweeps fill one lane of each batch (lanes.rs).
+//! Given together, up to [`LANES`] islands whose runs have the same shapes in the same order share
+//! the batches, one island per lane: batch `k` holds run `k` of each, so each island is swept in
+//! its own order with its own arithmetic, and stops when its own residual meets the tolerance (its
+//! lane is then left as it is). Everything else (validation, warm start, shock and split passes)
+//! is each island's own. So every island gets the bits [`solve_with`] gives it alone, whichever
+//! islands it is given with: the results do not depend on how a caller groups its islands.
+
+use smallvec::SmallVec;
+
+use crate::body::SolverBody;
+use crate::error::SolverError;
+use crate::lanes::{LANES, LaneBatches, LaneIsland, same_runs};
+#[cfg(doc)]
+use crate::pgs::solve_with;
+use crate::phases::{finish, shareable, start};
+use crate::row::Row;
+use crate::settings::{SolveReport, SolverSettings};
+use crate::twist::Twist;
+use crate::workspace::SolverWorkspace;
+
+/// One island for [`solve_together`]: its bodies and rows, as [`solve_with`] takes them, and the
+/// memory its solve works in.
+#[derive(Debug)]
+pub struct IslandSolve<'a> {
+    /// The island's scratch memory, kept by the caller between steps.
+    pub workspace: &'a mut SolverWorkspace,
+    /// The island's bodies; the dynamic ones get their new velocities.
+    pub bodies: &'a mut [SolverBody],
+    /// The island's rows; each gets its new `lambda`.
+    pub rows: &'a mut [Row],
+}
+
+/// The memory of islands swept together, kept in the first island's workspace.
+#[derive(Default)]
+pub(crate) struct TogetherScratch {
+    /// The islands' velocity slots one after another, each island's world slot last.
+    velocities: Vec<Twist>,
+    /// The islands' energy budgets one after another, J.
+    budgets: Vec<f64>,
+    lanes: LaneBatches,
+}
+
+/// Solves independent `islands` for one step of length `dt` (s), each exactly as [`solve_with`]
+/// would solve it alone (the same bits, the same errors), and returns their results in order.
+/// Islands whose sweeps can share batches (small islands without joint rows whose runs have the
+/// same shapes) are swept side by side; give a call islands of the same make to profit from it.
+pub fn solve_together(
+    islands: &mut [IslandSolve<'_>],
+    dt: f64,
+    settings: &SolverSettings,
+) -> Vec<Result<SolveReport, SolverError>> {
+    let mut started: Vec<Result<SolveReport, SolverError>> = islands
+        .iter_mut()
+        .map(|island| start(island.workspace, island.bodies, island.rows, dt, settings))
+        .collect();
+    let can_share: SmallVec<[bool; 8]> = islands
+        .iter()
+        .zip(&started)
+        .map(|(island, result)| result.is_ok() && shareable(island.workspace, settings))
+        .collect();
+    let mut swept: SmallVec<[bool; 8]> = SmallVec::from_elem(false, islands.len());
+    for group in share_groups(islands, &can_share) {
+        let mut members: SmallVec<[(&mut SolverWorkspace, &mut SolveReport); LANES]> = islands
+            .iter_mut()
+            .zip(started.iter_mut())
+            .enumerate()
+            .filter(|(k, _)| group.contains(k))
+            .filter_map(|(_, (island, result))| result.as_mut().ok().map(|report| (&mut *island.workspace, report)))
+            .collect();
+        sweep_together(&mut members, settings);
+        for &k in &group {
+            swept[k] = true;
+        }
+    }
+    islands
+        .iter_mut()
+        .zip(started)
+        .zip(swept)
+        .map(|((island, result), swept)| {
+            result.and_then(|report| finish(island.workspace, island.bodies, island.rows, settings, report, swept))
+        })
+        .collect()
+}
+
+/// The groups of started islands that share batches: in order, each island with up to
+/// [`LANES`] - 1 later ones whose runs have the same shapes, among those that `can_share`.
+fn share_groups(islands: &[IslandSolve<'_>], can_share: &[bool]) -> Vec<SmallVec<[usize; LANES]>> {
+    let mut taken: SmallVec<[bool; 8]> = SmallVec::from_elem(false, islands.len());
+    let mut groups = Vec::new();
+    for first in 0..islands.len() {
+        if !can_share[first] || taken[first] {
+            continue;
+        }
+        let mut group: SmallVec<[usize; LANES]> = SmallVec::new();
+        group.push(first);
+        for other in first + 1..islands.len() {
+            if group.len() == LANES {
+                break;
+            }
+            if can_share[other]
+                && !taken[other]
+                && same_runs(&lane_island(&islands[first]), &lane_island(&islands[other]))
+            {
+                group.push(other);
+            }
+        }
+        if group.len() > 1 {
+            for &k in &group {
+                taken[k] = true;
+            }
+            groups.push(group);
+        }
+    }
+    groups
+}
+
+/// A started island's part in shared batches, at offset zero.
+fn lane_island<'a>(island: &'a IslandSolve<'_>) -> LaneIsland<'a> {
+    let workspace = &*island.workspace;
+    LaneIsland {
+        prepared: &workspace.prepared,
+        runs: &workspace.runs,
+        lambdas: &workspace.lambdas,
+        slot_offset: 0,
+        pair_offset: 0,
+    }
+}
+
+/// The Gauss-Seidel sweeps of started islands whose runs have the same shapes (at most
+/// [`LANES`]), one island per lane; each island's report counts its own sweeps.
+fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], settings: &SolverSettings) {
+    let Some((first, _)) = members.first_mut() else {
+        return;
+    };
+    let mut scratch = core::mem::take(&mut first.together);
+    let TogetherScratch {
+        velocities,
+        budgets,
+        lanes,
+    } = &mut scratch;
+    velocities.clear();
+    budgets.clear();
+    let mut offsets: SmallVec<[(usize, usize); LANES]> = SmallVec::new();
+    for (workspace, _) in members.iter() {
+        offsets.push((velocities.len(), budgets.len()));
+        velocities.extend_from_slice(&workspace.velocities);
+        budgets.extend_from_slice(&workspace.budgets);
+    }
+    let islands: SmallVec<[LaneIsland<'_>; LANES]> = members
+        .iter()
+        .zip(&offsets)
+        .map(|((workspace, _), &(slot_offset, pair_offset))| LaneIsland {
+            prepared: &workspace.prepared,
+            runs: &workspace.runs,
+            lambdas: &workspace.lambdas,
+            slot_offset,
+            pair_offset,
+        })
+        .collect();
+    // The first island's world slot: immovable, so padding lanes read it harmlessly.
+    lanes.build_together(&islands, members[0].0.velocities.len() - 1);
+    drop(islands);
+    let mut active = [false; LANES];
+    active[..members.len()].fill(true);
+    for _ in 0..settings.iterations {
+        if !active.contains(&true) {
+            break;
+        }
+        let sweep = lanes.sweep(velocities, budgets, active);
+        for (lane, (_, report)) in members.iter_mut().enumerate() {
+            if !active[lane] {
+                continue;
+            }
+            report.iterations += 1;
+            report.residual = sweep.residual[lane];
+            report.scaled_increments += sweep.scaled[lane];
+            report.dropped_increments += sweep.dropped[lane];
+            if sweep.residual[lane] <= settings.tolerance {
+                active[lane] = false;
+            }
+        }
+    }
+    for (lane, ((workspace, _), &(slot_offset, pair_offset))) in members.iter_mut().zip(&offsets).enumerate() {
+        lanes.scatter(Some(lane), &mut workspace.lambdas);
+        let slots = workspace.velocities.len();
+        workspace
+            .velocities
+            .copy_from_slice(&velocities[slot_offset..slot_offset + slots]);
+        let pairs = workspace.budgets.len();
+        workspace
+            .budgets
+            .copy_from_slice(&budgets[pair_offset..pair_offset + pairs]);
+    }
+    members[0].0.together = scratch;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::NO_BODY;
+    use crate::joints::{JointAnchor, JointPose, JointSpec, ball_joint_rows};
+    use crate::patch::{ContactPatch, PatchPoint, push_patch_rows};
+    use crate::pgs::solve_with;
+    use crate::softness::Softness;
+    use glam::{DMat3, DVec3};
+    use shatter_integrators::SplitMix64;
+
+    const DT: f64 = 1.0 / 30.0;
+
+    /// A column of `height` boxes on the ground, moving and spinning at random, each resting on
+    /// the one below on four points.
+    fn column(rng: &mut SplitMix64, height: usize) -> (Vec<SolverBody>, Vec<Row>) {
+        let bodies: Vec<SolverBody> = (0..height)
+            .map(|_| SolverBody {
+                linear_velocity: DVec3::new(0.0, -0.33, 0.0) + rng.unit_vector() * rng.range(0.0, 0.3),
+                angular_velocity: rng.unit_vector() * rng.range(0.0, 0.5),
+                inverse_mass: 1.0 / rng.range(0.5, 3.0),
+                inverse_inertia: DMat3::from_diagonal(DVec3::splat(6.0 / rng.range(0.5, 3.0))),
+            })
+            .collect();
+        let mut rows = Vec::new();
+        for k in 0..height {
+            let below = if k == 0 { NO_BODY } else { (k - 1) as u32 };
+            let points: Vec<PatchPoint> = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
+                .into_iter()
+                .map(|(x, z)| PatchPoint {
+                    arm_a: DVec3::new(x, -0.5, z),
+                    arm_b: DVec3::new(x, 0.5, z),
+                    normal: DVec3::Y,
+                    depth: rng.range(-0.005, 0.01),
+                })
+                .collect();
+            let patch = ContactPatch {
+                a: k as u32,
+                b: below,
+                points: &points,
+                normal: DVec3::Y,
+                friction: rng.range(0.2, 1.0),
+                softness: Softness::rigid(0.2),
+                energy_clamp: true,
+                friction_direction: None,
+            };
+            push_patch_rows(&mut rows, &bodies, &patch, DT).unwrap();
+        }
+        for row in &mut rows {
+            row.lambda = rng.range(0.0, 0.2) * row.lambda.signum().abs();
+        }
+        (bodies, rows)
+    }
+
+    /// Islands of several makes: five columns of six boxes, two of four, one of six holding a ball
+    /// joint (swept alone, with its joints' block) and one of six with a NaN velocity (refused).
+    fn islands() -> Vec<(Vec<SolverBody>, Vec<Row>)> {
+        let mut rng = SplitMix64::new(23);
+        let mut islands: Vec<_> = [6, 4, 6, 6, 4, 6, 6].into_iter().map(|h| column(&mut rng, h)).collect();
+        let (bodies, mut rows) = column(&mut rng, 6);
+        // Boxes 4 and 5 held at a shared corner; their centres 1 m apart along y.
+        let anchor = |body: u32, y: f64, corner: DVec3| JointAnchor {
+            body,
+            pose: JointPose::new(DVec3::new(0.0, y, 0.0), glam::DQuat::IDENTITY),
+            frame: JointPose::new(corner, glam::DQuat::IDENTITY),
+        };
+        let spec = JointSpec {
+            a: anchor(4, 4.5, DVec3::new(0.5, 0.5, 0.5)),
+            b: anchor(5, 5.5, DVec3::new(0.5, -0.5, 0.5)),
+            softness: Softness::rigid(0.2),
+            angular_softness: Softness::rigid(0.2),
+            breaking_impulse: None,
+        };
+        rows.extend(ball_joint_rows(&bodies, &spec, DT).unwrap().rows);
+        islands.insert(3, (bodies, rows));
+        let (mut bodies, rows) = column(&mut rng, 6);
+        bodies[2].angular_velocity.y = f64::NAN;
+        islands.push((bodies, rows));
+        islands
+    }
+
+    #[test]
+    fn together_each_island_gets_the_bits_it_gets_alone_whatever_it_is_grouped_with() {
+        let settings = SolverSettings::default();
+        let alone: Vec<_> = islands()
+            .into_iter()
+            .map(|(mut bodies, mut rows)| {
+                let result = solve_with(&mut SolverWorkspace::default(), &mut bodies, &mut rows, DT, &settings);
+                (bodies, rows, result)
+            })
+            .collect();
+        assert!(alone[8].2.is_err(), "the NaN velocity is refused");
+        assert!(
+            alone
+                .iter()
+                .filter(|(_, _, r)| r.is_ok())
+                .all(|(_, _, r)| r.as_ref().unwrap().iterations > 1)
+        );
+
+        let mut workspaces: Vec<SolverWorkspace> = (0..9).map(|_| SolverWorkspace::default()).collect();
+        // Twice in one order with the same workspaces (their memory reused), then reversed.
+        for order in [(0..9).collect::<Vec<usize>>(), (0..9).collect(), (0..9).rev().collect()] {
+            let mut given = islands();
+            let island_bodies: Vec<*const SolverBody> = given.iter().map(|(b, _)| b.as_ptr()).collect();
+            let mut solves: Vec<IslandSolve<'_>> = given
+                .iter_mut()
+                .zip(workspaces.iter_mut())
+                .map(|((bodies, rows), workspace)| IslandSolve {
+                    workspace,
+                    bodies,
+                    rows,
+                })
+                .collect();
+            solves.sort_by_key(|island| {
+                order
+                    .iter()
+                    .position(|&k| core::ptr::eq(island.bodies.as_ptr(), island_bodies[k]))
+            });
+            let results = solve_together(&mut solves, DT, &settings);
+            drop(solves);
+            for (position, &k) in order.iter().enumerate() {
+                let (bodies, rows, result) = &alone[k];
+                match (&results[position], result) {
+                    (Ok(together), Ok(alone)) => assert_eq!(together, alone, "island {k}"),
+                    (Err(together), Err(alone)) => assert_eq!(together.to_string(), alone.to_string()),
+                    _ => panic!("island {k}: one solve failed and the other did not"),
+                }
+                let velocity = |b: &SolverBody| [b.linear_velocity.to_array(), b.angular_velocity.to_array()].concat();
+                let body_bits =
+                    |list: &[SolverBody]| list.iter().flat_map(velocity).map(f64::to_bits).collect::<Vec<_>>();
+                let lambda_bits = |list: &[Row]| list.iter().map(|r| r.lambda.to_bits()).collect::<Vec<_>>();
+                assert_eq!(body_bits(&given[k].0), body_bits(bodies), "island {k}");
+                assert_eq!(lambda_bits(&given[k].1), lambda_bits(rows), "island {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn together_groups_started_islands_of_one_make_four_at_a_time() {
+        let settings = SolverSettings::default();
+        let mut given = islands();
+        let mut workspaces: Vec<SolverWorkspace> = (0..9).map(|_| SolverWorkspace::default()).collect();
+        let mut solves: Vec<IslandSolve<'_>> = given
+            .iter_mut()
+            .zip(workspaces.iter_mut())
+            .map(|((bodies, rows), workspace)| IslandSolve {
+                workspace,
+                bodies,
+                rows,
+            })
+            .collect();
+        let can_share: Vec<bool> = solves
+            .iter_mut()
+            .map(|island| {
+                start(island.workspace, island.bodies, island.rows, DT, &settings).is_ok()
+                    && shareable(island.workspace, &settings)
+            })
+            .collect();
+        // Columns of six at 0, 2, 4 (the jointed one at 3 sweeps alone), 6 and 7; of four at 1
+        // and 5; the refused one at 8 never started.
+        assert_eq!(can_share, [true, true, true, false, true, true, true, true, false]);
+        let groups: Vec<Vec<usize>> = share_groups(&solves, &can_share)
+            .into_iter()
+            .map(|g| g.to_vec())
+            .collect();
+        assert_eq!(groups, [vec![0, 2, 4, 6], vec![1, 5]]);
+    }
+}
