@@ -30,6 +30,8 @@
 //! response to an impulse is zero, so no lane changes them. Lanes a batch does not fill are
 //! padding: rows with no Jacobian that never move anything.
 
+use smallvec::SmallVec;
+
 use crate::pgs::Prepared;
 use crate::twist::Twist;
 #[cfg(target_arch = "x86_64")]
@@ -99,13 +101,22 @@ struct Batch {
     b: [usize; LANES],
     /// Each lane's energy budget (clamp.rs), when it has energy-clamped rows.
     pair: [Option<usize>; LANES],
-    /// Lanes filled.
-    filled: usize,
+}
+
+/// Which solve a batch's rows take part in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// The velocity solve: the rows' targets, friction bounds and Su's clamp.
+    Velocity,
+    /// The split pass (split.rs): the split rows' targets on pseudo velocities, no clamp.
+    Split,
 }
 
 /// One island's part in batches shared by several islands (one lane each).
 #[derive(Clone, Copy)]
 pub(crate) struct LaneIsland<'a> {
+    /// Which solve's rows.
+    pub(crate) pass: Pass,
     /// The island's prepared rows and its runs of rows between one body pair.
     pub(crate) prepared: &'a [Prepared],
     pub(crate) runs: &'a [(usize, usize)],
@@ -129,7 +140,11 @@ pub(crate) struct LaneSweep {
 /// The batches of one solve, kept in the solver workspace between solves.
 #[derive(Default)]
 pub(crate) struct LaneBatches {
+    /// The batches' rows: the first `used` of `rows`. The rest are kept from earlier solves and
+    /// overwritten in place (a row is a kilobyte: built on the stack and moved in, it cost as
+    /// much as the sweeps of a small island).
     rows: Vec<LaneRow>,
+    used: usize,
     /// Accumulated impulse of each lane row, N s: the sweeps' impulses while they run.
     lambdas: Vec<Lane>,
     batches: Vec<Batch>,
@@ -165,35 +180,26 @@ pub(crate) fn same_runs(one: &LaneIsland<'_>, other: &LaneIsland<'_>) -> bool {
 }
 
 impl LaneBatches {
-    /// Deals one island's regular `runs` (ranges of `prepared` between one body pair) into
-    /// batches, with each row's impulse starting at `lambdas`; `world` is the world slot and
+    /// Deals one `island`'s regular runs (ranges of its rows between one body pair, offsets zero)
+    /// into batches, with each row's impulse starting at its `lambdas`; `world` is the world slot and
     /// `immovable` says which slots no impulse moves. Fewer than [`WIDE_RUNS`] runs are swept one
     /// after another in their own order (one lane each); more are ordered by the contact `levels`
     /// of the shock order (ground first) and each level's runs of one shape cut into [`LANES`]
     /// segments swept side by side.
     pub(crate) fn build_alone(
         &mut self,
-        prepared: &[Prepared],
-        runs: &[(usize, usize)],
-        lambdas: &[f64],
+        island: &LaneIsland<'_>,
         immovable: &[bool],
         levels: Option<&[u32]>,
         world: usize,
     ) {
-        self.rows.clear();
+        self.used = 0;
         self.lambdas.clear();
         self.batches.clear();
-        let island = LaneIsland {
-            prepared,
-            runs,
-            lambdas,
-            slot_offset: 0,
-            pair_offset: 0,
-        };
+        let (prepared, runs) = (island.prepared, island.runs);
         if runs.len() < WIDE_RUNS {
             for &run in runs {
-                let batch = self.open_batch(prepared, run, world);
-                self.add_lane(batch, &island, run);
+                self.push_batch(&[(island, run)], world);
             }
             return;
         }
@@ -229,7 +235,7 @@ impl LaneBatches {
                     }
                     !same
                 });
-                self.deal(&group, &island, &moves, world);
+                self.deal(&group, island, &moves, world);
             }
             level_start = level_end;
         }
@@ -243,17 +249,19 @@ impl LaneBatches {
     /// its own order, as alone. Velocity slots and budgets are those of shared arrays (each
     /// island's at its offsets); unfilled lanes use `padding_slot`, an immovable slot.
     pub(crate) fn build_together(&mut self, islands: &[LaneIsland<'_>], padding_slot: usize) {
-        self.rows.clear();
+        self.used = 0;
         self.lambdas.clear();
         self.batches.clear();
         let Some(first) = islands.first() else {
             return;
         };
         for k in 0..first.runs.len() {
-            let batch = self.open_batch(first.prepared, first.runs[k], padding_slot);
-            for island in islands.iter().take(LANES) {
-                self.add_lane(batch, island, island.runs[k]);
-            }
+            let lanes: SmallVec<[(&LaneIsland<'_>, (usize, usize)); LANES]> = islands
+                .iter()
+                .take(LANES)
+                .map(|island| (island, island.runs[k]))
+                .collect();
+            self.push_batch(&lanes, padding_slot);
         }
     }
 
@@ -308,66 +316,73 @@ impl LaneBatches {
         let mut spilled = core::mem::take(&mut self.spilled);
         spilled.clear();
         for k in 0..segment {
-            let batch = self.open_batch(island.prepared, group[k], world);
+            let mut lanes: SmallVec<[(&LaneIsland<'_>, (usize, usize)); LANES]> = SmallVec::new();
             for &run in group.iter().skip(k).step_by(segment) {
                 let row = &island.prepared[run.0];
-                let clashes = {
-                    let batch = &self.batches[batch];
-                    (0..batch.filled).any(|lane| {
-                        let shared = |slot: usize| moves(slot) && (slot == batch.a[lane] || slot == batch.b[lane]);
-                        shared(row.a) || shared(row.b)
-                    })
-                };
+                let clashes = lanes.iter().any(|&(_, (start, _))| {
+                    let other = &island.prepared[start];
+                    let shared = |slot: usize| moves(slot) && (slot == other.a || slot == other.b);
+                    shared(row.a) || shared(row.b)
+                });
                 if clashes {
                     spilled.push(run);
                 } else {
-                    self.add_lane(batch, island, run);
+                    lanes.push((island, run));
                 }
             }
+            self.push_batch(&lanes, world);
         }
         for &run in &spilled {
-            let batch = self.open_batch(island.prepared, run, world);
-            self.add_lane(batch, island, run);
+            self.push_batch(&[(island, run)], world);
         }
         self.spilled = spilled;
     }
 
-    /// Opens an empty batch shaped like the run `(start, end)` of `prepared`, its lanes padding
-    /// on `padding_slot`, and returns its index.
-    fn open_batch(&mut self, prepared: &[Prepared], (start, end): (usize, usize), padding_slot: usize) -> usize {
-        self.batches.push(Batch {
-            first: self.rows.len(),
-            len: end - start,
+    /// Adds a batch of the given `(island, run)` lanes (at least one, all of one shape and one
+    /// pass), the rest padding on `padding_slot`, each row's impulse starting at its island's.
+    fn push_batch(&mut self, lanes: &[(&LaneIsland<'_>, (usize, usize))], padding_slot: usize) {
+        let (shape, (first, end)) = lanes[0];
+        let mut batch = Batch {
+            first: self.used,
+            len: end - first,
             start: [None; LANES],
             a: [padding_slot; LANES],
             b: [padding_slot; LANES],
             pair: [None; LANES],
-            filled: 0,
-        });
-        self.rows
-            .extend(prepared[start..end].iter().map(|row| LaneRow::padding(row, start)));
-        self.lambdas.extend((start..end).map(|_| [0.0; LANES]));
-        self.batches.len() - 1
-    }
-
-    /// Puts `island`'s run `(start, end)` in the next lane of batch `index`.
-    fn add_lane(&mut self, index: usize, island: &LaneIsland<'_>, (start, end): (usize, usize)) {
-        let batch = &mut self.batches[index];
-        let lane = batch.filled;
-        let run = &island.prepared[start..end];
-        batch.start[lane] = Some(start);
-        batch.a[lane] = island.slot_offset + run[0].a;
-        batch.b[lane] = island.slot_offset + run[0].b;
-        batch.pair[lane] = run
-            .iter()
-            .find(|row| row.energy_clamp)
-            .map(|row| island.pair_offset + row.pair);
-        batch.filled += 1;
-        let first = batch.first;
-        for (k, row) in run.iter().enumerate() {
-            self.rows[first + k].fill(lane, row);
-            self.lambdas[first + k][lane] = island.lambdas[start + k];
+        };
+        for (lane, &(island, (start, end))) in lanes.iter().enumerate() {
+            let run = &island.prepared[start..end];
+            batch.start[lane] = Some(start);
+            batch.a[lane] = island.slot_offset + run[0].a;
+            batch.b[lane] = island.slot_offset + run[0].b;
+            batch.pair[lane] = run
+                .iter()
+                .find(|row| row.energy_clamp && island.pass == Pass::Velocity)
+                .map(|row| island.pair_offset + row.pair);
         }
+        for k in 0..batch.len {
+            let friction = shape.prepared[first + k]
+                .friction
+                .filter(|_| shape.pass == Pass::Velocity)
+                .map(|(from, to, _)| (from - first, to - first));
+            // Zeros first (padding lanes stay so), then each lane written in place.
+            if self.used == self.rows.len() {
+                self.rows.push(LaneRow::padding(friction));
+            } else {
+                self.rows[self.used].clear(friction);
+            }
+            self.used += 1;
+            self.lambdas.push([0.0; LANES]);
+            let (row, lambda) = (&mut self.rows[self.used - 1], self.lambdas.last_mut());
+            let Some(lambda) = lambda else {
+                continue;
+            };
+            for (lane, &(island, (start, _))) in lanes.iter().enumerate() {
+                row.fill(lane, &island.prepared[start + k], island.pass);
+                lambda[lane] = island.lambdas[start + k];
+            }
+        }
+        self.batches.push(batch);
     }
 }
 
@@ -383,8 +398,9 @@ fn same_shape(one: &[Prepared], first: usize, other: &[Prepared], start: usize) 
 }
 
 impl LaneRow {
-    /// A row of padding lanes, shaped like `row` of the run starting at `start`.
-    fn padding(row: &Prepared, start: usize) -> Self {
+    /// A row of padding lanes (no Jacobian, no target, no bounds: they never move anything), for
+    /// a friction row bounded by the run-relative normal rows `friction`.
+    fn padding(friction: Option<(usize, usize)>) -> Self {
         let zero = [[0.0; LANES]; 6];
         Self {
             jacobian_a: zero,
@@ -400,12 +416,36 @@ impl LaneRow {
             upper: [0.0; LANES],
             mu: [0.0; LANES],
             clamped: [0.0; LANES],
-            friction: row.friction.map(|(from, to, _)| (from - start, to - start)),
+            friction,
         }
     }
 
-    /// Puts `row` in `lane`.
-    fn fill(&mut self, lane: usize, row: &Prepared) {
+    /// Makes this row [`padding`](Self::padding) in place.
+    fn clear(&mut self, friction: Option<(usize, usize)>) {
+        let zero = [[0.0; LANES]; 6];
+        self.jacobian_a = zero;
+        self.jacobian_b = zero;
+        self.response_a = zero;
+        self.response_b = zero;
+        for lane in [
+            &mut self.target,
+            &mut self.cfm_over_h,
+            &mut self.inverse_diagonal,
+            &mut self.diagonal,
+            &mut self.inverse_effective_mass,
+            &mut self.lower,
+            &mut self.upper,
+            &mut self.mu,
+            &mut self.clamped,
+        ] {
+            *lane = [0.0; LANES];
+        }
+        self.friction = friction;
+    }
+
+    /// Puts `row` in `lane`, as `pass` solves it.
+    #[inline]
+    fn fill(&mut self, lane: usize, row: &Prepared, pass: Pass) {
         let put = |target: &mut LaneTwist, twist: &Twist| {
             for (component, value) in target.iter_mut().zip(twist.components()) {
                 component[lane] = value;
@@ -415,15 +455,20 @@ impl LaneRow {
         put(&mut self.jacobian_b, &row.jacobian_b);
         put(&mut self.response_a, &row.response_a);
         put(&mut self.response_b, &row.response_b);
-        self.target[lane] = row.target;
+        let velocity = pass == Pass::Velocity;
+        self.target[lane] = if velocity {
+            row.target
+        } else {
+            row.split_target.unwrap_or(0.0)
+        };
         self.cfm_over_h[lane] = row.cfm_over_h;
         self.inverse_diagonal[lane] = row.inverse_diagonal;
         self.diagonal[lane] = row.diagonal;
         self.inverse_effective_mass[lane] = row.inverse_effective_mass;
         self.lower[lane] = row.lower;
         self.upper[lane] = row.upper;
-        self.mu[lane] = row.friction.map_or(0.0, |(_, _, mu)| mu);
-        self.clamped[lane] = if row.energy_clamp { 1.0 } else { 0.0 };
+        self.mu[lane] = row.friction.filter(|_| velocity).map_or(0.0, |(_, _, mu)| mu);
+        self.clamped[lane] = if row.energy_clamp && velocity { 1.0 } else { 0.0 };
     }
 }
 
@@ -730,17 +775,23 @@ mod tests {
         for bottom in [3, 12, 30] {
             let (prepared, runs, lambdas, velocities, budgets, immovable, levels) = wall(&mut rng, bottom);
             let world = velocities.len() - 1;
+            let island = || LaneIsland {
+                pass: Pass::Velocity,
+                prepared: &prepared,
+                runs: &runs,
+                lambdas: &lambdas,
+                slot_offset: 0,
+                pair_offset: 0,
+            };
             let mut lanes = LaneBatches::default();
-            lanes.build_alone(&prepared, &runs, &lambdas, &immovable, Some(&levels), world);
+            lanes.build_alone(&island(), &immovable, Some(&levels), world);
             let order = lanes.swept_runs();
             let mut dealt = order.clone();
             dealt.sort_unstable();
             assert_eq!(dealt, runs, "every run dealt once");
             if runs.len() >= WIDE_RUNS {
-                assert!(
-                    lanes.batches.iter().any(|batch| batch.filled == LANES),
-                    "a wide wall fills batches"
-                );
+                let full = |batch: &Batch| batch.start.iter().all(Option::is_some);
+                assert!(lanes.batches.iter().any(full), "a wide wall fills batches");
             } else {
                 assert_eq!(order, runs, "a small island is swept in its own order");
             }
@@ -757,7 +808,7 @@ mod tests {
                 |lanes, v, b| sweep_batches::<Portable>(lanes, v, b, [true; LANES]),
             ];
             for sweep in builds {
-                lanes.build_alone(&prepared, &runs, &lambdas, &immovable, Some(&levels), world);
+                lanes.build_alone(&island(), &immovable, Some(&levels), world);
                 let (mut lv, mut lb) = (velocities.clone(), budgets.clone());
                 let (mut scaled, mut dropped) = (0, 0);
                 for &residual in &rowwise {

@@ -8,12 +8,12 @@
 use crate::body::SolverBody;
 use crate::error::SolverError;
 use crate::joint_block::{JointBlock, is_bilateral};
-use crate::lanes::{LANES, LaneBatches, WIDE_RUNS, runs_are_regular};
+use crate::lanes::{LANES, LaneBatches, LaneIsland, Pass, WIDE_RUNS, runs_are_regular};
 use crate::pgs::{Prepared, assign_pairs, prepare, sweep_rows};
 use crate::row::Row;
 use crate::settings::{SolveReport, SolverSettings};
 use crate::shock::{ShockOrder, ShockScratch};
-use crate::split::solve_split;
+use crate::split::{finish_split, start_split, sweep_split_alone};
 use crate::twist::Twist;
 use crate::warm_start::warm_start;
 use crate::workspace::SolverWorkspace;
@@ -73,6 +73,7 @@ pub(crate) fn start(
         runs,
         immovable,
         shock,
+        split,
         ..
     } = workspace;
     prepared.clear();
@@ -114,6 +115,7 @@ pub(crate) fn start(
     if settings.warm_start {
         warm_start(prepared, rows, lambdas, velocities, warm, response, &mut report);
     }
+    start_split(prepared, bodies.len(), split);
     // The swept rows in runs between one pair of bodies (a contact patch's rows are one run), so
     // a sweep loads and stores the pair's velocities once per run rather than once per row. The
     // joints' rows are left to their block where there is one.
@@ -148,8 +150,8 @@ pub(crate) fn shareable(workspace: &SolverWorkspace, settings: &SolverSettings) 
         && !workspace.prepared.iter().any(is_bilateral)
 }
 
-/// Finishes a started solve: its own Gauss-Seidel sweeps unless `swept`, the shock pass, the
-/// split pass; then writes the velocities of the dynamic bodies and every row's `lambda`, if all
+/// Finishes a started solve: its own Gauss-Seidel sweeps of both passes unless `swept` (then
+/// they ran together with other islands'), the shock pass, the split pass's shock pass; then writes the velocities of the dynamic bodies and every row's `lambda`, if all
 /// are finite (otherwise nothing is written and the overflow is named).
 pub(crate) fn finish(
     workspace: &mut SolverWorkspace,
@@ -205,7 +207,18 @@ pub(crate) fn finish(
             report_ref,
         );
     };
-    let mut split_pass = || solve_split(prepared, world, settings, shock, split_buffers);
+    let mut split_pass = || {
+        if !swept {
+            sweep_split_alone(
+                prepared,
+                settings,
+                split_buffers,
+                immovable,
+                shock.map(ShockOrder::levels),
+            );
+        }
+        finish_split(prepared, world, settings, shock, split_buffers)
+    };
     let split = if prepared.len() >= PARALLEL_ISLAND_ROWS {
         rayon::join(velocity_pass, split_pass).1
     } else {
@@ -256,8 +269,9 @@ pub(crate) fn finish(
 /// shock order when there is one.
 type AloneBuffers<'a> = (&'a mut LaneBatches, &'a [bool], Option<&'a [u32]>);
 
-/// One island's Gauss-Seidel sweeps: the runs in batches (lanes.rs), or row by row where a
-/// friction row is bounded by rows outside its run; the joints' block after each sweep.
+/// One island's Gauss-Seidel sweeps: a wide island's runs in batches (lanes.rs), a small one's
+/// (or one with a friction row bounded by rows outside its run) row by row; the joints' block
+/// after each sweep.
 #[allow(clippy::too_many_arguments)]
 fn sweep_alone(
     prepared: &[Prepared],
@@ -270,9 +284,19 @@ fn sweep_alone(
     settings: &SolverSettings,
     report: &mut SolveReport,
 ) {
-    let in_lanes = settings.iterations > 0 && runs_are_regular(prepared, runs);
+    // A small island alone fills one lane per batch: row by row is the same arithmetic in the
+    // same order (lanes.rs), without building the batches.
+    let in_lanes = settings.iterations > 0 && runs.len() >= WIDE_RUNS && runs_are_regular(prepared, runs);
     if in_lanes {
-        lanes.build_alone(prepared, runs, lambdas, immovable, levels, velocities.len() - 1);
+        let island = LaneIsland {
+            pass: Pass::Velocity,
+            prepared,
+            runs,
+            lambdas,
+            slot_offset: 0,
+            pair_offset: 0,
+        };
+        lanes.build_alone(&island, immovable, levels, velocities.len() - 1);
     }
     for _ in 0..settings.iterations {
         let mut residual = if in_lanes {

@@ -25,6 +25,7 @@
 //! energy.
 
 use crate::body::SplitVelocity;
+use crate::lanes::{LANES, LaneBatches, LaneIsland, Pass, WIDE_RUNS};
 use crate::pgs::{Prepared, clamp};
 use crate::settings::SolverSettings;
 use crate::shock::{ShockOrder, ShockScratch};
@@ -40,23 +41,145 @@ pub(crate) struct SplitOutcome {
     pub(crate) velocities: Vec<SplitVelocity>,
 }
 
-/// The split pass's arrays, kept in the solver workspace between solves.
+/// The split pass's arrays, kept in the solver workspace between solves, and where the pass of
+/// the current solve stands.
 #[derive(Default)]
 pub(crate) struct SplitBuffers {
     /// Pseudo velocity per slot (the last is the world).
-    pseudo: Vec<Twist>,
-    /// `(row, split target)` of the rows in the pass.
-    rows: Vec<(usize, f64)>,
+    pub(crate) pseudo: Vec<Twist>,
+    /// `(first, end)` of each run of split rows between one body pair.
+    pub(crate) runs: Vec<(usize, usize)>,
     /// Split impulse per row, N s.
-    lambdas: Vec<f64>,
+    pub(crate) lambdas: Vec<f64>,
+    /// Whether any split row has something to correct (otherwise no sweep runs and every pseudo
+    /// velocity stays exactly zero).
+    pub(crate) work: bool,
+    /// Sweeps run so far and the residual of the last, m/s.
+    pub(crate) iterations: usize,
+    pub(crate) residual: f64,
+    /// The runs in batches, for an island swept alone.
+    lanes: LaneBatches,
     /// The shock pass's memory for this pass.
     shock: ShockScratch,
 }
 
-/// Runs the split pass over the prepared rows for `world` bodies.
-/// With `shock`, a shock-propagation pass (shock.rs) follows the sweeps, so that a stack's
-/// penetration is pushed out from the ground up rather than one contact per sweep.
-pub(crate) fn solve_split(
+impl SplitBuffers {
+    /// The island's split rows as a part in batches shared with other islands (together.rs).
+    pub(crate) fn lane_island<'a>(&'a self, prepared: &'a [Prepared], slot_offset: usize) -> LaneIsland<'a> {
+        LaneIsland {
+            pass: Pass::Split,
+            prepared,
+            runs: &self.runs,
+            lambdas: &self.lambdas,
+            slot_offset,
+            pair_offset: 0,
+        }
+    }
+}
+
+/// Starts the split pass over the prepared rows for `world` bodies: pseudo velocities and split
+/// impulses at zero, the runs of split rows (active, not friction, with a split target) between
+/// one body pair. Returns whether there is anything to correct.
+pub(crate) fn start_split(prepared: &[Prepared], world: usize, buffers: &mut SplitBuffers) -> bool {
+    buffers.pseudo.clear();
+    buffers.pseudo.resize(world + 1, Twist::default());
+    buffers.lambdas.clear();
+    buffers.lambdas.resize(prepared.len(), 0.0);
+    buffers.runs.clear();
+    buffers.work = false;
+    for (index, row) in prepared.iter().enumerate() {
+        let Some(target) = row.split_target.filter(|_| row.active && row.friction.is_none()) else {
+            continue;
+        };
+        buffers.work |= target > 0.0;
+        match buffers.runs.last_mut() {
+            Some((start, end)) if *end == index && prepared[*start].a == row.a && prepared[*start].b == row.b => {
+                *end += 1;
+            }
+            _ => buffers.runs.push((index, index + 1)),
+        }
+    }
+    buffers.iterations = 0;
+    buffers.residual = 0.0;
+    buffers.work
+}
+
+/// The split sweeps of an island on its own, in batches (lanes.rs) dealt as the velocity sweeps
+/// deal theirs: `immovable` slots, the shock order's contact `levels`.
+pub(crate) fn sweep_split_alone(
+    prepared: &[Prepared],
+    settings: &SolverSettings,
+    buffers: &mut SplitBuffers,
+    immovable: &[bool],
+    levels: Option<&[u32]>,
+) {
+    if !buffers.work || settings.split_iterations == 0 {
+        return;
+    }
+    let SplitBuffers {
+        pseudo,
+        runs,
+        lambdas,
+        iterations,
+        residual,
+        lanes,
+        ..
+    } = buffers;
+    let world = pseudo.len() - 1;
+    // A small island alone fills one lane per batch: row by row is the same arithmetic in the
+    // same order (lanes.rs), without building the batches.
+    let in_lanes = runs.len() >= WIDE_RUNS;
+    if in_lanes {
+        let island = LaneIsland {
+            pass: Pass::Split,
+            prepared,
+            runs,
+            lambdas,
+            slot_offset: 0,
+            pair_offset: 0,
+        };
+        lanes.build_alone(&island, immovable, levels, world);
+    }
+    for _ in 0..settings.split_iterations {
+        *residual = if in_lanes {
+            let sweep = lanes.sweep(pseudo, &mut [], [true; LANES]);
+            sweep.residual.into_iter().fold(0.0, f64::max)
+        } else {
+            sweep_split_rows(prepared, runs, pseudo, lambdas)
+        };
+        *iterations += 1;
+        if *residual <= settings.tolerance {
+            break;
+        }
+    }
+    if in_lanes {
+        lanes.scatter(None, lambdas);
+    }
+}
+
+/// One split sweep over `runs`, row by row: updates the pseudo velocities and split impulses and
+/// returns the largest `|delta| * diagonal` (m/s).
+fn sweep_split_rows(prepared: &[Prepared], runs: &[(usize, usize)], pseudo: &mut [Twist], lambdas: &mut [f64]) -> f64 {
+    let mut residual: f64 = 0.0;
+    for index in runs.iter().flat_map(|&(start, end)| start..end) {
+        let (row, lambda) = (&prepared[index], &mut lambdas[index]);
+        let target = row.split_target.unwrap_or(0.0);
+        let ju = row.relative_velocity(pseudo);
+        let wanted = (target - ju - row.cfm_over_h * *lambda) * row.inverse_diagonal;
+        let delta = clamp(*lambda + wanted, row.lower, row.upper) - *lambda;
+        if delta != 0.0 {
+            *lambda += delta;
+            row.apply(pseudo, delta);
+        }
+        residual = residual.max(delta.abs() * row.diagonal);
+    }
+    residual
+}
+
+/// Ends the split pass after its sweeps: with `shock`, a shock-propagation pass (shock.rs)
+/// follows them, so that a stack's penetration is pushed out from the ground up rather than one
+/// contact per sweep. Returns the pseudo velocities of the `world` bodies.
+pub(crate) fn finish_split(
     prepared: &[Prepared],
     world: usize,
     settings: &SolverSettings,
@@ -65,60 +188,28 @@ pub(crate) fn solve_split(
 ) -> SplitOutcome {
     let SplitBuffers {
         pseudo,
-        rows: split_rows,
         lambdas,
         shock: scratch,
+        work,
+        iterations,
+        residual,
+        ..
     } = buffers;
-    pseudo.clear();
-    pseudo.resize(world + 1, Twist::default());
-    split_rows.clear();
-    split_rows.extend(
-        prepared
-            .iter()
-            .enumerate()
-            .filter(|(_, row)| row.active && row.friction.is_none())
-            .filter_map(|(index, row)| row.split_target.map(|target| (index, target))),
-    );
-    lambdas.clear();
-    lambdas.resize(prepared.len(), 0.0);
-    let mut iterations = 0;
-    let mut residual: f64 = 0.0;
-    // Nothing to correct: leave every pseudo velocity at exactly zero.
-    if split_rows.iter().any(|(_, target)| *target > 0.0) {
-        for _ in 0..settings.split_iterations {
-            residual = 0.0;
-            for &(index, target) in split_rows.iter() {
-                let (row, lambda) = (&prepared[index], &mut lambdas[index]);
-                let ju = row.relative_velocity(pseudo);
-                let wanted = (target - ju - row.cfm_over_h * *lambda) * row.inverse_diagonal;
-                let delta = clamp(*lambda + wanted, row.lower, row.upper) - *lambda;
-                if delta != 0.0 {
-                    *lambda += delta;
-                    row.apply(pseudo, delta);
-                }
-                residual = residual.max(delta.abs() * row.diagonal);
-            }
-            iterations += 1;
-            if residual <= settings.tolerance {
-                break;
-            }
-        }
-        if let Some(order) = shock.filter(|_| settings.split_iterations > 0) {
-            for _ in 0..settings.shock_sweeps {
-                order.sweep_split(
-                    scratch,
-                    prepared,
-                    lambdas,
-                    pseudo,
-                    settings.shock_iterations,
-                    settings.tolerance,
-                );
-            }
+    if *work && let Some(order) = shock.filter(|_| settings.split_iterations > 0) {
+        for _ in 0..settings.shock_sweeps {
+            order.sweep_split(
+                scratch,
+                prepared,
+                lambdas,
+                pseudo,
+                settings.shock_iterations,
+                settings.tolerance,
+            );
         }
     }
     SplitOutcome {
-        iterations,
-        residual,
+        iterations: *iterations,
+        residual: *residual,
         velocities: pseudo[..world]
             .iter()
             .map(|twist| SplitVelocity {

@@ -2,7 +2,7 @@
 //!
 //! A pile at rest falls apart into many small islands of the same make (columns of boxes, each ten
 //! contact patches long). Alone, such an island's sweeps fill one lane of each batch (lanes.rs).
-//! Given together, up to [`LANES`] islands whose runs have the same shapes in the same order share
+//! Given together, up to four islands whose runs have the same shapes in the same order share
 //! the batches, one island per lane: batch `k` holds run `k` of each, so each island is swept in
 //! its own order with its own arithmetic, and stops when its own residual meets the tolerance (its
 //! lane is then left as it is). Everything else (validation, warm start, shock and split passes)
@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 
 use crate::body::SolverBody;
 use crate::error::SolverError;
-use crate::lanes::{LANES, LaneBatches, LaneIsland, same_runs};
+use crate::lanes::{LANES, LaneBatches, LaneIsland, Pass, same_runs};
 #[cfg(doc)]
 use crate::pgs::solve_with;
 use crate::phases::{finish, shareable, start};
@@ -122,6 +122,7 @@ fn share_groups(islands: &[IslandSolve<'_>], can_share: &[bool]) -> Vec<SmallVec
 fn lane_island<'a>(island: &'a IslandSolve<'_>) -> LaneIsland<'a> {
     let workspace = &*island.workspace;
     LaneIsland {
+        pass: Pass::Velocity,
         prepared: &workspace.prepared,
         runs: &workspace.runs,
         lambdas: &workspace.lambdas,
@@ -130,8 +131,9 @@ fn lane_island<'a>(island: &'a IslandSolve<'_>) -> LaneIsland<'a> {
     }
 }
 
-/// The Gauss-Seidel sweeps of started islands whose runs have the same shapes (at most
-/// [`LANES`]), one island per lane; each island's report counts its own sweeps.
+/// The Gauss-Seidel sweeps of both passes of started islands whose runs have the same shapes (at
+/// most [`LANES`]), one island per lane; each island's report and split pass count their own
+/// sweeps.
 fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], settings: &SolverSettings) {
     let Some((first, _)) = members.first_mut() else {
         return;
@@ -142,9 +144,11 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
         budgets,
         lanes,
     } = &mut scratch;
+    let mut offsets: SmallVec<[(usize, usize); LANES]> = SmallVec::new();
+
+    // The velocity sweeps.
     velocities.clear();
     budgets.clear();
-    let mut offsets: SmallVec<[(usize, usize); LANES]> = SmallVec::new();
     for (workspace, _) in members.iter() {
         offsets.push((velocities.len(), budgets.len()));
         velocities.extend_from_slice(&workspace.velocities);
@@ -154,6 +158,7 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
         .iter()
         .zip(&offsets)
         .map(|((workspace, _), &(slot_offset, pair_offset))| LaneIsland {
+            pass: Pass::Velocity,
             prepared: &workspace.prepared,
             runs: &workspace.runs,
             lambdas: &workspace.lambdas,
@@ -164,27 +169,20 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
     // The first island's world slot: immovable, so padding lanes read it harmlessly.
     lanes.build_together(&islands, members[0].0.velocities.len() - 1);
     drop(islands);
-    let mut active = [false; LANES];
-    active[..members.len()].fill(true);
-    for _ in 0..settings.iterations {
-        if !active.contains(&true) {
-            break;
-        }
-        let sweep = lanes.sweep(velocities, budgets, active);
-        for (lane, (_, report)) in members.iter_mut().enumerate() {
-            if !active[lane] {
-                continue;
-            }
-            report.iterations += 1;
-            report.residual = sweep.residual[lane];
-            report.scaled_increments += sweep.scaled[lane];
-            report.dropped_increments += sweep.dropped[lane];
-            if sweep.residual[lane] <= settings.tolerance {
-                active[lane] = false;
-            }
-        }
-    }
-    for (lane, ((workspace, _), &(slot_offset, pair_offset))) in members.iter_mut().zip(&offsets).enumerate() {
+    let active = [0, 1, 2, 3].map(|lane| lane < members.len());
+    let outcome = sweep_lanes(
+        lanes,
+        velocities,
+        budgets,
+        active,
+        settings.iterations,
+        settings.tolerance,
+    );
+    for (lane, ((workspace, report), &(slot_offset, pair_offset))) in members.iter_mut().zip(&offsets).enumerate() {
+        report.iterations += outcome.iterations[lane];
+        report.residual = outcome.residual[lane];
+        report.scaled_increments += outcome.scaled[lane];
+        report.dropped_increments += outcome.dropped[lane];
         lanes.scatter(Some(lane), &mut workspace.lambdas);
         let slots = workspace.velocities.len();
         workspace
@@ -195,7 +193,82 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
             .budgets
             .copy_from_slice(&budgets[pair_offset..pair_offset + pairs]);
     }
+
+    // The split sweeps, on the pseudo velocities, in the islands that have something to correct.
+    velocities.clear();
+    offsets.clear();
+    for (workspace, _) in members.iter() {
+        offsets.push((velocities.len(), 0));
+        velocities.extend_from_slice(&workspace.split.pseudo);
+    }
+    let islands: SmallVec<[LaneIsland<'_>; LANES]> = members
+        .iter()
+        .zip(&offsets)
+        .map(|((workspace, _), &(slot_offset, _))| workspace.split.lane_island(&workspace.prepared, slot_offset))
+        .collect();
+    lanes.build_together(&islands, members[0].0.split.pseudo.len() - 1);
+    drop(islands);
+    let active = [0, 1, 2, 3].map(|lane| members.get(lane).is_some_and(|(workspace, _)| workspace.split.work));
+    let outcome = sweep_lanes(
+        lanes,
+        velocities,
+        &mut [],
+        active,
+        settings.split_iterations,
+        settings.tolerance,
+    );
+    for (lane, ((workspace, _), &(slot_offset, _))) in members.iter_mut().zip(&offsets).enumerate() {
+        let split = &mut workspace.split;
+        split.iterations = outcome.iterations[lane];
+        split.residual = outcome.residual[lane];
+        lanes.scatter(Some(lane), &mut split.lambdas);
+        let slots = split.pseudo.len();
+        split
+            .pseudo
+            .copy_from_slice(&velocities[slot_offset..slot_offset + slots]);
+    }
     members[0].0.together = scratch;
+}
+
+/// What the sweeps did in each lane.
+#[derive(Default)]
+struct LaneSweeps {
+    /// Sweeps run, and the residual of the last (m/s).
+    iterations: [usize; LANES],
+    residual: [f64; LANES],
+    /// Energy-clamped increments scaled down and dropped.
+    scaled: [usize; LANES],
+    dropped: [usize; LANES],
+}
+
+/// Up to `iterations` sweeps of `lanes`; a lane stops (and is left as it is) once its own residual
+/// is within `tolerance`, as its island's solve alone stops.
+fn sweep_lanes(
+    lanes: &mut LaneBatches,
+    velocities: &mut [Twist],
+    budgets: &mut [f64],
+    mut active: [bool; LANES],
+    iterations: usize,
+    tolerance: f64,
+) -> LaneSweeps {
+    let mut outcome = LaneSweeps::default();
+    for _ in 0..iterations {
+        if !active.contains(&true) {
+            break;
+        }
+        let sweep = lanes.sweep(velocities, budgets, active);
+        let swept = active;
+        for lane in (0..LANES).filter(|&lane| swept[lane]) {
+            outcome.iterations[lane] += 1;
+            outcome.residual[lane] = sweep.residual[lane];
+            outcome.scaled[lane] += sweep.scaled[lane];
+            outcome.dropped[lane] += sweep.dropped[lane];
+            if sweep.residual[lane] <= tolerance {
+                active[lane] = false;
+            }
+        }
+    }
+    outcome
 }
 
 #[cfg(test)]

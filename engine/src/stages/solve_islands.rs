@@ -15,6 +15,7 @@ use shatter_solver::{
     IslandSolve, NO_BODY, Row, SolveReport, SolverBody, SolverError, SolverSettings, SolverWorkspace, SplitVelocity,
     solve_together, solve_with,
 };
+use smallvec::SmallVec;
 
 use crate::islands::UnionFind;
 
@@ -97,19 +98,17 @@ pub(crate) fn solve_islands(
     // Islands of one make (as many bodies and rows) go to the solver four at a time, so that their
     // sweeps can share batches (shatter_solver::together); the results are the bits each gets
     // alone, so the grouping changes nothing but the time.
-    islands.sort_by_key(|island| (island.rows.len(), island.bodies.len()));
-    let mut groups: Vec<&mut [Island]> = Vec::new();
-    let mut rest = &mut islands[..];
-    while !rest.is_empty() {
-        let make = |island: &Island| (island.rows.len(), island.bodies.len());
-        let same = rest
-            .iter()
-            .take(ISLANDS_TOGETHER)
-            .take_while(|island| make(island) == make(&rest[0]))
-            .count();
-        let (group, after) = rest.split_at_mut(same);
-        groups.push(group);
-        rest = after;
+    // The islands stay in their slots (each keeps its workspace, grown to its size, and the shock
+    // order cached there); only references to them are sorted by make.
+    let make = |island: &Island| (island.rows.len(), island.bodies.len());
+    let mut sorted: Vec<&mut Island> = islands.iter_mut().collect();
+    sorted.sort_by_key(|island| make(island));
+    let mut groups: Vec<SmallVec<[&mut Island; ISLANDS_TOGETHER]>> = Vec::new();
+    for island in sorted {
+        match groups.last_mut() {
+            Some(group) if group.len() < ISLANDS_TOGETHER && make(group[0]) == make(island) => group.push(island),
+            _ => groups.push(smallvec::smallvec![island]),
+        }
     }
     let (global_bodies, global_rows) = (&*bodies, &*rows);
     groups.par_iter_mut().for_each(|group| {
@@ -129,6 +128,7 @@ pub(crate) fn solve_islands(
             island.result = Some(result);
         }
     });
+    drop(groups);
     for island in islands.iter_mut() {
         let Some(result) = island.result.take() else {
             continue;
