@@ -19,16 +19,20 @@
 //!   consecutive segments, batch `k` taking run `k` of each segment. Each segment is swept in its
 //!   own order, as a Gauss-Seidel sweep from the ground up would; only the segments' ends meet
 //!   out of order. (Dealing each run greedily to the first batch it fits swept a column every
-//!   other contact: measured on the 210-box pyramid, kinetic-energy bursts of 1e-3 J where the
-//!   row order keeps it at rest.) A run that would share a moving body with another in its batch
-//!   gets a batch of its own after the level's.
+//!   other contact: on the 210-box pyramid, kinetic-energy bursts to 5e-3 J where the row order
+//!   keeps it at 1e-13 J. With the segments its bursts reach 3e-4 J, and the top box moves 0.2 mm
+//!   in 20 s; a Gauss-Seidel pyramid is that sensitive to order either way: at bases 25 and 30
+//!   the segments leave the top box within 0.3 and 4.6 mm where the row order gave 2.4 and 5.5.)
+//!   A run that would share a moving body with another in its batch gets a batch of its own
+//!   after the level's.
 //!
 //! The dealing depends on the rows alone, so the result is the same bits on every run and every
 //! thread count, and on machines with or without AVX2 (wide.rs).
 //!
 //! Immovable bodies (static, kinematic, and the world slot) may appear in several lanes: their
-//! response to an impulse is zero, so no lane changes them. Lanes a batch does not fill are
-//! padding: rows with no Jacobian that never move anything.
+//! response to an impulse is zero, so whichever lane writes one back writes the velocity it read
+//! (up to the sign of a zero, as row by row). Lanes a batch does not fill are padding: rows with
+//! no Jacobian that never move anything.
 
 use smallvec::SmallVec;
 
