@@ -298,13 +298,26 @@ fn apply_increment(
 pub(crate) fn assign_pairs(prepared: &mut [Prepared], pairs: &mut Vec<u64>) -> usize {
     // Body indices fit in 32 bits (rows hold u32 indices), so a pair packs into one sortable u64.
     let key = |row: &Prepared| ((row.a.min(row.b) as u64) << 32) | row.a.max(row.b) as u64;
+    // A patch's rows come together, so one key per run of equal keys leaves the sort a seventh of
+    // the rows.
     pairs.clear();
-    pairs.extend(prepared.iter().filter(|r| r.energy_clamp).map(key));
+    for row in prepared.iter().filter(|r| r.energy_clamp) {
+        let row_key = key(row);
+        if pairs.last() != Some(&row_key) {
+            pairs.push(row_key);
+        }
+    }
     pairs.sort_unstable();
     pairs.dedup();
+    let mut last: Option<(u64, usize)> = None;
     for row in prepared.iter_mut().filter(|r| r.energy_clamp) {
-        // Present by construction.
-        row.pair = pairs.binary_search(&key(row)).unwrap_or(0);
+        let row_key = key(row);
+        row.pair = match last {
+            Some((previous, pair)) if previous == row_key => pair,
+            // Present by construction.
+            _ => pairs.binary_search(&row_key).unwrap_or(0),
+        };
+        last = Some((row_key, row.pair));
     }
     pairs.len().max(1)
 }
