@@ -72,18 +72,25 @@ pub fn clamp_row_increment_within(
     if slope + 0.5 * curvature <= budget {
         return verdict(1.0, ClampVerdict::Kept);
     }
-    // The larger root of eps P + eps^2 Q / 2 = budget, in the form without cancellation for each
-    // sign of P. With budget = 0 it is -2P/Q for P < 0 and 0 for P >= 0 (Su's cases).
-    let discriminant = (slope * slope + 2.0 * curvature * budget).sqrt();
-    let root = if slope <= 0.0 {
-        (discriminant - slope) / curvature
-    } else {
-        2.0 * budget / (slope + discriminant)
-    };
+    let root = budget_root(slope, curvature, budget);
     if root <= 0.0 {
         verdict(0.0, ClampVerdict::Dropped)
     } else {
         verdict(root.min(1.0), ClampVerdict::Scaled)
+    }
+}
+
+/// The larger root of `eps P + eps^2 Q / 2 = budget` for an increment's energy slope `slope` (P,
+/// J), curvature `curvature` (Q > 0, J) and `budget` (>= 0, J), in the form without cancellation
+/// for each sign of P. With `budget = 0` it is `-2 P / Q` for `P < 0` and 0 for `P >= 0` (Su's
+/// cases). The increment is scaled by it where it is below 1 and dropped where it is not positive.
+#[inline]
+pub(crate) fn budget_root(slope: f64, curvature: f64, budget: f64) -> f64 {
+    let discriminant = (slope * slope + 2.0 * curvature * budget).sqrt();
+    if slope <= 0.0 {
+        (discriminant - slope) / curvature
+    } else {
+        2.0 * budget / (slope + discriminant)
     }
 }
 

@@ -36,6 +36,7 @@
 
 use smallvec::SmallVec;
 
+use crate::clamp::budget_root;
 use crate::pgs::Prepared;
 use crate::twist::Twist;
 #[cfg(target_arch = "x86_64")]
@@ -599,14 +600,7 @@ fn scaled(
     tally: &mut LaneSweep,
 ) -> Lane {
     for lane in (0..LANES).filter(|&lane| over[lane]) {
-        // Without cancellation for either sign of P (clamp.rs).
-        let (p, q, b) = (slope[lane], curvature[lane], allowed[lane]);
-        let discriminant = (p * p + 2.0 * q * b).sqrt();
-        let root = if p <= 0.0 {
-            (discriminant - p) / q
-        } else {
-            2.0 * b / (p + discriminant)
-        };
+        let root = budget_root(slope[lane], curvature[lane], allowed[lane]);
         if root <= 0.0 {
             tally.dropped[lane] += 1;
             delta[lane] = 0.0;
@@ -651,11 +645,10 @@ mod tests {
     use super::*;
     use crate::body::{NO_BODY, SolverBody};
     use crate::contact::{ContactPoint, push_contact_rows};
-    use crate::patch::{ContactPatch, PatchPoint, push_patch_rows};
     use crate::pgs::{assign_pairs, prepare, sweep_rows};
     use crate::settings::{SolveReport, SolverSettings};
     use crate::shock::ShockOrder;
-    use crate::softness::Softness;
+    use crate::test_scenes::push_stacked_patch;
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
 
@@ -691,26 +684,15 @@ mod tests {
         let mut rows = Vec::new();
         let patch = |rows: &mut Vec<_>, a: u32, b: u32, points: usize, rng: &mut SplitMix64| {
             let corners = [(-0.4, -0.5), (0.4, -0.5), (0.4, 0.5), (-0.4, 0.5)];
-            let points: Vec<PatchPoint> = corners[..points]
-                .iter()
-                .map(|&(x, z)| PatchPoint {
-                    arm_a: DVec3::new(x, -0.5, z),
-                    arm_b: DVec3::new(x, 0.5, z),
-                    normal: DVec3::Y,
-                    depth: rng.range(-0.01, 0.02),
-                })
-                .collect();
-            let patch = ContactPatch {
-                a,
-                b,
-                points: &points,
-                normal: DVec3::Y,
-                friction: rng.range(0.0, 1.2),
-                softness: Softness::rigid(0.2),
-                energy_clamp: rng.range(0.0, 1.0) < 0.9,
-                friction_direction: None,
-            };
-            push_patch_rows(rows, &bodies, &patch, DT).unwrap();
+            let friction = (rng.range(0.0, 1.2), rng.range(0.0, 1.0) < 0.9);
+            push_stacked_patch(
+                rows,
+                &bodies,
+                (a, b),
+                &corners[..points],
+                (rng, (-0.01, 0.02)),
+                friction,
+            );
         };
         for i in 0..bottom {
             patch(&mut rows, i as u32, NO_BODY, 4, rng);

@@ -44,6 +44,8 @@ mod shock_block;
 mod shock_state;
 pub mod softness;
 pub mod split;
+#[cfg(test)]
+mod test_scenes;
 pub mod together;
 mod twist;
 pub mod warm_start;

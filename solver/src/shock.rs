@@ -732,6 +732,7 @@ mod tests {
     use crate::pgs::prepare;
     use crate::settings::SolverSettings;
     use crate::softness::Softness;
+    use crate::test_scenes::push_stacked_patch;
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
 
@@ -854,26 +855,16 @@ mod tests {
         let bodies: Vec<SolverBody> = (0..3).map(|_| body(rng)).collect();
         let mut rows = Vec::new();
         for &(a, b) in pairs {
-            let points: Vec<PatchPoint> = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
-                .into_iter()
-                .map(|(x, z)| PatchPoint {
-                    arm_a: DVec3::new(x, -0.5, z),
-                    arm_b: DVec3::new(x, 0.5, z),
-                    normal: DVec3::Y,
-                    depth: rng.range(-0.01, 0.02),
-                })
-                .collect();
-            let patch = ContactPatch {
-                a,
-                b,
-                points: &points,
-                normal: DVec3::Y,
-                friction: rng.range(0.0, 1.0),
-                softness: Softness::rigid(0.2),
-                energy_clamp: true,
-                friction_direction: None,
-            };
-            push_patch_rows(&mut rows, &bodies, &patch, 1.0 / 30.0).unwrap();
+            let friction = rng.range(0.0, 1.0);
+            let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
+            push_stacked_patch(
+                &mut rows,
+                &bodies,
+                (a, b),
+                &corners,
+                (rng, (-0.01, 0.02)),
+                (friction, true),
+            );
         }
         let settings = SolverSettings::default();
         let prepared = rows

@@ -276,9 +276,9 @@ mod tests {
     use super::*;
     use crate::body::NO_BODY;
     use crate::joints::{JointAnchor, JointPose, JointSpec, ball_joint_rows};
-    use crate::patch::{ContactPatch, PatchPoint, push_patch_rows};
     use crate::pgs::solve_with;
     use crate::softness::Softness;
+    use crate::test_scenes::push_stacked_patch;
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
 
@@ -298,26 +298,16 @@ mod tests {
         let mut rows = Vec::new();
         for k in 0..height {
             let below = if k == 0 { NO_BODY } else { (k - 1) as u32 };
-            let points: Vec<PatchPoint> = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
-                .into_iter()
-                .map(|(x, z)| PatchPoint {
-                    arm_a: DVec3::new(x, -0.5, z),
-                    arm_b: DVec3::new(x, 0.5, z),
-                    normal: DVec3::Y,
-                    depth: rng.range(-0.005, 0.01),
-                })
-                .collect();
-            let patch = ContactPatch {
-                a: k as u32,
-                b: below,
-                points: &points,
-                normal: DVec3::Y,
-                friction: rng.range(0.2, 1.0),
-                softness: Softness::rigid(0.2),
-                energy_clamp: true,
-                friction_direction: None,
-            };
-            push_patch_rows(&mut rows, &bodies, &patch, DT).unwrap();
+            let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
+            let friction = rng.range(0.2, 1.0);
+            push_stacked_patch(
+                &mut rows,
+                &bodies,
+                (k as u32, below),
+                &corners,
+                (rng, (-0.005, 0.01)),
+                (friction, true),
+            );
         }
         for row in &mut rows {
             row.lambda = rng.range(0.0, 0.2) * row.lambda.signum().abs();
@@ -352,6 +342,21 @@ mod tests {
         islands
     }
 
+    /// The islands as the solver takes them, each with a workspace.
+    fn island_solves<'a>(
+        given: &'a mut [(Vec<SolverBody>, Vec<Row>)],
+        workspaces: &'a mut [SolverWorkspace],
+    ) -> Vec<IslandSolve<'a>> {
+        let pairs = given.iter_mut().zip(workspaces.iter_mut());
+        pairs
+            .map(|((bodies, rows), workspace)| IslandSolve {
+                workspace,
+                bodies,
+                rows,
+            })
+            .collect()
+    }
+
     #[test]
     fn together_each_island_gets_the_bits_it_gets_alone_whatever_it_is_grouped_with() {
         let settings = SolverSettings::default();
@@ -375,15 +380,7 @@ mod tests {
         for order in [(0..9).collect::<Vec<usize>>(), (0..9).collect(), (0..9).rev().collect()] {
             let mut given = islands();
             let island_bodies: Vec<*const SolverBody> = given.iter().map(|(b, _)| b.as_ptr()).collect();
-            let mut solves: Vec<IslandSolve<'_>> = given
-                .iter_mut()
-                .zip(workspaces.iter_mut())
-                .map(|((bodies, rows), workspace)| IslandSolve {
-                    workspace,
-                    bodies,
-                    rows,
-                })
-                .collect();
+            let mut solves = island_solves(&mut given, &mut workspaces);
             solves.sort_by_key(|island| {
                 order
                     .iter()
@@ -413,15 +410,7 @@ mod tests {
         let settings = SolverSettings::default();
         let mut given = islands();
         let mut workspaces: Vec<SolverWorkspace> = (0..9).map(|_| SolverWorkspace::default()).collect();
-        let mut solves: Vec<IslandSolve<'_>> = given
-            .iter_mut()
-            .zip(workspaces.iter_mut())
-            .map(|((bodies, rows), workspace)| IslandSolve {
-                workspace,
-                bodies,
-                rows,
-            })
-            .collect();
+        let mut solves = island_solves(&mut given, &mut workspaces);
         let can_share: Vec<bool> = solves
             .iter_mut()
             .map(|island| {

@@ -1,0 +1,42 @@
+//! Contact scenes shared by the unit tests of several modules.
+
+use glam::DVec3;
+use shatter_integrators::SplitMix64;
+
+use crate::body::SolverBody;
+use crate::patch::{ContactPatch, PatchPoint, push_patch_rows};
+use crate::row::Row;
+use crate::softness::Softness;
+
+/// The rows of a patch between a box `a` resting on `b` (a box or the world), both 1 m tall, at
+/// the `corners` `(x, z)` of the contact face (m, from the boxes' centres), each point's depth
+/// drawn from `depths` (m), with Coulomb friction `friction` and Su's clamp where `clamped`.
+pub(crate) fn push_stacked_patch(
+    rows: &mut Vec<Row>,
+    bodies: &[SolverBody],
+    (a, b): (u32, u32),
+    corners: &[(f64, f64)],
+    (rng, depths): (&mut SplitMix64, (f64, f64)),
+    (friction, clamped): (f64, bool),
+) {
+    let points: Vec<PatchPoint> = corners
+        .iter()
+        .map(|&(x, z)| PatchPoint {
+            arm_a: DVec3::new(x, -0.5, z),
+            arm_b: DVec3::new(x, 0.5, z),
+            normal: DVec3::Y,
+            depth: rng.range(depths.0, depths.1),
+        })
+        .collect();
+    let patch = ContactPatch {
+        a,
+        b,
+        points: &points,
+        normal: DVec3::Y,
+        friction,
+        softness: Softness::rigid(0.2),
+        energy_clamp: clamped,
+        friction_direction: None,
+    };
+    push_patch_rows(rows, bodies, &patch, 1.0 / 30.0).unwrap();
+}
