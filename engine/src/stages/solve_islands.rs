@@ -95,11 +95,9 @@ pub(crate) fn solve_islands(
         }
         return outcome;
     }
-    // Islands of one make (as many bodies and rows) go to the solver four at a time, so that their
-    // sweeps can share batches (shatter_solver::together); the results are the bits each gets
-    // alone, so the grouping changes nothing but the time.
-    // The islands stay in their slots (each keeps its workspace, grown to its size, and the shock
-    // order cached there); only references to them are sorted by make.
+    // Islands of one make go to the solver four at a time (module docs). The islands stay in their
+    // slots, each keeping its workspace (grown to its size, the shock order cached there); only
+    // references to them are sorted by make.
     let make = |island: &Island| (island.rows.len(), island.bodies.len());
     let mut sorted: Vec<&mut Island> = islands.iter_mut().collect();
     sorted.sort_by_key(|island| make(island));
@@ -115,7 +113,7 @@ pub(crate) fn solve_islands(
         for island in group.iter_mut() {
             island.renumber(global_bodies, global_rows);
         }
-        let mut solves: Vec<IslandSolve<'_>> = group
+        let mut solves: SmallVec<[IslandSolve<'_>; ISLANDS_TOGETHER]> = group
             .iter_mut()
             .map(|island| IslandSolve {
                 workspace: &mut island.workspace,
@@ -124,6 +122,7 @@ pub(crate) fn solve_islands(
             })
             .collect();
         let results = solve_together(&mut solves, dt, settings);
+        drop(solves);
         for (island, result) in group.iter_mut().zip(results) {
             island.result = Some(result);
         }
