@@ -54,6 +54,26 @@ impl CachedContact {
     }
 }
 
+/// What the cache remembers of one pair of bodies, by feature.
+#[derive(Clone, Copy, Debug)]
+pub struct PairCache<'a> {
+    /// The pair's entries, sorted by feature.
+    entries: &'a [CachedContact],
+}
+
+impl PairCache<'_> {
+    /// The impulses remembered for feature `feature` of the pair; `None` for a new contact.
+    pub fn lookup(&self, feature: FeatureId) -> Option<WarmStart> {
+        self.entries
+            .binary_search_by_key(&feature.0, |entry| entry.feature)
+            .ok()
+            .map(|i| WarmStart {
+                normal: self.entries[i].normal_impulse,
+                friction: DVec3::from(self.entries[i].friction_impulse),
+            })
+    }
+}
+
 /// Last step's contact impulses. See the [module docs](self).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContactCache {
@@ -64,13 +84,22 @@ impl ContactCache {
     /// The impulses remembered for feature `feature` of pair `(a, b)` (`a < b`); `None` for a new
     /// contact.
     pub fn lookup(&self, a: BodyId, b: BodyId, feature: FeatureId) -> Option<WarmStart> {
-        self.entries
-            .binary_search_by(|entry| entry.key().cmp(&(a, b, feature.0)))
-            .ok()
-            .map(|i| WarmStart {
-                normal: self.entries[i].normal_impulse,
-                friction: DVec3::from(self.entries[i].friction_impulse),
-            })
+        self.pair(a, b).lookup(feature)
+    }
+
+    /// What is remembered of pair `(a, b)` (`a < b`): one search of the whole cache, after which
+    /// each of the pair's contacts searches only the pair's few entries.
+    pub fn pair(&self, a: BodyId, b: BodyId) -> PairCache<'_> {
+        let start = self
+            .entries
+            .partition_point(|entry| (entry.body_a, entry.body_b) < (a, b));
+        let len = self.entries[start..]
+            .iter()
+            .take_while(|entry| (entry.body_a, entry.body_b) == (a, b))
+            .count();
+        PairCache {
+            entries: &self.entries[start..start + len],
+        }
     }
 
     /// How many contacts of `pairs` (sorted by pair, each pair's contacts by feature, as the
@@ -202,6 +231,12 @@ mod tests {
         assert_eq!(cache.lookup(a, c, FeatureId::of_a(0)).map(|w| w.normal), Some(5.0));
         assert_eq!(cache.lookup(a, c, FeatureId::of_a(1)), None);
         assert_eq!(cache.lookup(b, c, FeatureId::of_a(0)), None);
+        // One pair's view holds its own features only, whichever pairs lie beside it.
+        let ab = cache.pair(a, b);
+        assert_eq!(ab.lookup(FeatureId::of_a(1)).map(|w| w.normal), Some(2.0));
+        assert_eq!(ab.lookup(FeatureId::of_a(0)), None);
+        assert_eq!(cache.pair(b, c).lookup(FeatureId::of_a(0)), None);
+        assert_eq!(cache.pair(c, BodyId::new(9, 0)).lookup(FeatureId::of_a(0)), None);
         // Of a next step with one contact kept, one new and one new pair, one is remembered.
         let next = vec![
             PairContacts {

@@ -34,7 +34,7 @@ pub mod store;
 pub mod world;
 
 pub use commands::{Command, CommandBuffer, SpawnTicket, Spawned};
-pub use contact_cache::{CachedContact, ContactCache, WarmStart};
+pub use contact_cache::{CachedContact, ContactCache, PairCache, WarmStart};
 pub use contacts::{ContactPoint, PairContacts, tangent_basis};
 pub use desc::{BodyDesc, BodyGeometry, DEFAULT_DENSITY, MassSource, Material};
 pub use error::EngineError;

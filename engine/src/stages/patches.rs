@@ -15,7 +15,7 @@ use glam::DVec3;
 use shatter_solver::{PatchPoint, PatchRows, Row};
 use smallvec::SmallVec;
 
-use crate::contact_cache::ContactCache;
+use crate::contact_cache::PairCache;
 use crate::contacts::PairContacts;
 
 /// Cosine of the largest angle between two contact normals of one patch (about 5.7 degrees).
@@ -64,12 +64,12 @@ pub(crate) fn warm_start_patch(
     normal: DVec3,
     pair: &PairContacts,
     contacts: &[usize],
-    cache: &ContactCache,
+    cache: &PairCache<'_>,
 ) {
     let offsets = plane_offsets(points, patch.centre_arm_a, normal);
     let (mut force, mut twist) = (DVec3::ZERO, 0.0);
     for (k, &c) in contacts.iter().enumerate() {
-        if let Some(warm) = cache.lookup(pair.body_a, pair.body_b, pair.contacts[c].feature) {
+        if let Some(warm) = cache.lookup(pair.contacts[c].feature) {
             rows[patch.normals as usize + k].lambda = warm.normal;
             force += warm.friction;
             twist += offsets[k].cross(warm.friction).dot(normal);

@@ -332,6 +332,7 @@ fn pair_rows(
     }
     let [da, db] = pair.dense.map(|i| i as usize);
     let (xa, xb) = (store.states()[da].position, store.states()[db].position);
+    let remembered = cache.pair(pair.body_a, pair.body_b);
     for group in group_patches(pair) {
         let points: SmallVec<[PatchPoint; 4]> = group
             .iter()
@@ -361,7 +362,7 @@ fn pair_rows(
         };
         match push_patch_rows(&mut chunk.rows, bodies, &patch, dt) {
             Ok(patch_rows) => {
-                warm_start_patch(&mut chunk.rows, &patch_rows, &points, normal, pair, &group, cache);
+                warm_start_patch(&mut chunk.rows, &patch_rows, &points, normal, pair, &group, &remembered);
                 chunk.patches.push(SolvedPatch {
                     pair: p,
                     contacts: group,
