@@ -44,15 +44,14 @@ use crate::wide::Avx;
 use crate::wide::{Portable, Wide};
 
 /// Runs solved side by side in one batch.
-pub(crate) const LANES: usize = 4;
+pub(crate) const LANES: usize = crate::wide::WIDTH;
 
 /// Runs from which an island swept alone is dealt into segments side by side. A smaller island's
 /// runs are swept one after another in their own order, so that islands of that size can share
 /// batches with one another (one island per lane) and give the bits they give alone.
 pub(crate) const WIDE_RUNS: usize = 32;
 
-/// One `f64` per lane.
-pub(crate) type Lane = [f64; LANES];
+pub(crate) use crate::wide::Lane;
 
 /// A body's velocity, one component per array entry (linear x, y, z, then angular x, y, z), each
 /// with one lane per run.
@@ -427,25 +426,7 @@ impl LaneRow {
 
     /// Makes this row [`padding`](Self::padding) in place.
     fn clear(&mut self, friction: Option<(usize, usize)>) {
-        let zero = [[0.0; LANES]; 6];
-        self.jacobian_a = zero;
-        self.jacobian_b = zero;
-        self.response_a = zero;
-        self.response_b = zero;
-        for lane in [
-            &mut self.target,
-            &mut self.cfm_over_h,
-            &mut self.inverse_diagonal,
-            &mut self.diagonal,
-            &mut self.inverse_effective_mass,
-            &mut self.lower,
-            &mut self.upper,
-            &mut self.mu,
-            &mut self.clamped,
-        ] {
-            *lane = [0.0; LANES];
-        }
-        self.friction = friction;
+        *self = Self::padding(friction);
     }
 
     /// Puts `row` in `lane`, as `pass` solves it.

@@ -53,7 +53,7 @@ pub fn solve_together(
     dt: f64,
     settings: &SolverSettings,
 ) -> Vec<Result<SolveReport, SolverError>> {
-    let mut started: Vec<Result<SolveReport, SolverError>> = islands
+    let mut started: SmallVec<[Result<SolveReport, SolverError>; LANES]> = islands
         .iter_mut()
         .map(|island| start(island.workspace, island.bodies, island.rows, dt, settings))
         .collect();
@@ -89,9 +89,9 @@ pub fn solve_together(
 /// The groups of started islands that share batches: in order, each island with up to
 /// [`LANES`] - 1 later ones whose runs have the same shapes in both passes ([`alike`]), among
 /// those that `can_share`.
-fn share_groups(islands: &[IslandSolve<'_>], can_share: &[bool]) -> Vec<SmallVec<[usize; LANES]>> {
+fn share_groups(islands: &[IslandSolve<'_>], can_share: &[bool]) -> SmallVec<[SmallVec<[usize; LANES]>; 2]> {
     let mut taken: SmallVec<[bool; 8]> = SmallVec::from_elem(false, islands.len());
-    let mut groups = Vec::new();
+    let mut groups = SmallVec::new();
     for first in 0..islands.len() {
         if !can_share[first] || taken[first] {
             continue;

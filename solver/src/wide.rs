@@ -5,8 +5,11 @@
 //! absolute value, compare, select); the clamp and the compares are defined as the scalar code
 //! defines them, NaN included, so the two builds cannot differ. No fused multiply-add is used.
 
-/// Four lanes of `f64`.
-pub(crate) type Lane = [f64; 4];
+/// Lanes of a [`Wide`] value.
+pub(crate) const WIDTH: usize = 4;
+
+/// One `f64` per lane.
+pub(crate) type Lane = [f64; WIDTH];
 
 /// Four `f64` lanes and their lane-wise operations.
 pub(crate) trait Wide: Copy {
