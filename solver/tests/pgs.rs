@@ -7,7 +7,8 @@ use common::{GRAVITY, box_on_ground, dynamic_body, resting_box, stack, vec3};
 use glam::{DQuat, DVec3};
 use proptest::prelude::*;
 use shatter_solver::{
-    BiasMode, Jacobian, NO_BODY, Row, SolverBody, SolverError, SolverSettings, SolverWorkspace, solve, solve_with,
+    BiasMode, ContactPoint, Jacobian, NO_BODY, Row, SolverBody, SolverError, SolverSettings, SolverWorkspace,
+    contact_rows, solve, solve_with,
 };
 
 /// `J v` of a row over `bodies`.
@@ -329,7 +330,7 @@ fn pgs_friction_pyramid_versus_sliding_aligned_tangent() {
         if aligned {
             rows.clear();
             for corner in common::bottom_corners(half) {
-                let mut contact = shatter_solver::ContactPoint::new(0, NO_BODY, corner, corner, DVec3::Y, 0.0, mu);
+                let mut contact = ContactPoint::new(0, NO_BODY, corner, corner, DVec3::Y, 0.0, mu);
                 contact.friction_direction = Some(direction);
                 shatter_solver::push_contact_rows(&mut rows, &bodies, &contact, dt).unwrap();
             }
@@ -454,7 +455,7 @@ fn pgs_kinematic_body_velocity_untouched() {
     bodies[0].linear_velocity = GRAVITY * dt;
     let mut rows = Vec::new();
     for corner in common::bottom_corners(half) {
-        let contact = shatter_solver::ContactPoint::new(0, 1, corner, corner, DVec3::Y, 0.0, 1.0);
+        let contact = ContactPoint::new(0, 1, corner, corner, DVec3::Y, 0.0, 1.0);
         shatter_solver::push_contact_rows(&mut rows, &bodies, &contact, dt).unwrap();
     }
     solve(&mut bodies, &mut rows, dt, &settings(200, 1e-12)).unwrap();
@@ -584,4 +585,45 @@ fn pgs_overflow_is_reported_and_not_written_back() {
     assert!(matches!(error, SolverError::Diverged { .. }), "{error}");
     assert_eq!(bodies, bodies_before);
     assert_eq!(rows, rows_before);
+}
+
+/// The warm start bounds a friction row by its normal row's incoming impulse wherever the rows
+/// stand: a sliding box's contact listed friction first gets the same warm start as listed normal
+/// first (friction cut to `mu` times the normal's warm impulse), and a bound taken from a normal
+/// row not yet warm-started (zero) would drop the friction instead.
+#[test]
+fn pgs_warm_start_bounds_friction_listed_before_its_normal_row() {
+    let dt = 1.0 / 60.0;
+    let mut template = [resting_box(1.0, DVec3::splat(0.5))];
+    template[0].linear_velocity = DVec3::new(1.0, -0.5, 0.2);
+    let contact = ContactPoint::new(0, NO_BODY, DVec3::new(0.1, -0.5, 0.0), DVec3::ZERO, DVec3::Y, 0.0, 0.5);
+    let warm = [0.3, -5.0, 5.0];
+    // Only the warm start: no sweeps.
+    let settings = SolverSettings {
+        iterations: 0,
+        ..SolverSettings::default()
+    };
+    let run = |friction_first: bool| {
+        let mut bodies = template;
+        let normal_row = if friction_first { 2 } else { 0 };
+        let [normal, t1, t2] = contact_rows(&bodies, &contact, normal_row, dt).unwrap();
+        let mut rows = if friction_first {
+            vec![t1, t2, normal]
+        } else {
+            vec![normal, t1, t2]
+        };
+        let order: [usize; 3] = if friction_first { [2, 0, 1] } else { [0, 1, 2] };
+        for (&index, &lambda) in order.iter().zip(&warm) {
+            rows[index].lambda = lambda;
+        }
+        let report = solve(&mut bodies, &mut rows, dt, &settings).unwrap();
+        assert_eq!((report.scaled_increments, report.dropped_increments), (0, 0));
+        (order.map(|index| rows[index].lambda), bodies[0])
+    };
+    let (normal_first, body_a) = run(false);
+    let (friction_first, body_b) = run(true);
+    assert_eq!(normal_first, [0.3, -0.15, 0.15]);
+    assert_eq!(friction_first, normal_first);
+    assert!((body_a.linear_velocity - body_b.linear_velocity).length() <= 1e-15);
+    assert!((body_a.angular_velocity - body_b.angular_velocity).length() <= 1e-15);
 }
