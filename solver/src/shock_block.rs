@@ -63,6 +63,7 @@ use crate::pgs::Prepared;
 use crate::shock::{Frozen, moving_slot};
 use crate::shock_state::GroupState;
 use crate::twist::Twist;
+use smallvec::SmallVec;
 
 /// Largest group solved as a block, rows; larger ones (a body on many supports) only iterate.
 pub(crate) const MAX_BLOCK_ROWS: usize = 16;
@@ -150,11 +151,12 @@ pub(crate) fn solve_group<S: GroupState>(
         return false;
     };
     let v0 = state.velocity(moving);
-    let mut storage = [MovingRow::default(); MAX_BLOCK_ROWS];
-    let rows = &mut storage[..n];
-    if !gather(group, prepared, state, moving, rows) {
+    // Filled row by row: no default rows written first.
+    let mut storage: SmallVec<[MovingRow; MAX_BLOCK_ROWS]> = SmallVec::new();
+    if !gather(group, prepared, state, moving, &mut storage) {
         return false;
     }
+    let rows = &mut storage[..];
     for guess in 0..GUESSES {
         let Some(v1) = solve_guess(rows, prepared, &v0) else {
             return false;
@@ -182,10 +184,10 @@ fn gather<S: GroupState>(
     prepared: &[Prepared],
     state: &S,
     moving: usize,
-    rows: &mut [MovingRow],
+    rows: &mut SmallVec<[MovingRow; MAX_BLOCK_ROWS]>,
 ) -> bool {
     let moving_velocity = state.velocity(moving);
-    for (slot, &(index, frozen)) in rows.iter_mut().zip(group) {
+    for &(index, frozen) in group {
         let row = &prepared[index];
         let (jacobian, response, frozen) = match frozen {
             Frozen::A => (row.jacobian_b, row.response_b, row.side_a(&state.velocity(row.a))),
@@ -193,7 +195,7 @@ fn gather<S: GroupState>(
             Frozen::None => return false,
         };
         let old = state.lambda(index);
-        *slot = MovingRow {
+        let mut slot = MovingRow {
             index,
             jacobian,
             response,
@@ -206,6 +208,7 @@ fn gather<S: GroupState>(
         if row.friction.is_none() && !(old > 0.0 || slot.velocity(&moving_velocity) < row.target) {
             slot.role = Role::Idle;
         }
+        rows.push(slot);
     }
     for k in 0..rows.len() {
         if let Some((start, end, mu)) = prepared[rows[k].index].friction {
