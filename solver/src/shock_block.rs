@@ -110,21 +110,6 @@ struct MovingRow {
     role: Role,
 }
 
-impl Default for MovingRow {
-    fn default() -> Self {
-        Self {
-            index: 0,
-            jacobian: Twist::default(),
-            response: Twist::default(),
-            frozen: 0.0,
-            patch: None,
-            old: 0.0,
-            new: 0.0,
-            role: Role::Free,
-        }
-    }
-}
-
 impl MovingRow {
     /// The row's `J v` with the moving body at `v`, m/s.
     #[inline]
@@ -176,7 +161,7 @@ pub(crate) fn solve_group<S: GroupState>(
     false
 }
 
-/// Fills `rows` with the group's rows seen from the moving body (slot `moving`) and the first guess of their
+/// Pushes onto `rows` (empty) the group's rows seen from the moving body (slot `moving`) and the first guess of their
 /// roles: normal rows are free when they push or approach, friction rows are free. Returns `false`
 /// when a friction row's patch is not in the group (then the group is left to Gauss-Seidel).
 fn gather<S: GroupState>(
