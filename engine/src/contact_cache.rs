@@ -40,7 +40,7 @@ pub struct CachedContact {
 }
 
 /// Last step's impulses of one contact, as a warm start.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct WarmStart {
     /// Normal impulse, N s.
     pub normal: f64,
@@ -135,7 +135,8 @@ impl ContactCache {
         &self.entries
     }
 
-    /// Replaces the cache with the solve impulses of `pairs` (sorted by pair, contacts by
+    /// Replaces the cache with the warm starts the solve left in `pairs`
+    /// ([`ContactPoint::warm_start`](crate::ContactPoint::warm_start); sorted by pair, contacts by
     /// feature, as the collide stage leaves them).
     pub(crate) fn rebuild(&mut self, pairs: &[PairContacts]) {
         self.entries.clear();
@@ -146,10 +147,8 @@ impl ContactCache {
                     body_b: pair.body_b,
                     feature: contact.feature.0,
                     padding: 0,
-                    normal_impulse: contact.normal_impulse,
-                    friction_impulse: (contact.tangents[0] * contact.friction_impulse[0]
-                        + contact.tangents[1] * contact.friction_impulse[1])
-                        .to_array(),
+                    normal_impulse: contact.warm_start.normal,
+                    friction_impulse: contact.warm_start.friction.to_array(),
                 });
             }
         }
@@ -187,7 +186,10 @@ mod tests {
 
     use crate::contacts::{ContactPoint, tangent_basis};
 
-    fn contact(feature: FeatureId, normal_impulse: f64) -> ContactPoint {
+    /// A contact whose warm start is `normal` along the normal and (0.25, -0.5) along the
+    /// tangents; the impulses applied differ, so the cache is seen to keep the warm start.
+    fn contact(feature: FeatureId, normal: f64) -> ContactPoint {
+        let [t1, t2] = tangent_basis(DVec3::Y);
         ContactPoint {
             point: DVec3::ZERO,
             normal: DVec3::Y,
@@ -195,8 +197,12 @@ mod tests {
             feature,
             tangents: tangent_basis(DVec3::Y),
             collision_impulse: 0.0,
-            normal_impulse,
-            friction_impulse: [0.25, -0.5],
+            normal_impulse: normal + 1.0,
+            friction_impulse: [0.75, 0.5],
+            warm_start: WarmStart {
+                normal,
+                friction: t1 * 0.25 - t2 * 0.5,
+            },
         }
     }
 

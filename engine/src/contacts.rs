@@ -11,6 +11,7 @@ use glam::DVec3;
 use shatter_collision::FeatureId;
 use smallvec::SmallVec;
 
+use crate::contact_cache::WarmStart;
 use crate::handle::BodyId;
 
 /// One contact point and the impulses applied there this step.
@@ -34,6 +35,10 @@ pub struct ContactPoint {
     pub normal_impulse: f64,
     /// Friction impulses of the constraint solve along `tangents`, on A, N s.
     pub friction_impulse: [f64; 2],
+    /// Where the next step's solve starts at this point: the impulses the solve's sweeps reached
+    /// before its shock pass ([`shatter_solver::Row::warm`]), which the contact cache keeps. Not an
+    /// impulse applied this step: read `normal_impulse` and `friction_impulse` for that.
+    pub warm_start: WarmStart,
 }
 
 impl ContactPoint {

@@ -107,7 +107,9 @@ pub struct Joint {
     pub softness: Softness,
     /// Softness of the angular rows.
     pub angular_softness: Softness,
-    /// Row impulses of the last solve (warm start), N s or N m s per row.
+    /// Where the next solve starts each row: the last solve's impulses before its shock pass
+    /// ([`shatter_solver::Row::warm`]), N s or N m s per row. The impulses it applied are in the
+    /// step's [`SolvedJoint`] rows.
     pub impulses: [f64; 6],
     /// Impulse above which the joint breaks, N s (see [`JointDesc::breaking_impulse`]).
     pub breaking_impulse: Option<f64>,

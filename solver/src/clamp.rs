@@ -38,10 +38,13 @@
 //! ```
 //!
 //! With `B = 0` this is exactly Su's factor (`-2 P / Q`, or 0 when `P >= 0`), which is what every
-//! pair starts with, so the warm start is clamped exactly as the paper clamps an impulse. Because
-//! `dKE` of each increment is the exact change of the total kinetic energy, and each pair's running
-//! sum stays `<= 0`, the kinetic energy after the solve never exceeds the energy before it (static
-//! partners; with a kinematic partner the same holds in that partner's frame).
+//! pair starts with, so the warm start is clamped exactly as the paper clamps an impulse; the
+//! energy the clamped warm start then removes is credited to the pairs whose rows applied it
+//! (warm_start.rs), and the shock pass's block solve pools the budgets of the pairs around one
+//! moving body (shock_block.rs). Because `dKE` of each increment is the exact change of the total
+//! kinetic energy, and every budget stays `>= 0`, the kinetic energy after the solve never exceeds
+//! the energy before it (static partners; with a kinematic partner the same holds in that
+//! partner's frame).
 
 use shatter_integrators::{ClampVerdict, ImpulseClamp};
 

@@ -113,7 +113,15 @@ pub(crate) fn start(
         shock.rebuild(prepared, immovable);
     }
     if settings.warm_start {
-        warm_start(prepared, rows, lambdas, velocities, warm, response, &mut report);
+        warm_start(
+            prepared,
+            rows,
+            lambdas,
+            velocities,
+            (warm, response),
+            budgets,
+            &mut report,
+        );
     }
     start_split(prepared, bodies.len(), split);
     // The swept rows in runs between one pair of bodies (a contact patch's rows are one run), so
@@ -151,8 +159,9 @@ pub(crate) fn shareable(workspace: &SolverWorkspace, settings: &SolverSettings) 
 }
 
 /// Finishes a started solve: its own Gauss-Seidel sweeps of both passes unless `swept` (then
-/// they ran together with other islands'), the shock pass, the split pass's shock pass; then writes the velocities of the dynamic bodies and every row's `lambda`, if all
-/// are finite (otherwise nothing is written and the overflow is named).
+/// they ran together with other islands'), the shock pass, the split pass's shock pass; then
+/// writes the velocities of the dynamic bodies and every row's `lambda` and `warm`, if all are
+/// finite (otherwise nothing is written and the overflow is named).
 pub(crate) fn finish(
     workspace: &mut SolverWorkspace,
     bodies: &mut [SolverBody],
@@ -167,6 +176,7 @@ pub(crate) fn finish(
         budgets,
         velocities,
         lambdas,
+        warm,
         runs,
         lanes,
         immovable,
@@ -196,6 +206,9 @@ pub(crate) fn finish(
                 report_ref,
             );
         }
+        // The next step starts from the sweeps' impulses, not the shock pass's (Row::warm).
+        warm.clear();
+        warm.extend_from_slice(lambdas);
         shock_pass(
             prepared,
             velocities,
@@ -236,7 +249,7 @@ pub(crate) fn finish(
             index,
         });
     }
-    if let Some(index) = lambdas.iter().position(|l| !l.is_finite()) {
+    if let Some(index) = (lambdas.iter().zip(warm.iter())).position(|(l, w)| !(l.is_finite() && w.is_finite())) {
         return Err(SolverError::Diverged {
             what: "row impulse",
             index,
@@ -259,8 +272,9 @@ pub(crate) fn finish(
             body.angular_velocity = velocity.angular();
         }
     }
-    for (row, lambda) in rows.iter_mut().zip(lambdas.iter()) {
+    for ((row, lambda), warm) in rows.iter_mut().zip(lambdas.iter()).zip(warm.iter()) {
         row.lambda = *lambda;
+        row.warm = *warm;
     }
     Ok(report)
 }

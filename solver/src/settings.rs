@@ -16,7 +16,7 @@ pub struct SolverSettings {
     pub shock_iterations: usize,
     /// Most sweeps of the split (position correction) solve; 0 disables it.
     pub split_iterations: usize,
-    /// Start from the rows' incoming `lambda` instead of zero.
+    /// Start from the rows' incoming `warm` impulses instead of zero.
     pub warm_start: bool,
     /// Cap on the pseudo velocity any split row asks for, m/s (rad/s), > 0 (may be infinite): keeps
     /// the correction of a deep penetration bounded per step.

@@ -30,7 +30,7 @@ pub struct IslandSolve<'a> {
     pub workspace: &'a mut SolverWorkspace,
     /// The island's bodies; the dynamic ones get their new velocities.
     pub bodies: &'a mut [SolverBody],
-    /// The island's rows; each gets its new `lambda`.
+    /// The island's rows; each gets its new `lambda` and `warm`.
     pub rows: &'a mut [Row],
 }
 
@@ -320,7 +320,7 @@ mod tests {
             );
         }
         for row in &mut rows {
-            row.lambda = rng.range(0.0, 0.2) * row.lambda.signum().abs();
+            row.warm = rng.range(0.0, 0.2);
         }
         (bodies, rows)
     }
@@ -414,7 +414,11 @@ mod tests {
                 let velocity = |b: &SolverBody| [b.linear_velocity.to_array(), b.angular_velocity.to_array()].concat();
                 let body_bits =
                     |list: &[SolverBody]| list.iter().flat_map(velocity).map(f64::to_bits).collect::<Vec<_>>();
-                let lambda_bits = |list: &[Row]| list.iter().map(|r| r.lambda.to_bits()).collect::<Vec<_>>();
+                let lambda_bits = |list: &[Row]| {
+                    list.iter()
+                        .flat_map(|r| [r.lambda.to_bits(), r.warm.to_bits()])
+                        .collect::<Vec<_>>()
+                };
                 assert_eq!(body_bits(&given[k].0), body_bits(bodies), "island {k}");
                 assert_eq!(lambda_bits(&given[k].1), lambda_bits(rows), "island {k}");
             }

@@ -29,7 +29,8 @@ pub struct SolverWorkspace {
     pub(crate) velocities: Vec<Twist>,
     /// Accumulated impulse per row, N s.
     pub(crate) lambdas: Vec<f64>,
-    /// Warm-start impulses clamped to the rows' bounds, N s.
+    /// Warm-start impulses clamped to the rows' bounds, N s; after the sweeps, the sweeps' impulses
+    /// (the next step's warm start).
     pub(crate) warm: Vec<f64>,
     /// Velocity response of the energy-clamped warm impulses.
     pub(crate) response: Vec<Twist>,

@@ -74,9 +74,9 @@ fn push(rows: &mut Vec<Row>, bodies: &[SolverBody], draw: &ContactDraw, a: u32, 
     );
     contact.softness = shatter_solver::Softness::rigid(draw.erp);
     let normal = push_contact_rows(rows, bodies, &contact, 1.0 / 60.0).unwrap() as usize;
-    rows[normal].lambda = draw.warm.0;
-    rows[normal + 1].lambda = draw.warm.1;
-    rows[normal + 2].lambda = draw.warm.2;
+    rows[normal].warm = draw.warm.0;
+    rows[normal + 1].warm = draw.warm.1;
+    rows[normal + 2].warm = draw.warm.2;
     rows[normal].target_velocity = draw.target;
     if draw.baumgarte {
         rows[normal].bias_mode = BiasMode::Velocity;
@@ -153,7 +153,7 @@ fn clamp_warm_start_scaled_to_elastic_bounce() {
     let mut rows = Vec::new();
     let contact = ContactPoint::new(0, NO_BODY, DVec3::ZERO, DVec3::ZERO, DVec3::Y, 0.0, 0.5);
     push_contact_rows(&mut rows, &bodies, &contact, 1.0 / 60.0).unwrap();
-    rows[0].lambda = 1.0;
+    rows[0].warm = 1.0;
     let settings = SolverSettings {
         iterations: 0,
         ..SolverSettings::default()
@@ -167,7 +167,7 @@ fn clamp_warm_start_scaled_to_elastic_bounce() {
     );
     assert!((rows[0].lambda - 0.2).abs() <= 1e-15, "lambda = {}", rows[0].lambda);
     // With sweeps the contact then settles to the plastic impulse.
-    rows[0].lambda = 1.0;
+    rows[0].warm = 1.0;
     bodies[0].linear_velocity = DVec3::new(0.0, -0.1, 0.0);
     solve(&mut bodies, &mut rows, 1.0 / 60.0, &SolverSettings::default()).unwrap();
     assert!(bodies[0].linear_velocity.y.abs() <= 1e-12);
@@ -180,8 +180,8 @@ fn clamp_warm_start_dropped_on_resting_body() {
     let mut bodies = [resting_box(1.0, DVec3::splat(0.5))];
     let mut rows = Vec::new();
     box_on_ground(&mut rows, &bodies, 0, DVec3::splat(0.5), 0.0, 0.5, 1.0 / 60.0);
-    rows[0].lambda = 1.0;
-    rows[3].lambda = 0.5;
+    rows[0].warm = 1.0;
+    rows[3].warm = 0.5;
     let report = solve(&mut bodies, &mut rows, 1.0 / 60.0, &SolverSettings::default()).unwrap();
     assert_eq!(report.dropped_increments, 2);
     assert_eq!(bodies[0].linear_velocity, DVec3::ZERO);

@@ -76,7 +76,7 @@ impl Scene {
         self.body[0] = dynamic_body(mass, self.principal_inertia, self.pose.orientation, velocity, angular);
         self.rows = build(&self.body, &self.spec(), dt).unwrap().rows.to_vec();
         for (row, lambda) in self.rows.iter_mut().zip(&self.lambdas) {
-            row.lambda = *lambda;
+            row.warm = *lambda;
         }
         let settings = SolverSettings {
             iterations,
@@ -84,7 +84,7 @@ impl Scene {
             ..SolverSettings::default()
         };
         solve(&mut self.body, &mut self.rows, dt, &settings).unwrap();
-        self.lambdas = self.rows.iter().map(|r| r.lambda).collect();
+        self.lambdas = self.rows.iter().map(|r| r.warm).collect();
         self.pose.position += self.body[0].linear_velocity * dt;
         self.pose.orientation =
             (DQuat::from_scaled_axis(self.body[0].angular_velocity * dt) * self.pose.orientation).normalize();

@@ -65,7 +65,7 @@ fn pgs_single_unbounded_row_reaches_target_exactly() {
     // A Baumgarte error on top: J v = target - ERP phi / h.
     rows[0].position_error = -0.003;
     rows[0].erp = 0.5;
-    rows[0].lambda = 0.0;
+    rows[0].warm = 0.0;
     solve(&mut bodies, &mut rows, 0.01, &settings(1, 0.0)).unwrap();
     let jv = row_velocity(&bodies, &rows[0]);
     assert!((jv - (1.25 + 0.15)).abs() <= 1e-14, "J v = {jv}");
@@ -475,7 +475,7 @@ fn pgs_rejects_bad_input_and_leaves_it_unchanged() {
     box_on_ground(&mut base_rows, &base_bodies, 0, half, 0.01, 0.5, dt);
     base_rows.push(Row::new(0, 1, Jacobian::linear(DVec3::X, DVec3::Y, -DVec3::Y)));
     for row in &mut base_rows {
-        row.lambda = 0.1;
+        row.warm = 0.1;
     }
     let joint = base_rows.len() - 1;
     type Edit = Box<dyn Fn(&mut Vec<SolverBody>, &mut Vec<Row>, &mut f64, &mut SolverSettings)>;
@@ -525,7 +525,7 @@ fn pgs_rejects_bad_input_and_leaves_it_unchanged() {
             Box::new(move |_, r, _, _| r[joint].jacobian.linear_a.x = f64::NAN),
             &["row 12", "jacobian"],
         ),
-        (Box::new(|_, r, _, _| r[1].lambda = f64::NAN), &["row 1", "lambda"]),
+        (Box::new(|_, r, _, _| r[1].warm = f64::NAN), &["row 1", "warm"]),
         (
             Box::new(|_, r, _, _| r[1].friction.as_mut().unwrap().normal_row = 99),
             &["row 1", "friction normal row", "99"],
@@ -614,7 +614,7 @@ fn pgs_warm_start_bounds_friction_listed_before_its_normal_row() {
         };
         let order: [usize; 3] = if friction_first { [2, 0, 1] } else { [0, 1, 2] };
         for (&index, &lambda) in order.iter().zip(&warm) {
-            rows[index].lambda = lambda;
+            rows[index].warm = lambda;
         }
         let report = solve(&mut bodies, &mut rows, dt, &settings).unwrap();
         assert_eq!((report.scaled_increments, report.dropped_increments), (0, 0));

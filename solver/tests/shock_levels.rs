@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{GRAVITY, box_inertia, dynamic_body};
+use common::{GRAVITY, box_inertia, dynamic_body, stack};
 use glam::{DQuat, DVec3};
 use shatter_solver::{
     ContactPatch, NO_BODY, PatchPoint, Row, Softness, SolveReport, SolverBody, SolverSettings, push_patch_rows, solve,
@@ -174,5 +174,62 @@ fn shock_levels_side_by_side_give_the_bits_of_one_after_another() {
         }
         assert_eq!(report_one.scaled_increments, report.scaled_increments);
         assert_eq!(report_one.dropped_increments, report.dropped_increments);
+    }
+}
+
+/// A solve leaves in `warm` the impulses its sweeps reached before the shock pass and in `lambda`
+/// the impulses after it. The pass holds each contact's lower body still, so the wall's bottom
+/// boxes felt the rows to the boxes above them only up to `warm`, and everything else up to
+/// `lambda`: each body's momentum change adds up to exactly that (linear and angular). And on a
+/// column of five cubes (too few rows for batches, so both solves sweep alike), `warm` is bit for
+/// bit the `lambda` of the same solve with the pass turned off.
+#[test]
+fn shock_levels_warm_is_the_sweeps_impulse_and_lambda_the_shock_pass() {
+    let (before, _) = wall();
+    let (after, rows, _) = solve_on(1);
+    assert!(
+        rows.iter().any(|row| row.lambda != row.warm),
+        "the shock pass must change some impulse"
+    );
+    for (k, (old, new)) in before.iter().zip(&after).enumerate() {
+        let (mut impulse, mut angular) = (DVec3::ZERO, DVec3::ZERO);
+        for row in &rows {
+            if row.a as usize == k {
+                impulse += row.jacobian.linear_a * row.lambda;
+                angular += row.jacobian.angular_a * row.lambda;
+            }
+            if row.b as usize == k {
+                // Side B of a row from a top box down to a bottom box is the held support.
+                let felt = if row.a as usize >= BOTTOM { row.warm } else { row.lambda };
+                impulse += row.jacobian.linear_b * felt;
+                angular += row.jacobian.angular_b * felt;
+            }
+        }
+        let change = (new.linear_velocity - old.linear_velocity) / old.inverse_mass;
+        assert!(
+            (change - impulse).length() <= 1e-12 * impulse.length().max(1.0),
+            "body {k}: momentum change {change} N s, rows' impulse {impulse} N s"
+        );
+        let spin = new.angular_velocity - old.angular_velocity;
+        let expected = old.inverse_inertia * angular;
+        assert!(
+            (spin - expected).length() <= 1e-12 * expected.length().max(1.0),
+            "body {k}: angular velocity change {spin} rad/s, rows' {expected} rad/s"
+        );
+    }
+    let (bodies, rows) = stack(5, 0.5, 0.5, DT);
+    let solved = |settings: &SolverSettings| {
+        let (mut bodies, mut rows) = (bodies.clone(), rows.clone());
+        solve(&mut bodies, &mut rows, DT, settings).unwrap();
+        rows
+    };
+    let with_pass = solved(&SolverSettings::default());
+    let without = solved(&SolverSettings {
+        shock_sweeps: 0,
+        ..SolverSettings::default()
+    });
+    assert!(with_pass.iter().zip(&without).any(|(a, b)| a.lambda != b.lambda));
+    for (k, (a, b)) in with_pass.iter().zip(&without).enumerate() {
+        assert_eq!(a.warm.to_bits(), b.lambda.to_bits(), "row {k}");
     }
 }

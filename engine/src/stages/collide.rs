@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use shatter_collision::{Contact, ContactManifold, collide_into};
 use shatter_integrators::RigidState;
 
+use crate::contact_cache::WarmStart;
 use crate::contacts::{ContactPoint, PairContacts, tangent_basis};
 use crate::error::EngineError;
 use crate::manifold_cache::{CachedManifold, ManifoldCache, Relative};
@@ -202,6 +203,7 @@ impl Chunk {
                     collision_impulse: 0.0,
                     normal_impulse: 0.0,
                     friction_impulse: [0.0; 2],
+                    warm_start: WarmStart::default(),
                 }
             })
             .collect();

@@ -15,7 +15,7 @@ use glam::DVec3;
 use shatter_solver::{PatchPoint, PatchRows, Row};
 use smallvec::SmallVec;
 
-use crate::contact_cache::PairCache;
+use crate::contact_cache::{PairCache, WarmStart};
 use crate::contacts::PairContacts;
 
 /// Cosine of the largest angle between two contact normals of one patch (about 5.7 degrees).
@@ -70,21 +70,23 @@ pub(crate) fn warm_start_patch(
     let (mut force, mut twist) = (DVec3::ZERO, 0.0);
     for (k, &c) in contacts.iter().enumerate() {
         if let Some(warm) = cache.lookup(pair.contacts[c].feature) {
-            rows[patch.normals as usize + k].lambda = warm.normal;
+            rows[patch.normals as usize + k].warm = warm.normal;
             force += warm.friction;
             twist += offsets[k].cross(warm.friction).dot(normal);
         }
     }
     let first = patch.friction as usize;
-    rows[first].lambda = force.dot(patch.tangents[0]);
-    rows[first + 1].lambda = force.dot(patch.tangents[1]);
+    rows[first].warm = force.dot(patch.tangents[0]);
+    rows[first + 1].warm = force.dot(patch.tangents[1]);
     if let Some(row) = patch.twist {
-        rows[row as usize].lambda = twist;
+        rows[row as usize].warm = twist;
     }
 }
 
 /// Hands a solved patch's impulses back to its points: normal impulses one to one, the friction
-/// force and twist shared as the module docs say, along the patch's tangents.
+/// force and twist shared as the module docs say, along the patch's tangents; the applied
+/// impulses (`Row::lambda`) as the points' impulses, the warm starts (`Row::warm`) as their
+/// warm starts.
 pub(crate) fn distribute_patch(
     rows: &[Row],
     patch: &PatchRows,
@@ -94,19 +96,32 @@ pub(crate) fn distribute_patch(
     contacts: &[usize],
 ) {
     let offsets = plane_offsets(points, patch.centre_arm_a, normal);
-    let first = patch.friction as usize;
-    let force = patch.tangents[0] * rows[first].lambda + patch.tangents[1] * rows[first + 1].lambda;
-    let twist = patch.twist.map_or(0.0, |row| rows[row as usize].lambda);
     let spread: f64 = offsets.iter().map(|r| r.length_squared()).sum();
-    let per_point = force / contacts.len() as f64;
-    for (k, &c) in contacts.iter().enumerate() {
-        let mut share = per_point;
-        if spread > 0.0 {
-            share += normal.cross(offsets[k]) * (twist / spread);
-        }
+    let first = patch.friction as usize;
+    // Each point's share of the patch friction whose rows' impulses `impulse` reads.
+    let shares = |impulse: fn(&Row) -> f64| {
+        let force = patch.tangents[0] * impulse(&rows[first]) + patch.tangents[1] * impulse(&rows[first + 1]);
+        let twist = patch.twist.map_or(0.0, |row| impulse(&rows[row as usize]));
+        let per_point = force / contacts.len() as f64;
+        offsets.iter().map(move |offset| {
+            if spread > 0.0 {
+                per_point + normal.cross(*offset) * (twist / spread)
+            } else {
+                per_point
+            }
+        })
+    };
+    let applied = shares(|row| row.lambda);
+    let warm = shares(|row| row.warm);
+    for (k, ((&c, share), warm_share)) in contacts.iter().zip(applied).zip(warm).enumerate() {
+        let normal_row = &rows[patch.normals as usize + k];
         let contact = &mut pair.contacts[c];
-        contact.normal_impulse = rows[patch.normals as usize + k].lambda;
+        contact.normal_impulse = normal_row.lambda;
         contact.friction_impulse = [share.dot(patch.tangents[0]), share.dot(patch.tangents[1])];
         contact.tangents = patch.tangents;
+        contact.warm_start = WarmStart {
+            normal: normal_row.warm,
+            friction: warm_share,
+        };
     }
 }

@@ -234,10 +234,9 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
         match joint_rows(store, solver, joint, dt) {
             Ok(Some(joint_rows)) => {
                 let start = rows.len();
-                rows.extend(joint_rows.rows.iter().zip(joint.impulses).map(|(row, impulse)| Row {
-                    lambda: impulse,
-                    ..*row
-                }));
+                rows.extend(
+                    (joint_rows.rows.iter().zip(joint.impulses)).map(|(row, impulse)| Row { warm: impulse, ..*row }),
+                );
                 joint_slices.push(JointSlice {
                     joint: j,
                     start,
@@ -293,7 +292,7 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
         for slice in joint_slices.iter() {
             let mut impulses = [0.0; 6];
             for (k, row) in rows[slice.start..slice.end].iter().enumerate() {
-                impulses[k] = row.lambda;
+                impulses[k] = row.warm;
             }
             joints[slice.joint].impulses = impulses;
             if let Some(threshold) = joints[slice.joint].breaking_impulse

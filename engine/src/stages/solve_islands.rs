@@ -90,7 +90,7 @@ pub(crate) fn solve_islands(
         merge_report(&mut outcome, island, result, |k| k);
         if failed {
             for row in rows.iter_mut() {
-                row.lambda = 0.0;
+                (row.lambda, row.warm) = (0.0, 0.0);
             }
         }
         return outcome;
@@ -139,11 +139,12 @@ pub(crate) fn solve_islands(
                 bodies[global as usize] = island.local_bodies[k];
             }
             for (k, &global) in island.rows.iter().enumerate() {
-                rows[global].lambda = island.local_rows[k].lambda;
+                let local = &island.local_rows[k];
+                (rows[global].lambda, rows[global].warm) = (local.lambda, local.warm);
             }
         } else {
             for &global in &island.rows {
-                rows[global].lambda = 0.0;
+                (rows[global].lambda, rows[global].warm) = (0.0, 0.0);
             }
         }
     }
