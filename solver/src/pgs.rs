@@ -57,10 +57,11 @@
 //!
 //! # Warm starting
 //!
-//! With [`SolverSettings::warm_start`], each row's incoming `lambda`, clamped to its bounds (friction
-//! rows to the normal rows' warm-start impulses: non-friction rows are warm-started first), is applied
-//! before the first sweep. The energy-clamped rows' warm impulses are applied as one impulse, scaled
-//! by Su's factor for all of them together (warm_start.rs says why not row by row).
+//! With [`SolverSettings::warm_start`], each row's incoming `warm` impulse, clamped to its bounds
+//! (friction rows to the normal rows' warm-start impulses: non-friction rows are warm-started
+//! first), is applied before the first sweep. The energy-clamped rows' warm impulses are applied as
+//! one impulse, scaled by Su's factor for all of them together (warm_start.rs says why not row by
+//! row), and the energy that removes is credited to the pairs' budgets.
 
 use glam::DVec3;
 

@@ -2,7 +2,7 @@
 //! bodies they pull on for the solve (shatter_solver's geometric.rs says why and how much).
 //!
 //! Each joint's point rows pulled body A's anchor with the impulse its rows carried last step (its
-//! warm start, `lambda` along world x, y, z) and body B's with the opposite; divided by `h` that is
+//! warm start, `Joint::impulses` along world x, y, z) and body B's with the opposite; divided by `h` that is
 //! the force whose geometric stiffness [`anchor_geometric_stiffness`] measures. Each solver body
 //! sums the stiffness of its anchors and gets the inertia [`stabilizing_inertia`] prescribes at
 //! [`MAX_STEP_STIFFNESS`], for this solve only: the store's mass properties do not change. Bodies
