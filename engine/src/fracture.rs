@@ -32,6 +32,8 @@
 //! Side data a method keeps per body (a fracture pattern, modes, a boundary mesh) lives in the
 //! model itself, keyed by [`BodyId`], not in the body store.
 
+use std::any::Any;
+
 use glam::DVec3;
 
 use crate::commands::{CommandBuffer, SpawnTicket, Spawned};
@@ -43,7 +45,10 @@ use crate::joints::{JointStore, SolvedJoint};
 use crate::store::{BodyStore, BodyView};
 
 /// A fracture method as the step sees it. See the [module docs](self) for what a hook may touch.
-pub trait FractureModel: Send {
+///
+/// A model is `'static` ([`Any`]) so that the world can hand it back by type
+/// ([`crate::World::fracture_model`]) for its owner to read what it did.
+pub trait FractureModel: Any + Send {
     /// A short name for reports and errors.
     fn name(&self) -> &str;
 

@@ -6,6 +6,7 @@
 //! world exactly as it was. Calls that change how a body moves (pose, velocity, impulse) wake its
 //! island and lift a quarantine.
 
+use core::any::Any;
 use core::fmt;
 
 use glam::DVec3;
@@ -360,6 +361,22 @@ impl World {
     /// Number of registered fracture models.
     pub fn fracture_model_count(&self) -> usize {
         self.fracture_models.len()
+    }
+
+    /// The first registered fracture model of type `T`, to read what it recorded (the joints an
+    /// energized model broke, say); `None` when none of that type is registered.
+    pub fn fracture_model<T: FractureModel>(&self) -> Option<&T> {
+        self.fracture_models
+            .iter()
+            .find_map(|model| (model.as_ref() as &dyn Any).downcast_ref::<T>())
+    }
+
+    /// The first registered fracture model of type `T`, to change its settings between steps;
+    /// `None` when none of that type is registered.
+    pub fn fracture_model_mut<T: FractureModel>(&mut self) -> Option<&mut T> {
+        self.fracture_models
+            .iter_mut()
+            .find_map(|model| (model.as_mut() as &mut dyn Any).downcast_mut::<T>())
     }
 
     /// Total kinetic energy of the dynamic bodies, J.

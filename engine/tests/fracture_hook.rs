@@ -20,7 +20,7 @@ struct Probe<F> {
 
 impl<F> FractureModel for Probe<F>
 where
-    F: FnMut(&mut FractureContext<'_>) -> Result<(), String> + Send,
+    F: FnMut(&mut FractureContext<'_>) -> Result<(), String> + Send + 'static,
 {
     fn name(&self) -> &str {
         self.name
@@ -292,4 +292,35 @@ fn fracture_hook_impulse_that_overflows_a_sleeping_body_quarantines_it_where_it_
     assert_eq!(report.quarantined[0].id, sleeper);
     assert_eq!(world.pose(sleeper).unwrap().position, rested);
     assert_eq!(world.linear_velocity(sleeper).unwrap(), DVec3::ZERO);
+}
+
+/// A model that counts its calls.
+struct Counter {
+    calls: usize,
+}
+
+impl FractureModel for Counter {
+    fn name(&self) -> &str {
+        "counter"
+    }
+
+    fn fracture(&mut self, _context: &mut FractureContext<'_>) -> Result<(), String> {
+        self.calls += 1;
+        Ok(())
+    }
+}
+
+#[test]
+fn fracture_hook_models_are_found_again_by_type() {
+    let mut world = World::new();
+    let (other, _) = probe("other", |_| Ok(()));
+    world.add_fracture_model(other);
+    assert!(world.fracture_model::<Counter>().is_none());
+    world.add_fracture_model(Box::new(Counter { calls: 0 }));
+    world.step(FRAME).unwrap();
+    world.step(FRAME).unwrap();
+    assert_eq!(world.fracture_model::<Counter>().map(|c| c.calls), Some(2));
+    world.fracture_model_mut::<Counter>().unwrap().calls = 10;
+    world.step(FRAME).unwrap();
+    assert_eq!(world.fracture_model::<Counter>().unwrap().calls, 11);
 }

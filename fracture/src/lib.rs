@@ -1,9 +1,21 @@
 //! The fracture methods of shatter, over one body store.
 //!
-//! Each method will be a module implementing the engine's `FractureModel`: `energized` (breakable
-//! constraints whose stored energy returns as motion, Li 2018), `prescored` (a fracture pattern
-//! aligned at the impact, Su 2009), `modes` (precomputed fracture modes, Sellán 2023), `bem`
-//! (boundary-element stress with crack tracking, Zhu 2015) and `sph` (SPH stress on tet-bound
-//! particles, Chen 2014). Every fragment is made by one module, `fragments`.
+//! Each method is a module implementing the engine's `FractureModel`: [`energized`] (breakable
+//! constraints whose stored energy returns as motion, Li 2018). Still to come: `prescored` (a
+//! fracture pattern aligned at the impact, Su 2009), `modes` (precomputed fracture modes, Sellán
+//! 2023), `bem` (boundary-element stress with crack tracking, Zhu 2015) and `sph` (SPH stress on
+//! tet-bound particles, Chen 2014).
 //!
-//! Not yet implemented: the crate holds only its documentation for now.
+//! Shared by the methods: [`prescore`] (pieces of a tet mesh, and the anchors where they meet),
+//! [`random`] (seeded, reproducible draws) and [`error`].
+//!
+//! What this crate is not: it never reaches into the solver or the broad phase; it sees a step
+//! only through the engine's `FractureContext` and changes the world only through it (or, when
+//! a scene is built, through the `World`'s public calls).
+
+pub mod energized;
+pub mod error;
+pub mod prescore;
+pub mod random;
+
+pub use error::FractureError;
