@@ -89,6 +89,9 @@ pub fn reference_spinning_box() -> (RigidState, MassProperties) {
 mod benchmarks;
 mod stability;
 
+/// The energized-fracture scenes of Li 2018 (the plate, the chain) and the preloaded pair.
+pub use shatter_fracture::energized::scenes as energized;
+
 pub use benchmarks::{
     BALL_CLEARANCE, BALL_PITCH, BALL_RADIUS, BENCHMARK_DENSITY, BENCHMARK_FRICTION, BenchmarkBody, BenchmarkScene,
     BenchmarkShape, GROUND_HALF_EXTENTS, PILE_CLEARANCE, PILE_ORIENTATION_SEED, PILE_PITCH, SLAB_HALF_EXTENTS,

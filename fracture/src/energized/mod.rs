@@ -20,8 +20,10 @@
 //! helpers make them unbreakable to the engine.
 
 pub mod energy;
+mod glue;
 pub mod impulse;
 mod rate;
+pub mod scenes;
 
 use glam::{DMat3, DVec3};
 use hashbrown::HashMap;
@@ -30,11 +32,12 @@ use shatter_integrators::BodyKind;
 use smallvec::SmallVec;
 
 pub use energy::{joint_energy, row_energy, row_stiffness};
+pub use glue::{Glue, glue};
 pub use impulse::{Kick, Kicks, PivotBody, Reinjection, TENSION_ONLY_ARM};
 
 use crate::error::FractureError;
-use crate::random::Random;
 use rate::{Candidate, choose};
+use shatter_integrators::SplitMix64;
 
 /// How a model gives stored energy back, and how often a group may break.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -291,7 +294,7 @@ impl FractureModel for EnergizedFracture {
             let joint = context.joints()[candidate.index].clone();
             let stored_energy = joint_energy(&joint.rows, dt);
             let sides = [Self::side(context, &joint, 0)?, Self::side(context, &joint, 1)?];
-            let mut random = Random::stream(
+            let mut random = SplitMix64::stream(
                 self.settings.seed,
                 &[
                     u64::from(joint.id.index) << 32 | u64::from(joint.id.generation),
