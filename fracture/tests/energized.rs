@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use glam::DVec3;
 use shatter_engine::{BodyId, FractureContext, FractureModel, SolvedJoint, World};
 use shatter_fracture::energized::scenes::{Observers, chain, hanging_pair, plate};
-use shatter_fracture::energized::{EnergizedFracture, EnergizedSettings, Reinjection, joint_energy};
+use shatter_fracture::energized::{EnergizedBreak, EnergizedFracture, EnergizedSettings, Reinjection, joint_energy};
 
 /// One body's velocities and mass as a probe saw them.
 #[derive(Clone, Copy, Debug)]
@@ -118,37 +118,77 @@ fn settings(alpha: f64, reinjection: Reinjection) -> EnergizedSettings {
 
 const H: f64 = 1.0 / 60.0;
 
+/// The hanging pair after its watched joint was made to break: what the probes saw just before
+/// and just after the energized model, in the step it broke.
+struct PairBreak {
+    before: Frame,
+    after: Frame,
+    /// The joint's stored energy from its rows as the step left them, J.
+    stored: f64,
+    breaks: Vec<EnergizedBreak>,
+    injected: f64,
+    stiffness: f64,
+}
+
+/// Builds the hanging pair, gives its boxes `swing` (linear and angular velocity of the upper and
+/// the lower box) if any, steps `steps` times, lowers the threshold and steps once more.
+fn break_pair(reinjection: Reinjection, alpha: f64, steps: usize, swing: Option<[(DVec3, DVec3); 2]>) -> PairBreak {
+    let (observers, before) = probe_before();
+    let mut pair = hanging_pair(settings(alpha, reinjection), 2.0e4, observers).unwrap();
+    let after = probe_after(&mut pair.world);
+    if let Some([(v_upper, w_upper), (v_lower, w_lower)]) = swing {
+        pair.world.set_velocity(pair.upper, v_upper, w_upper).unwrap();
+        pair.world.set_velocity(pair.lower, v_lower, w_lower).unwrap();
+    }
+    for _ in 0..steps {
+        pair.world.step(H).unwrap();
+    }
+    let model = pair.world.fracture_model_mut::<EnergizedFracture>().unwrap();
+    assert!(model.breaks().is_empty());
+    model.set_threshold(pair.joint, 1e-3).unwrap();
+    let report = pair.world.step(H).unwrap();
+    assert_eq!(report.broken_joints, 1);
+    let (before, after) = (last(&before), last(&after));
+    let joint = before.joints.iter().find(|j| j.id == pair.joint).unwrap();
+    let stored = joint_energy(&joint.rows, H);
+    let breaks = pair
+        .world
+        .fracture_model::<EnergizedFracture>()
+        .unwrap()
+        .breaks()
+        .to_vec();
+    assert_eq!(breaks.len(), 1);
+    assert!((breaks[0].stored_energy - stored).abs() <= 1e-15 * stored);
+    PairBreak {
+        before,
+        after,
+        stored,
+        breaks,
+        injected: report.energy_injected_by_fracture,
+        stiffness: pair.stiffness,
+    }
+}
+
 #[test]
 fn energized_preloaded_pair_at_rest_gains_exactly_alpha_times_the_stored_energy() {
     for reinjection in [Reinjection::PerBody, Reinjection::MomentumConserving] {
         for alpha in [0.0, 0.5, 1.0, 1.5] {
-            let (observers, before) = probe_before();
-            let mut pair = hanging_pair(settings(alpha, reinjection), 2.0e4, observers).unwrap();
-            let after = probe_after(&mut pair.world);
-            for _ in 0..240 {
-                pair.world.step(H).unwrap();
-            }
-            let model = pair.world.fracture_model_mut::<EnergizedFracture>().unwrap();
-            assert!(model.breaks().is_empty());
-            model.set_threshold(pair.joint, 1e-3).unwrap();
-            let report = pair.world.step(H).unwrap();
-            assert_eq!(report.broken_joints, 1);
-            let (seen_before, seen_after) = (last(&before), last(&after));
-            let speed = seen_before
+            let broken = break_pair(reinjection, alpha, 240, None);
+            let speed = broken
+                .before
                 .bodies
                 .iter()
                 .map(|b| b.linear.length() + b.angular.length())
                 .fold(0.0, f64::max);
             assert!(speed < 1e-12, "not at rest: {speed}");
-            // The stored energy, from the joint's rows as the step left them, and in closed form:
-            // the spring carries the lower box's weight, F = m g = 2 x 9.81 N, so E = F^2 / (2 k).
-            let joint = seen_before.joints.iter().find(|j| j.id == pair.joint).unwrap();
-            let stored = joint_energy(&joint.rows, H);
+            // The stored energy in closed form: the spring carries the lower box's weight,
+            // F = m g = 2 x 9.81 N, so E = F^2 / (2 k).
             let weight = 2.0 * 9.81;
-            let spring = weight * weight / (2.0 * pair.stiffness);
+            let spring = weight * weight / (2.0 * broken.stiffness);
+            let stored = broken.stored;
             assert!((stored - spring).abs() < 1e-6 * spring, "{stored} vs {spring}");
-            let gained = seen_after.kinetic_energy() - seen_before.kinetic_energy();
-            let change = seen_before.energy_of_change(&seen_after);
+            let gained = broken.after.kinetic_energy() - broken.before.kinetic_energy();
+            let change = broken.before.energy_of_change(&broken.after);
             let expected = alpha * stored;
             let tolerance = 1e-9 * stored;
             assert!(
@@ -159,58 +199,27 @@ fn energized_preloaded_pair_at_rest_gains_exactly_alpha_times_the_stored_energy(
                 (change - expected).abs() <= tolerance,
                 "{reinjection:?} alpha {alpha}: 1/2 dv M dv {change}"
             );
-            assert!((report.energy_injected_by_fracture - expected).abs() <= tolerance);
-            let breaks = pair
-                .world
-                .fracture_model::<EnergizedFracture>()
-                .unwrap()
-                .breaks()
-                .to_vec();
-            assert_eq!(breaks.len(), 1);
-            assert!((breaks[0].stored_energy - stored).abs() <= 1e-15 * stored);
+            assert!((broken.injected - expected).abs() <= tolerance);
         }
     }
 }
 
 #[test]
 fn energized_moving_pair_gains_alpha_e_plus_the_cross_term_the_paper_drops() {
+    // The pair swinging about the upper joint, broken after 20 steps.
+    let swing = [(DVec3::X * 0.3, DVec3::Z * -3.0), (DVec3::X * 0.9, DVec3::Z * -3.0)];
     for reinjection in [Reinjection::PerBody, Reinjection::MomentumConserving] {
         for alpha in [0.0, 0.5, 1.0, 1.5] {
-            let (observers, before) = probe_before();
-            let mut pair = hanging_pair(settings(alpha, reinjection), 2.0e4, observers).unwrap();
-            let after = probe_after(&mut pair.world);
-            // Swing the pair about the upper joint and let it move a while.
-            pair.world
-                .set_velocity(pair.upper, DVec3::X * 0.3, DVec3::Z * -3.0)
-                .unwrap();
-            pair.world
-                .set_velocity(pair.lower, DVec3::X * 0.9, DVec3::Z * -3.0)
-                .unwrap();
-            for _ in 0..20 {
-                pair.world.step(H).unwrap();
-            }
-            let model = pair.world.fracture_model_mut::<EnergizedFracture>().unwrap();
-            model.set_threshold(pair.joint, 1e-3).unwrap();
-            pair.world.step(H).unwrap();
-            let (seen_before, seen_after) = (last(&before), last(&after));
-            let joint = seen_before.joints.iter().find(|j| j.id == pair.joint).unwrap();
-            let stored = joint_energy(&joint.rows, H);
-            let breaks = pair
-                .world
-                .fracture_model::<EnergizedFracture>()
-                .unwrap()
-                .breaks()
-                .to_vec();
-            assert_eq!(breaks.len(), 1);
-            let expected = alpha * stored;
-            let change = seen_before.energy_of_change(&seen_after);
+            let broken = break_pair(reinjection, alpha, 20, Some(swing));
+            let (stored, expected) = (broken.stored, alpha * broken.stored);
+            let change = broken.before.energy_of_change(&broken.after);
             assert!(
                 (change - expected).abs() <= 1e-9 * stored,
                 "{reinjection:?} alpha {alpha}: {change} vs {expected}"
             );
             // What the kinetic energy really did: alpha E plus the cross term v^T M dv.
-            let gained = seen_after.kinetic_energy() - seen_before.kinetic_energy();
-            let cross = breaks[0].cross_term;
+            let gained = broken.after.kinetic_energy() - broken.before.kinetic_energy();
+            let cross = broken.breaks[0].cross_term;
             assert!(
                 (gained - expected - cross).abs() <= 1e-9 * (stored + cross.abs()),
                 "{gained} vs {expected} + {cross}"

@@ -28,7 +28,7 @@ pub mod scenes;
 use glam::{DMat3, DVec3};
 use hashbrown::HashMap;
 use shatter_engine::{BodyId, FractureContext, FractureModel, JointId, SolvedJoint};
-use shatter_integrators::BodyKind;
+use shatter_integrators::{BodyKind, SplitMix64};
 use smallvec::SmallVec;
 
 pub use energy::{joint_energy, row_energy, row_stiffness};
@@ -37,7 +37,6 @@ pub use impulse::{Kick, Kicks, PivotBody, Reinjection, TENSION_ONLY_ARM};
 
 use crate::error::FractureError;
 use rate::{Candidate, choose};
-use shatter_integrators::SplitMix64;
 
 /// How a model gives stored energy back, and how often a group may break.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -226,7 +225,7 @@ impl EnergizedFracture {
     }
 
     /// What the model sees of one side of `joint` (`side` 0 for A, 1 for B): mass, pivot, and the
-    /// force and torque the joint applied over the step of `dt` s.
+    /// force and torque the joint applied over the step.
     fn side(context: &FractureContext<'_>, joint: &SolvedJoint, side: usize) -> Result<PivotBody, String> {
         let (body, pivot) = match side {
             0 => (Some(joint.body_a), joint.anchor_a),
