@@ -20,24 +20,21 @@
 //! one pair) is replaced by `PIVOT_FLOOR` times its row's diagonal: those rows then behave as
 //! slightly soft instead of making the factorization fail.
 
+use crate::body::SolverBody;
+use crate::body_block::BodyBlock;
 use crate::pgs::Prepared;
+use crate::profile::Profile;
 use crate::twist::Twist;
 
 /// Relative floor on a pivot of the factorization, against rank-deficient joint sets.
 const PIVOT_FLOOR: f64 = 1e-10;
 
-/// The factored joint block of one solve.
-pub(crate) struct JointBlock {
+/// The factored joint block of one solve, in row space.
+pub(crate) struct RowBlock {
     /// Row indices (into the prepared rows) in elimination order.
     order: Vec<usize>,
-    /// First column of each factor row's profile, in elimination order.
-    first: Vec<usize>,
-    /// Start of each factor row in `values`.
-    start: Vec<usize>,
-    /// Strictly lower part of the unit `L`, row by row from `first[i]` to `i - 1`.
-    values: Vec<f64>,
-    /// The pivots `D`.
-    pivots: Vec<f64>,
+    /// `J M^-1 J^T + CFM / h` over those rows, factored.
+    matrix: Profile,
 }
 
 /// Whether a row belongs in the joint block: unbounded both ways, not friction, not energy-clamped.
@@ -50,14 +47,43 @@ pub(crate) fn is_bilateral(row: &Prepared) -> bool {
         && row.upper == f64::INFINITY
 }
 
+/// The bilateral rows of one solve, factored the cheaper of two ways.
+pub(crate) enum JointBlock {
+    /// Over the rows (any rows, rigid ones included).
+    Rows(RowBlock),
+    /// Over the bodies' velocities (all rows soft, more rows than velocities: body_block.rs).
+    Bodies(BodyBlock),
+}
+
 impl JointBlock {
-    /// Factors the block of the bilateral rows of `prepared` over `slots` velocity slots (the last
-    /// is the world, which couples nothing); `None` when there are none.
-    pub(crate) fn new(prepared: &[Prepared], slots: usize) -> Option<Self> {
+    /// Factors the bilateral rows of `prepared` for `bodies` (the velocity slot after the last
+    /// body is the world, which couples nothing); `None` when there are none.
+    pub(crate) fn new(prepared: &[Prepared], bodies: &[SolverBody]) -> Option<Self> {
         let rows: Vec<usize> = (0..prepared.len()).filter(|&i| is_bilateral(&prepared[i])).collect();
         if rows.is_empty() {
             return None;
         }
+        if let Some(block) = BodyBlock::new(prepared, &rows, bodies) {
+            return Some(Self::Bodies(block));
+        }
+        Some(Self::Rows(RowBlock::new(prepared, rows, bodies.len() + 1)))
+    }
+
+    /// Solves the block against the current velocities: every bilateral row's impulse changes so
+    /// that all of them meet their targets together. Returns the largest change of a row's
+    /// `J v + (CFM / h) lambda`, m/s.
+    pub(crate) fn solve(&self, prepared: &[Prepared], lambdas: &mut [f64], velocities: &mut [Twist]) -> f64 {
+        match self {
+            Self::Rows(block) => block.solve(prepared, lambdas, velocities),
+            Self::Bodies(block) => block.solve(prepared, lambdas, velocities),
+        }
+    }
+}
+
+impl RowBlock {
+    /// Factors the block of the bilateral `rows` of `prepared` over `slots` velocity slots (the
+    /// last is the world, which couples nothing).
+    pub(crate) fn new(prepared: &[Prepared], rows: Vec<usize>, slots: usize) -> Self {
         let world = slots - 1;
         // Rows touching each body, and each row's neighbours (rows sharing a moving body).
         let mut by_body: Vec<Vec<usize>> = vec![Vec::new(); slots];
@@ -103,57 +129,26 @@ impl JointBlock {
                     .unwrap_or(p)
             })
             .collect();
-        let mut start = Vec::with_capacity(n + 1);
-        let mut total = 0;
-        for (p, &f) in first.iter().enumerate() {
-            start.push(total);
-            total += p - f;
-        }
-        start.push(total);
-        // Assemble A's lower profile (L's storage) and diagonal.
-        let mut values = vec![0.0; total];
-        let mut pivots = vec![0.0; n];
+        let mut matrix = Profile::zeros(first);
         for p in 0..n {
             let i = &prepared[rows[order_local[p]]];
-            pivots[p] = i.diagonal;
-            for q in first[p]..p {
+            *matrix.diagonal_mut(p) = i.diagonal;
+            for q in matrix.first(p)..p {
                 let j = &prepared[rows[order_local[q]]];
-                values[start[p] + q - first[p]] = coupling(i, j, world);
+                *matrix.lower_mut(p, q) = coupling(i, j, world);
             }
         }
-        // In-place profile L D L^T.
-        for p in 0..n {
-            for q in first[p]..p {
-                // l_pq D_q = a_pq - sum_{k < q} l_pk D_k l_qk
-                let lo = first[p].max(first[q]);
-                let mut sum = values[start[p] + q - first[p]];
-                for k in lo..q {
-                    sum -= values[start[p] + k - first[p]] * pivots[k] * values[start[q] + k - first[q]];
-                }
-                values[start[p] + q - first[p]] = sum / pivots[q];
-            }
-            let mut pivot = pivots[p];
-            for k in first[p]..p {
-                let l = values[start[p] + k - first[p]];
-                pivot -= l * l * pivots[k];
-            }
-            let floor = PIVOT_FLOOR * pivots[p];
-            pivots[p] = if pivot > floor { pivot } else { floor };
-        }
-        Some(Self {
+        matrix.factor(PIVOT_FLOOR);
+        Self {
             order: order_local.iter().map(|&k| rows[k]).collect(),
-            first,
-            start,
-            values,
-            pivots,
-        })
+            matrix,
+        }
     }
 
     /// Solves the block against the current velocities: every bilateral row's impulse changes so
     /// that all of them meet their targets together. Returns the largest change of a row's
     /// `J v + (CFM / h) lambda`, m/s.
     pub(crate) fn solve(&self, prepared: &[Prepared], lambdas: &mut [f64], velocities: &mut [Twist]) -> f64 {
-        let n = self.order.len();
         let mut x: Vec<f64> = self
             .order
             .iter()
@@ -163,22 +158,7 @@ impl JointBlock {
             })
             .collect();
         let residual = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        // L y = b, then D z = y, then L^T x = z.
-        for p in 0..n {
-            let row = &self.values[self.start[p]..self.start[p + 1]];
-            let dot: f64 = row.iter().zip(&x[self.first[p]..p]).map(|(l, v)| l * v).sum();
-            x[p] -= dot;
-        }
-        for (value, pivot) in x.iter_mut().zip(&self.pivots) {
-            *value /= pivot;
-        }
-        for p in (0..n).rev() {
-            let value = x[p];
-            let first = self.first[p];
-            for (k, l) in self.values[self.start[p]..self.start[p + 1]].iter().enumerate() {
-                x[first + k] -= l * value;
-            }
-        }
+        self.matrix.solve(&mut x);
         for (p, &r) in self.order.iter().enumerate() {
             if x[p] != 0.0 {
                 lambdas[r] += x[p];
@@ -210,7 +190,7 @@ fn coupling(i: &Prepared, j: &Prepared, world: usize) -> f64 {
 /// Reverse Cuthill-McKee order of a graph given by sorted neighbour lists: each connected
 /// component breadth first from a node of least degree, neighbours by ascending degree (ties by
 /// index), reversed. Deterministic.
-fn reverse_cuthill_mckee(neighbours: &[Vec<usize>]) -> Vec<usize> {
+pub(crate) fn reverse_cuthill_mckee(neighbours: &[Vec<usize>]) -> Vec<usize> {
     let n = neighbours.len();
     let mut by_degree: Vec<usize> = (0..n).collect();
     by_degree.sort_by_key(|&k| (neighbours[k].len(), k));

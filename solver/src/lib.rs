@@ -26,6 +26,7 @@
 //! world frame.
 
 pub mod body;
+mod body_block;
 pub mod clamp;
 pub mod contact;
 pub mod error;
@@ -37,6 +38,7 @@ mod lanes;
 pub mod patch;
 pub mod pgs;
 mod phases;
+mod profile;
 pub mod row;
 pub mod settings;
 pub mod shock;

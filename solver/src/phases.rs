@@ -187,10 +187,11 @@ pub(crate) fn finish(
     } = workspace;
     let (prepared, shock) = (&prepared[..], shock_on(settings).then_some(&*shock));
     let report_ref = &mut report;
+    let body_data: &[SolverBody] = bodies;
     // The split pass reads the prepared rows and the shock order only, never the velocity solve's
     // results, so a large island runs the two at the same time: the same bits either way.
     let velocity_pass = || {
-        let joints = JointBlock::new(prepared, velocities.len());
+        let joints = JointBlock::new(prepared, body_data);
         if !swept {
             let levels = shock.map(ShockOrder::levels);
             let buffers = (&mut *lanes, &immovable[..], levels);
