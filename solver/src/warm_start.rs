@@ -82,12 +82,30 @@ pub(crate) fn warm_start(
     }
     // Each pair's share of the kinetic energy the scaled set removes, `-sum_i eps lambda_i J_i
     // (v + v') / 2` over its rows with `v' = v + eps response`, is the energy its rows removed so
-    // far: the budget its later increments may give back (the shares sum to the set's change).
+    // far (the shares sum to the set's change). A pair's share can be negative: its rows added
+    // energy that another pair's rows took out. The budgets (zero before the warm start) may hold
+    // no more than the set removed in all, so the removing pairs are credited their shares scaled
+    // down by the others' debts, and a pair in debt gets nothing: crediting each pair its own share
+    // let the removing pairs give back all they took while the debt was never paid, and the solve
+    // raised the kinetic energy (a box pushed by a warm-started contact into a box resting on the
+    // ground: 0.366 J -> 0.444 J, solver/tests/clamp.proptest-regressions).
     let scale = factor.scale;
     if scale > 0.0 {
+        let mut removed = 0.0;
         for (row, lambda) in clamped() {
             let (before, response) = (row.relative_velocity(velocities), row.relative_velocity(response));
-            budgets[row.pair] -= scale * lambda * (before + 0.5 * scale * response);
+            let share = -scale * lambda * (before + 0.5 * scale * response);
+            budgets[row.pair] += share;
+            removed += share;
+        }
+        let credited: f64 = budgets.iter().map(|b| b.max(0.0)).sum();
+        let fraction = if credited > 0.0 {
+            (removed / credited).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        for budget in budgets.iter_mut() {
+            *budget = budget.max(0.0) * fraction;
         }
     }
     for (index, row) in prepared.iter().enumerate() {
