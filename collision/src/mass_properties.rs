@@ -256,8 +256,7 @@ pub fn tet_integrals(mesh: &TetMesh) -> VolumeIntegrals {
         .par_chunks(CHUNK)
         .map(|tets| {
             tets.iter().fold(VolumeIntegrals::default(), |sum, tet| {
-                let [a, b, c, d] = tet.map(|i| mesh.vertices()[i as usize] - reference);
-                sum.plus(VolumeIntegrals::tetrahedron(a, b, c, d))
+                sum.plus(tet_about(mesh, tet, reference))
             })
         })
         .collect();
@@ -265,6 +264,22 @@ pub fn tet_integrals(mesh: &TetMesh) -> VolumeIntegrals {
         .into_iter()
         .fold(VolumeIntegrals::default(), VolumeIntegrals::plus);
     local.about(-reference)
+}
+
+/// Volume integrals of the tets `tets` (indices) of `mesh`: a piece of it, summed in the given
+/// order about the same reference point as [`tet_integrals`].
+pub fn tet_set_integrals(mesh: &TetMesh, tets: &[usize]) -> VolumeIntegrals {
+    let reference = mesh.bounds().center();
+    let local = tets.iter().fold(VolumeIntegrals::default(), |sum, &t| {
+        sum.plus(tet_about(mesh, &mesh.tets()[t], reference))
+    });
+    local.about(-reference)
+}
+
+/// The integrals of one tet with its vertices taken relative to `reference`.
+fn tet_about(mesh: &TetMesh, tet: &[u32; 4], reference: DVec3) -> VolumeIntegrals {
+    let [a, b, c, d] = tet.map(|i| mesh.vertices()[i as usize] - reference);
+    VolumeIntegrals::tetrahedron(a, b, c, d)
 }
 
 /// Volume integrals of the region a closed, outward-wound mesh bounds (not checked: see

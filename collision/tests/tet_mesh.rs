@@ -5,7 +5,7 @@ use std::f64::consts::PI;
 use std::time::Instant;
 
 use glam::{DAffine3, DQuat, DVec3};
-use shatter_collision::mass_properties::tet_integrals;
+use shatter_collision::mass_properties::{tet_integrals, tet_set_integrals};
 use shatter_collision::topology::{inspect, require_solid};
 use shatter_collision::{
     Aabb, BodyMassProperties, GridSpec, LatticeResolution, SdfGrid, TetMesh, TriMesh, VolumeIntegrals,
@@ -94,6 +94,15 @@ fn tetrahedralize_box_on_lattice_planes_is_exact_with_exact_mass_properties() {
     assert!(tets.first.length() < 1e-12 * volume);
     for c in 0..3 {
         assert!((tets.second.col(c) - exact.second.col(c)).length() < 1e-12 * exact.second.col(c).length());
+    }
+    // Any split of the tets into pieces sums to the whole.
+    let (left, right): (Vec<usize>, Vec<usize>) = (0..mesh.tets().len()).partition(|&t| mesh.centroids()[t].x < 0.1);
+    let halves = tet_set_integrals(&mesh, &left).plus(tet_set_integrals(&mesh, &right));
+    assert!(!left.is_empty() && !right.is_empty());
+    assert!(relative(halves.volume, tets.volume) < 1e-14);
+    assert!((halves.first - tets.first).length() < 1e-12 * volume);
+    for c in 0..3 {
+        assert!((halves.second.col(c) - tets.second.col(c)).length() < 1e-12 * exact.second.col(c).length());
     }
     let density = 2700.0;
     let from_tets = BodyMassProperties::from_tet_mesh(&mesh, density).unwrap();

@@ -6,8 +6,9 @@
 //! 2023), `bem` (boundary-element stress with crack tracking, Zhu 2015) and `sph` (SPH stress on
 //! tet-bound particles, Chen 2014).
 //!
-//! Shared by the methods: [`prescore`] (pieces of a tet mesh, and the anchors where they meet) and
-//! [`error`]. Random choices come from the integrators' seeded `SplitMix64`.
+//! Shared by the methods: [`fragments`] (the one place a piece of geometry becomes a body),
+//! [`prescore`] (pieces of a tet mesh, and the anchors where they meet) and [`error`]. Random
+//! choices come from the integrators' seeded `SplitMix64`.
 //!
 //! What this crate is not: it never reaches into the solver or the broad phase; it sees a step
 //! only through the engine's `FractureContext` and changes the world only through it (or, when
@@ -15,6 +16,7 @@
 
 pub mod energized;
 pub mod error;
+pub mod fragments;
 pub mod prescore;
 
 pub use error::FractureError;

@@ -16,9 +16,11 @@
 //! symmetric positive (semi)definite and sparse: two rows couple only through a body they share.
 //! It is factored once per solve (`L D L^T` over a profile, in reverse Cuthill-McKee order, which
 //! gives chains and trees a narrow band and grids a band of one grid row) and solved once per sweep,
-//! after the sweep's other rows. A pivot that vanishes (redundant joints, e.g. two fixed joints on
-//! one pair) is replaced by `PIVOT_FLOOR` times its row's diagonal: those rows then behave as
-//! slightly soft instead of making the factorization fail.
+//! after the sweep's other rows (profile.rs). When every row is soft and the rows outnumber their
+//! bodies' velocities (many joints gluing few bodies), the same system is factored over the
+//! velocities instead (body_block.rs), which is far smaller. A pivot that vanishes (redundant
+//! joints, e.g. two fixed joints on one pair) is replaced by `PIVOT_FLOOR` times its row's
+//! diagonal: those rows then behave as slightly soft instead of making the factorization fail.
 
 use crate::body::SolverBody;
 use crate::body_block::BodyBlock;

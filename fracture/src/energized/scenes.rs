@@ -6,7 +6,7 @@
 //! `observers`: fracture models registered before the energized one, which therefore see each
 //! step's bodies before any break of that step (tests measure what a break changed with them).
 
-use glam::{DQuat, DVec3};
+use glam::DVec3;
 use shatter_collision::{Collider, Cuboid, HalfSpace, Shape, Sphere};
 use shatter_engine::{BodyDesc, BodyId, FractureModel, JointDesc, JointId, JointKind, World, WorldSettings};
 use shatter_solver::Softness;
@@ -118,8 +118,7 @@ pub fn hanging_pair(
     let lower = world.add_body(
         BodyDesc::dynamic(box_collider(half)?)
             .with_mass(2.0)
-            .with_position(DVec3::new(0.0, 1.8, 0.0))
-            .with_orientation(DQuat::IDENTITY),
+            .with_position(DVec3::new(0.0, 1.8, 0.0)),
     )?;
     world.add_joint(JointDesc::new(JointKind::Ball, upper, None, DVec3::Y * 2.1))?;
     let spring = Softness::SpringDamper {

@@ -19,7 +19,6 @@ use shatter_collision::tet_mesh::NO_NEIGHBOR;
 
 pub use anchors::PieceAnchor;
 pub use shell::hollow;
-pub use surface::PieceResolution;
 
 use crate::error::FractureError;
 use shatter_integrators::SplitMix64;

@@ -1,23 +1,15 @@
 //! What a piece of a tet mesh is as a body: its closed surface, its mass properties (exact, from
-//! its tets) and a body description placing it where it sits in the object.
+//! its tets) and a body description placing it where it sits in the object (through
+//! crate::fragments, the one place geometry becomes a body).
 
-use glam::DAffine3;
-use shatter_collision::mass_properties::VolumeIntegrals;
+use shatter_collision::mass_properties::{VolumeIntegrals, tet_set_integrals};
 use shatter_collision::tet_mesh::{FACE_VERTICES, NO_NEIGHBOR};
-use shatter_collision::{BodyMassProperties, Collider, Pose, TetMesh, TriMesh};
+use shatter_collision::{BodyMassProperties, Pose, TetMesh, TriMesh};
 use shatter_engine::BodyDesc;
 
 use super::TetPieces;
 use crate::error::FractureError;
-
-/// How finely a piece's collider resolves it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PieceResolution {
-    /// Level-set cells along the longest side of the piece's box.
-    pub cells: usize,
-    /// Distance between surface particles, m.
-    pub particle_spacing: f64,
-}
+use crate::fragments::{FragmentResolution, fragment_desc};
 
 impl TetPieces {
     /// The surface of `piece`: the faces of its tets that no other tet of the piece shares (the
@@ -43,8 +35,14 @@ impl TetPieces {
         TriMesh::try_new(vertices, triangles).expect("indices come from the tet mesh")
     }
 
-    /// Mass properties of `piece` at uniform `density` (kg/m^3): the exact integrals of its tets,
-    /// in the mesh frame (centre of mass and principal frame there). Fails naming a bad density.
+    /// Volume integrals of `piece`: the exact integrals of its tets, in the mesh frame.
+    pub fn integrals(&self, mesh: &TetMesh, piece: usize) -> VolumeIntegrals {
+        let tets: Vec<usize> = self.tets_of(piece).collect();
+        tet_set_integrals(mesh, &tets)
+    }
+
+    /// Mass properties of `piece` at uniform `density` (kg/m^3), in the mesh frame (centre of mass
+    /// and principal frame there). Fails naming a bad density.
     pub fn mass_properties(
         &self,
         mesh: &TetMesh,
@@ -58,38 +56,31 @@ impl TetPieces {
                 "a positive finite number",
             ));
         }
-        let integrals = self.tets_of(piece).fold(VolumeIntegrals::default(), |sum, tet| {
-            let [a, b, c, d] = mesh.tet(tet);
-            sum.plus(VolumeIntegrals::tetrahedron(a, b, c, d))
-        });
-        Ok(BodyMassProperties::from_integrals(integrals, density)?)
+        Ok(BodyMassProperties::from_integrals(
+            self.integrals(mesh, piece),
+            density,
+        )?)
     }
 
-    /// A dynamic body per piece, in piece order: its collider (a level set of its surface with
-    /// surface particles) in its body frame (centre of mass, principal axes), its exact mass
-    /// properties at `density`, and its pose when the mesh frame sits at `pose` in the world.
+    /// A dynamic body per piece, in piece order, at rest, when the mesh frame sits at `pose` in the
+    /// world (made by [`fragment_desc`]: exact mass from the tets, collider from the surface).
     pub fn body_descs(
         &self,
         mesh: &TetMesh,
         pose: &Pose,
         density: f64,
-        resolution: PieceResolution,
+        resolution: FragmentResolution,
     ) -> Result<Vec<BodyDesc>, FractureError> {
         (0..self.count)
             .map(|piece| {
-                let props = self.mass_properties(mesh, piece, density)?;
-                // body = R^T (mesh - c): the surface about the centre of mass, on the principal axes.
-                let turn = props.principal_frame.inverse();
-                let to_body = DAffine3::from_quat(turn) * DAffine3::from_translation(-props.center_of_mass);
-                let surface = self.surface(mesh, piece).transformed(to_body);
-                let collider = Collider::from_mesh(&surface, resolution.cells, resolution.particle_spacing)?;
-                let placed = Pose::new(
-                    pose.transform_point(props.center_of_mass),
-                    (pose.orientation * props.principal_frame).normalize(),
-                );
-                Ok(BodyDesc::dynamic(collider)
-                    .with_mass_properties(props.mass)
-                    .with_pose(placed))
+                fragment_desc(
+                    &self.surface(mesh, piece),
+                    self.integrals(mesh, piece),
+                    density,
+                    pose,
+                    resolution,
+                    None,
+                )
             })
             .collect()
     }
@@ -144,7 +135,7 @@ mod tests {
         let mesh = cube_lattice([4, 2, 2], 0.25);
         let pieces = flood_fill(&mesh, 3, 5).unwrap();
         let pose = Pose::new(DVec3::new(3.0, 1.0, -2.0), DQuat::from_rotation_y(0.7));
-        let resolution = PieceResolution {
+        let resolution = FragmentResolution {
             cells: 16,
             particle_spacing: 0.1,
         };
