@@ -32,6 +32,10 @@ pub(crate) struct BodyBlock {
     unknown: Vec<Option<usize>>,
     /// `M + J^T C^-1 J` over the moving bodies' velocities, factored.
     matrix: Profile,
+    /// Scratch of [`BodyBlock::solve`], kept so sweeps do not allocate: each row's wanted change,
+    /// and the velocity changes.
+    wanted: Vec<f64>,
+    change: Vec<f64>,
 }
 
 /// Relative floor on a pivot (the matrix is positive definite; this only guards round-off).
@@ -131,39 +135,46 @@ impl BodyBlock {
             rows: rows.to_vec(),
             unknown,
             matrix,
+            wanted: Vec::with_capacity(rows.len()),
+            change: Vec::with_capacity(6 * slots.len()),
         })
     }
 
     /// Solves the block against the current velocities (see [`crate::joint_block::RowBlock::solve`]:
     /// the same system, the same result up to round-off). Returns the largest change of a row's
     /// `J v + (CFM / h) lambda`, m/s.
-    pub(crate) fn solve(&self, prepared: &[Prepared], lambdas: &mut [f64], velocities: &mut [Twist]) -> f64 {
-        let wanted: Vec<f64> = self
-            .rows
-            .iter()
-            .map(|&r| {
-                let row = &prepared[r];
-                row.target - row.relative_velocity(velocities) - row.cfm_over_h * lambdas[r]
-            })
-            .collect();
+    pub(crate) fn solve(&mut self, prepared: &[Prepared], lambdas: &mut [f64], velocities: &mut [Twist]) -> f64 {
+        let Self {
+            rows,
+            unknown,
+            matrix,
+            wanted,
+            change,
+        } = self;
+        wanted.clear();
+        wanted.extend(rows.iter().map(|&r| {
+            let row = &prepared[r];
+            row.target - row.relative_velocity(velocities) - row.cfm_over_h * lambdas[r]
+        }));
         let residual = wanted.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let mut change = vec![0.0; self.matrix_size()];
-        for (&r, &b) in self.rows.iter().zip(&wanted) {
+        change.clear();
+        change.resize(matrix.len(), 0.0);
+        for (&r, &b) in rows.iter().zip(wanted.iter()) {
             let row = &prepared[r];
             for (slot, jacobian) in [(row.a, &row.jacobian_a), (row.b, &row.jacobian_b)] {
-                if let Some(base) = self.unknown[slot] {
+                if let Some(base) = unknown[slot] {
                     for (d, j) in jacobian.components().into_iter().enumerate() {
                         change[base + d] += j * b / row.cfm_over_h;
                     }
                 }
             }
         }
-        self.matrix.solve(&mut change);
-        for (&r, &b) in self.rows.iter().zip(&wanted) {
+        matrix.solve(change);
+        for (&r, &b) in rows.iter().zip(wanted.iter()) {
             let row = &prepared[r];
             let mut moved = 0.0;
             for (slot, jacobian) in [(row.a, &row.jacobian_a), (row.b, &row.jacobian_b)] {
-                if let Some(base) = self.unknown[slot] {
+                if let Some(base) = unknown[slot] {
                     moved += jacobian
                         .components()
                         .into_iter()
@@ -179,10 +190,6 @@ impl BodyBlock {
             }
         }
         residual
-    }
-
-    fn matrix_size(&self) -> usize {
-        self.unknown.iter().flatten().count() * 6
     }
 }
 
@@ -282,8 +289,8 @@ mod tests {
         let (bodies, prepared) = glued_grid(true);
         let rows: Vec<usize> = (0..prepared.len()).filter(|&i| is_bilateral(&prepared[i])).collect();
         assert_eq!(rows.len(), prepared.len());
-        let by_bodies = BodyBlock::new(&prepared, &rows, &bodies).expect("soft rows, more rows than velocities");
-        let by_rows = RowBlock::new(&prepared, rows.clone(), bodies.len() + 1);
+        let mut by_bodies = BodyBlock::new(&prepared, &rows, &bodies).expect("soft rows, more rows than velocities");
+        let mut by_rows = RowBlock::new(&prepared, rows.clone(), bodies.len() + 1);
         let mut lambdas_bodies: Vec<f64> = (0..prepared.len()).map(|i| (i as f64 * 0.37).sin()).collect();
         let mut lambdas_rows = lambdas_bodies.clone();
         let (mut v_bodies, mut v_rows) = (velocities(&bodies), velocities(&bodies));

@@ -37,6 +37,8 @@ pub(crate) struct RowBlock {
     order: Vec<usize>,
     /// `J M^-1 J^T + CFM / h` over those rows, factored.
     matrix: Profile,
+    /// Scratch of [`RowBlock::solve`], kept so sweeps do not allocate.
+    scratch: Vec<f64>,
 }
 
 /// Whether a row belongs in the joint block: unbounded both ways, not friction, not energy-clamped.
@@ -74,7 +76,7 @@ impl JointBlock {
     /// Solves the block against the current velocities: every bilateral row's impulse changes so
     /// that all of them meet their targets together. Returns the largest change of a row's
     /// `J v + (CFM / h) lambda`, m/s.
-    pub(crate) fn solve(&self, prepared: &[Prepared], lambdas: &mut [f64], velocities: &mut [Twist]) -> f64 {
+    pub(crate) fn solve(&mut self, prepared: &[Prepared], lambdas: &mut [f64], velocities: &mut [Twist]) -> f64 {
         match self {
             Self::Rows(block) => block.solve(prepared, lambdas, velocities),
             Self::Bodies(block) => block.solve(prepared, lambdas, velocities),
@@ -144,23 +146,22 @@ impl RowBlock {
         Self {
             order: order_local.iter().map(|&k| rows[k]).collect(),
             matrix,
+            scratch: Vec::with_capacity(n),
         }
     }
 
     /// Solves the block against the current velocities: every bilateral row's impulse changes so
     /// that all of them meet their targets together. Returns the largest change of a row's
     /// `J v + (CFM / h) lambda`, m/s.
-    pub(crate) fn solve(&self, prepared: &[Prepared], lambdas: &mut [f64], velocities: &mut [Twist]) -> f64 {
-        let mut x: Vec<f64> = self
-            .order
-            .iter()
-            .map(|&r| {
-                let row = &prepared[r];
-                row.target - row.relative_velocity(velocities) - row.cfm_over_h * lambdas[r]
-            })
-            .collect();
+    pub(crate) fn solve(&mut self, prepared: &[Prepared], lambdas: &mut [f64], velocities: &mut [Twist]) -> f64 {
+        let x = &mut self.scratch;
+        x.clear();
+        x.extend(self.order.iter().map(|&r| {
+            let row = &prepared[r];
+            row.target - row.relative_velocity(velocities) - row.cfm_over_h * lambdas[r]
+        }));
         let residual = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        self.matrix.solve(&mut x);
+        self.matrix.solve(x);
         for (p, &r) in self.order.iter().enumerate() {
             if x[p] != 0.0 {
                 lambdas[r] += x[p];

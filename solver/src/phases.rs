@@ -191,7 +191,7 @@ pub(crate) fn finish(
     // The split pass reads the prepared rows and the shock order only, never the velocity solve's
     // results, so a large island runs the two at the same time: the same bits either way.
     let velocity_pass = || {
-        let joints = JointBlock::new(prepared, body_data);
+        let mut joints = JointBlock::new(prepared, body_data);
         if !swept {
             let levels = shock.map(ShockOrder::levels);
             let buffers = (&mut *lanes, &immovable[..], levels);
@@ -202,7 +202,7 @@ pub(crate) fn finish(
                 lambdas,
                 budgets,
                 buffers,
-                joints.as_ref(),
+                joints.as_mut(),
                 settings,
                 report_ref,
             );
@@ -216,7 +216,7 @@ pub(crate) fn finish(
             lambdas,
             budgets,
             shock.map(|order| (order, shock_scratch)),
-            joints.as_ref(),
+            joints.as_mut(),
             settings,
             report_ref,
         );
@@ -295,7 +295,7 @@ fn sweep_alone(
     lambdas: &mut [f64],
     budgets: &mut [f64],
     (lanes, immovable, levels): AloneBuffers<'_>,
-    joints: Option<&JointBlock>,
+    mut joints: Option<&mut JointBlock>,
     settings: &SolverSettings,
     report: &mut SolveReport,
 ) {
@@ -322,7 +322,7 @@ fn sweep_alone(
         } else {
             sweep_rows(prepared, runs, velocities, lambdas, budgets, report)
         };
-        if let Some(block) = joints {
+        if let Some(block) = joints.as_deref_mut() {
             residual = residual.max(block.solve(prepared, lambdas, velocities));
         }
         report.iterations += 1;
@@ -344,7 +344,7 @@ fn shock_pass(
     lambdas: &mut [f64],
     budgets: &mut [f64],
     shock: Option<(&ShockOrder, &mut ShockScratch)>,
-    joints: Option<&JointBlock>,
+    joints: Option<&mut JointBlock>,
     settings: &SolverSettings,
     report: &mut SolveReport,
 ) {

@@ -34,6 +34,11 @@ impl Profile {
         }
     }
 
+    /// Number of rows (and columns).
+    pub(crate) fn len(&self) -> usize {
+        self.first.len()
+    }
+
     /// First stored column of row `p`.
     pub(crate) fn first(&self, p: usize) -> usize {
         self.first[p]
