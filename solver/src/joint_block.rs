@@ -56,7 +56,7 @@ pub(crate) enum JointBlock {
     /// Over the rows (any rows, rigid ones included).
     Rows(RowBlock),
     /// Over the bodies' velocities (all rows soft, more rows than velocities: body_block.rs).
-    Bodies(BodyBlock),
+    Bodies(Box<BodyBlock>),
 }
 
 impl JointBlock {
@@ -68,18 +68,27 @@ impl JointBlock {
             return None;
         }
         if let Some(block) = BodyBlock::new(prepared, &rows, bodies) {
-            return Some(Self::Bodies(block));
+            return Some(Self::Bodies(Box::new(block)));
         }
         Some(Self::Rows(RowBlock::new(prepared, rows, bodies.len() + 1)))
     }
 
     /// Solves the block against the current velocities: every bilateral row's impulse changes so
-    /// that all of them meet their targets together. Returns the largest change of a row's
-    /// `J v + (CFM / h) lambda`, m/s.
+    /// that all of them meet their targets together (written to `lambdas` at once by the row
+    /// block, by [`JointBlock::finish`] for the body block). Returns the largest change of a row's
+    /// `J v + (CFM / h) lambda`, m/s (an upper bound after the body block's first solve).
     pub(crate) fn solve(&mut self, prepared: &[Prepared], lambdas: &mut [f64], velocities: &mut [Twist]) -> f64 {
         match self {
             Self::Rows(block) => block.solve(prepared, lambdas, velocities),
             Self::Bodies(block) => block.solve(prepared, lambdas, velocities),
+        }
+    }
+
+    /// Brings the rows' impulses in `lambdas` up to date with the last solve; call it when the
+    /// sweeps are done, before anything reads them.
+    pub(crate) fn finish(&self, prepared: &[Prepared], lambdas: &mut [f64], velocities: &[Twist]) {
+        if let Self::Bodies(block) = self {
+            block.finish(prepared, lambdas, velocities);
         }
     }
 }

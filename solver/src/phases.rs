@@ -331,6 +331,9 @@ fn sweep_alone(
             break;
         }
     }
+    if let Some(block) = joints {
+        block.finish(prepared, lambdas, velocities);
+    }
     if in_lanes {
         lanes.scatter(None, lambdas);
     }
@@ -363,6 +366,7 @@ fn shock_pass(
         }
         if let Some(block) = joints {
             block.solve(prepared, lambdas, velocities);
+            block.finish(prepared, lambdas, velocities);
         }
     }
 }

@@ -4,6 +4,7 @@
 //! to factor. Shared by the two ways joint rows are solved directly (joint_block.rs).
 
 /// The lower profile of a symmetric matrix, then its `L D L^T` factor.
+#[derive(Clone, Debug)]
 pub(crate) struct Profile {
     /// First stored column of each row.
     first: Vec<usize>,
@@ -53,6 +54,24 @@ impl Profile {
     /// Diagonal entry `p`, to set or add to.
     pub(crate) fn diagonal_mut(&mut self, p: usize) -> &mut f64 {
         &mut self.pivots[p]
+    }
+
+    /// `y = A x` for the matrix as stored (call it before [`Profile::factor`]): the lower profile
+    /// used both ways, since `A` is symmetric.
+    pub(crate) fn multiply(&self, x: &[f64], y: &mut [f64]) {
+        for (p, out) in y.iter_mut().enumerate() {
+            *out = self.pivots[p] * x[p];
+        }
+        for p in 0..self.first.len() {
+            let first = self.first[p];
+            let row = &self.values[self.start[p]..self.start[p + 1]];
+            let mut dot = 0.0;
+            for (k, a) in row.iter().enumerate() {
+                dot += a * x[first + k];
+                y[first + k] += a * x[p];
+            }
+            y[p] += dot;
+        }
     }
 
     /// Factors in place as `L D L^T`. A pivot that falls to `floor` times its diagonal entry or
