@@ -399,3 +399,54 @@ fn energized_chain_snaps_with_a_kick_orthogonal_to_the_tension_drawn_from_the_se
     assert_eq!(other[0].joint, snap.joint);
     assert_ne!(other[0].impulses[0].impulse, snap.impulses[0].impulse);
 }
+
+#[test]
+fn energized_bunny_is_prescored_into_ten_glued_pieces_that_hold_in_flight_and_break_on_landing() {
+    use shatter_collision::TriMesh;
+    use shatter_collision::topology::inspect;
+    use shatter_fracture::energized::scenes::bunny;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/meshes/stanford-bunny.obj");
+    let mesh = TriMesh::load(&path).unwrap();
+    let mut scene = bunny(settings(1.0, Reinjection::PerBody), &mesh, 0.5, Vec::new()).unwrap();
+    // Li's bunny: ten face-connected pieces of a hollowed coarse tet mesh, glued at every vertex
+    // of every face two pieces share.
+    let cut = &scene.cut;
+    assert_eq!((cut.pieces.count(), scene.pieces.len()), (10, 10));
+    let anchors = cut.pieces.shared_face_anchors(&cut.tets);
+    assert_eq!(scene.joints.len(), anchors.len());
+    assert!(anchors.len() > 100, "{}", anchors.len());
+    let mut mass = 0.0;
+    for (piece, &id) in scene.pieces.iter().enumerate() {
+        let surface = cut.pieces.surface(&cut.tets, piece);
+        assert_eq!(inspect(&surface).boundary_edges, 0, "piece {piece} is open");
+        let body = scene.world.body(id).unwrap();
+        let volume: f64 = cut.pieces.tets_of(piece).map(|t| cut.tets.volumes()[t]).sum();
+        assert!((body.mass.mass() - 2000.0 * volume).abs() <= 1e-9 * body.mass.mass());
+        mass += body.mass.mass();
+    }
+    // Hollow: well under the solid bunny's mass at the same density and scale.
+    let scale = shatter_fracture::energized::scenes::BUNNY_HEIGHT / mesh.bounds().unwrap().size().y;
+    let solid = 2000.0 * mesh.signed_volume() * scale.powi(3);
+    assert!(
+        mass < 0.8 * solid && mass > 0.3 * solid,
+        "{mass} kg of a {solid} kg solid"
+    );
+    // 0.5 m of free fall takes 0.32 s: nothing breaks in the air, the landing breaks it.
+    let mut broken_in_flight = 0;
+    let mut broken = 0;
+    for step in 0..60 {
+        scene.world.step(H).unwrap();
+        let now = scene
+            .world
+            .fracture_model::<EnergizedFracture>()
+            .unwrap()
+            .breaks()
+            .len();
+        if step < 15 {
+            broken_in_flight += now;
+        }
+        broken += now;
+    }
+    assert_eq!(broken_in_flight, 0);
+    assert!(broken > anchors.len() / 2, "{broken} of {} joints broke", anchors.len());
+}

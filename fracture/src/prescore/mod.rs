@@ -2,13 +2,14 @@
 //! where the pieces meet, for the methods that glue pieces together (Li 2018's energized joints).
 //!
 //! From a tet mesh of the object (collision's `tetrahedralize`, optionally [`hollow`]ed, as in
-//! Li's bunny): [`flood_fill`] grows `N` pieces from seed tets drawn with a fixed seed, one tet per
-//! piece per round over face adjacency (Li 2018 section 4's round-robin fill), so pieces come out
-//! of similar size and face-connected. [`TetPieces`] then gives each piece's closed surface, mass
+//! Li's bunny; [`prescore_mesh`] does all of it from a triangle mesh): [`flood_fill`] grows `N`
+//! pieces from seed tets drawn with a fixed seed, one tet per piece per round over face adjacency
+//! (Li 2018 section 4's round-robin fill), so pieces come out of similar size and face-connected. [`TetPieces`] then gives each piece's closed surface, mass
 //! properties and body description, and the anchors where two pieces meet: the vertices of the
 //! faces they share ([`TetPieces::shared_face_anchors`]).
 
 mod anchors;
+mod pipeline;
 mod shell;
 mod surface;
 
@@ -18,6 +19,7 @@ use shatter_collision::TetMesh;
 use shatter_collision::tet_mesh::NO_NEIGHBOR;
 
 pub use anchors::PieceAnchor;
+pub use pipeline::{PrescoreSettings, Prescored, prescore_mesh};
 pub use shell::hollow;
 
 use crate::error::FractureError;

@@ -1,5 +1,7 @@
 //! Scenes of the energized method, shared by its tests, benches and examples (the facade's scene
-//! library re-exports them): Li 2018's plate (Fig. 4) and chain (Fig. 5), and a preloaded pair
+//! library re-exports them): Li 2018's four scenes, a beam struck between two posts (Fig. 3,
+//! [`beam`]), a plate dropped on a sphere (Fig. 4, [`plate`]), a chain pulled apart (Fig. 5,
+//! [`chain`]) and a hollow bunny dropped on the floor (Fig. 6, [`bunny`]), and a preloaded pair
 //! for the energy balance.
 //!
 //! Every scene takes the model's [`EnergizedSettings`], so one scene is run at several `alpha`, and
@@ -7,13 +9,23 @@
 //! step's bodies before any break of that step (tests measure what a break changed with them).
 
 use glam::DVec3;
-use shatter_collision::{Collider, Cuboid, HalfSpace, Shape, Sphere};
+use shatter_collision::{Collider, Cuboid, HalfSpace, Shape};
 use shatter_engine::{BodyDesc, BodyId, FractureModel, JointDesc, JointId, JointKind, World, WorldSettings};
 use shatter_solver::Softness;
 
 use super::{Breakable, EnergizedFracture, EnergizedSettings, Glue, glue};
 use crate::error::FractureError;
 use crate::prescore::PieceAnchor;
+
+mod beam;
+mod bunny;
+mod chain;
+mod plate;
+
+pub use beam::{BEAM_PIECE, Beam, beam};
+pub use bunny::{BUNNY_HEIGHT, Bunny, bunny};
+pub use chain::{CHAIN_LINK, Chain, chain};
+pub use plate::{PLATE_CUBE, Plate, plate};
 
 /// Surface particle spacing of the scenes' boxes, m.
 const PARTICLE_SPACING: f64 = 0.05;
@@ -141,147 +153,6 @@ pub fn hanging_pair(
         lower,
         joint,
         stiffness,
-    })
-}
-
-/// Li 2018 Fig. 4: a plate of 5 x 5 cubes, glued at the corners of every shared face, dropped flat
-/// from `drop` m onto a fixed sphere under its centre.
-pub struct Plate {
-    /// The world, with its energized model.
-    pub world: World,
-    /// The 25 cubes, x fastest then z.
-    pub pieces: Vec<BodyId>,
-    /// The sphere.
-    pub sphere: BodyId,
-    /// The glue joints.
-    pub joints: Vec<JointId>,
-}
-
-/// Side of one plate cube, m.
-pub const PLATE_CUBE: f64 = 0.2;
-
-/// The [`Plate`] with `model`; cubes of [`PLATE_CUBE`] m at 1000 kg/m^3 (8 kg), joints of
-/// 1e5 N/m (angular 1e3 N m/rad), critically damped for one cube, breaking above 4 N s.
-pub fn plate(model: EnergizedSettings, drop: f64, observers: Observers) -> Result<Plate, FractureError> {
-    let mut settings = WorldSettings::default();
-    settings.sleep.enabled = false;
-    let mut world = world_with_model(settings, model, observers)?;
-    add_ground(&mut world)?;
-    let radius = 0.4;
-    let sphere = world.add_body(
-        BodyDesc::fixed(Collider::from_shape(
-            Shape::Sphere(Sphere::try_new(radius)?),
-            PARTICLE_SPACING,
-        )?)
-        .with_position(DVec3::Y * radius),
-    )?;
-    let size = DVec3::splat(PLATE_CUBE);
-    let bottom = 2.0 * radius + drop;
-    let corner = DVec3::new(-2.5 * PLATE_CUBE, bottom, -2.5 * PLATE_CUBE);
-    let mut pieces = Vec::with_capacity(25);
-    for k in 0..5 {
-        for i in 0..5 {
-            let centre = corner + (DVec3::new(i as f64, 0.0, k as f64) + 0.5) * size;
-            pieces.push(world.add_body(BodyDesc::dynamic(box_collider(size * 0.5)?).with_position(centre))?);
-        }
-    }
-    let anchors = box_grid_anchors([5, 1, 5], size, corner);
-    // Pieces are numbered x fastest, then y (one layer), then z: the order they were added in.
-    let cube_mass = 1000.0 * PLATE_CUBE.powi(3);
-    let glue_rule = Glue {
-        softness: Softness::SpringDamper {
-            stiffness: 1.0e5,
-            damping: 2.0 * (1.0e5 * cube_mass).sqrt(),
-        },
-        angular_softness: Softness::SpringDamper {
-            stiffness: 1.0e3,
-            damping: 2.0 * (1.0e3 * cube_mass * PLATE_CUBE * PLATE_CUBE / 6.0).sqrt(),
-        },
-        breakable: Breakable::new(4.0),
-    };
-    let joints = glue(&mut world, &pieces, &anchors, &glue_rule)?;
-    Ok(Plate {
-        world,
-        pieces,
-        sphere,
-        joints,
-    })
-}
-
-/// Li 2018 Fig. 5: a straight chain of links between two end cubes that are driven apart slowly,
-/// without gravity, so every joint is in pure tension until one snaps.
-pub struct Chain {
-    /// The world, with its energized model.
-    pub world: World,
-    /// The links, from the left end.
-    pub links: Vec<BodyId>,
-    /// The two kinematic end cubes (left, right).
-    pub ends: [BodyId; 2],
-    /// The joints, from the left: end-link, link-link, ..., link-end; all in rate-limit group 0.
-    pub joints: Vec<JointId>,
-}
-
-/// Length of one chain link along the chain, m.
-pub const CHAIN_LINK: f64 = 0.2;
-
-/// The [`Chain`] of `links` links (0.2 x 0.1 x 0.1 m, 2 kg), glued end to end on the x axis by
-/// fixed joints of 1e4 N/m (angular 1e2 N m/rad) breaking above 2 N s, the end cubes moving apart
-/// at `speed` m/s each.
-pub fn chain(model: EnergizedSettings, links: usize, speed: f64, observers: Observers) -> Result<Chain, FractureError> {
-    let mut settings = WorldSettings::default();
-    settings.sleep.enabled = false;
-    settings.gravity = DVec3::ZERO;
-    let mut world = world_with_model(settings, model, observers)?;
-    let half = DVec3::new(CHAIN_LINK / 2.0, 0.05, 0.05);
-    let length = CHAIN_LINK * links as f64;
-    let mut bodies = Vec::with_capacity(links + 2);
-    let end = DVec3::splat(0.1);
-    let left = world.add_body(
-        BodyDesc::kinematic(box_collider(end)?)
-            .with_position(DVec3::new(-length / 2.0 - 0.1, 0.0, 0.0))
-            .with_velocity(DVec3::new(-speed, 0.0, 0.0), DVec3::ZERO),
-    )?;
-    bodies.push(left);
-    let mut chain_links = Vec::with_capacity(links);
-    for k in 0..links {
-        let x = -length / 2.0 + (k as f64 + 0.5) * CHAIN_LINK;
-        let link = world.add_body(
-            BodyDesc::dynamic(box_collider(half)?)
-                .with_mass(2.0)
-                .with_position(DVec3::X * x),
-        )?;
-        chain_links.push(link);
-        bodies.push(link);
-    }
-    let right = world.add_body(
-        BodyDesc::kinematic(box_collider(end)?)
-            .with_position(DVec3::new(length / 2.0 + 0.1, 0.0, 0.0))
-            .with_velocity(DVec3::new(speed, 0.0, 0.0), DVec3::ZERO),
-    )?;
-    bodies.push(right);
-    let anchors: Vec<PieceAnchor> = (0..=links)
-        .map(|k| PieceAnchor {
-            pieces: [k as u32, k as u32 + 1],
-            point: DVec3::X * (-length / 2.0 + k as f64 * CHAIN_LINK),
-        })
-        .collect();
-    let glue_rule = Glue {
-        softness: Softness::SpringDamper {
-            stiffness: 1.0e4,
-            damping: 2.0 * (1.0e4 * 2.0f64).sqrt(),
-        },
-        angular_softness: Softness::SpringDamper {
-            stiffness: 1.0e2,
-            damping: 2.0 * (1.0e2 * 2.0 * CHAIN_LINK * CHAIN_LINK / 12.0).sqrt(),
-        },
-        breakable: Breakable::new(2.0).in_group(0),
-    };
-    let joints = glue(&mut world, &bodies, &anchors, &glue_rule)?;
-    Ok(Chain {
-        world,
-        links: chain_links,
-        ends: [left, right],
-        joints,
     })
 }
 
