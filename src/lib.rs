@@ -49,6 +49,7 @@ pub use shatter_fracture as fracture;
 pub use shatter_integrators as integrators;
 pub use shatter_solver as solver;
 
+pub mod energized_run;
 pub mod export;
 pub mod recorder;
 pub mod scene_file;

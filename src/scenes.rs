@@ -89,7 +89,8 @@ pub fn reference_spinning_box() -> (RigidState, MassProperties) {
 mod benchmarks;
 mod stability;
 
-/// The energized-fracture scenes of Li 2018 (the plate, the chain) and the preloaded pair.
+/// The energized-fracture scenes of Li 2018 (the beam, the plate, the chain, the hollow bunny) and
+/// the preloaded pair.
 pub use shatter_fracture::energized::scenes as energized;
 
 pub use benchmarks::{

@@ -37,10 +37,11 @@ use std::sync::Arc;
 
 use glam::DVec3;
 
-use crate::collision::{Collider, Shape, SignedDistance, TriMesh};
+use crate::collision::{Collider, Geometry, GeometryError, Shape, SignedDistance, TriMesh};
 use crate::engine::joints::DEFAULT_JOINT_SOFTNESS;
 use crate::engine::{BodyDesc, BodyGeometry, BodyId, JointDesc, MAX_TIME_STEP, MassSource, Material, World};
 use crate::export::Normals;
+use crate::fracture::energized::EnergizedFracture;
 use crate::integrators::BodyKind;
 use crate::scene_file::{
     BodyDescription, JointDescription, JsonPath, MassDescription, SceneDescription, SceneError, ShapeDescription,
@@ -106,6 +107,48 @@ pub struct SceneWorld {
 }
 
 impl SceneWorld {
+    /// A world built in code (such as the fracture methods' scenes), made ready to record at one
+    /// frame per `dt` (s) for `frames` frames: every body is drawn from its collider (analytic
+    /// shapes exactly, level sets contoured) and coloured by its kind and shape as scene-file
+    /// bodies are. `names` names some bodies; the others are `body_N`, N their place in the store.
+    /// Fails if a level set cannot be contoured.
+    pub fn from_world(world: World, dt: f64, frames: usize, names: &[(BodyId, &str)]) -> Result<Self, GeometryError> {
+        let mut bodies = Vec::with_capacity(world.bodies().len());
+        let mut by_name = BTreeMap::new();
+        for (index, id) in world.bodies().ids().enumerate() {
+            let view = world.bodies().view(index);
+            let collider = &view.record.collider;
+            let name = names
+                .iter()
+                .find(|(named, _)| *named == id)
+                .map_or_else(|| format!("body_{index}"), |(_, name)| (*name).to_string());
+            let shape = match collider.geometry() {
+                Geometry::Shape(shape) => Some(shape),
+                Geometry::LevelSet(_) => None,
+            };
+            let normals = match shape {
+                Some(Shape::Sphere(_) | Shape::Capsule(_)) => Normals::Smooth,
+                _ => Normals::Flat,
+            };
+            let color = color(view.kind, shape);
+            by_name.insert(name.clone(), bodies.len());
+            bodies.push(SceneBody {
+                name,
+                id,
+                mesh: Arc::new(collider_mesh(collider)?),
+                color,
+                normals,
+            });
+        }
+        Ok(Self {
+            world,
+            bodies,
+            dt,
+            frames,
+            by_name,
+        })
+    }
+
     /// The body named `name` in the scene file.
     pub fn body(&self, name: &str) -> Option<&SceneBody> {
         self.by_name.get(name).map(|i| &self.bodies[*i])
@@ -132,6 +175,11 @@ pub fn build_world(scene: &SceneDescription) -> Result<SceneWorld, SceneError> {
     world
         .set_gravity(scene.gravity)
         .map_err(|e| SceneError::at(&root.key("gravity"), e.to_string()))?;
+    if let Some(settings) = scene.energized_model() {
+        let model =
+            EnergizedFracture::try_new(settings).map_err(|e| SceneError::at(&root.key("energized"), e.to_string()))?;
+        world.add_fracture_model(Box::new(model));
+    }
     let mut meshes: Vec<(Shape, Arc<TriMesh>)> = Vec::new();
     let mut bodies = Vec::with_capacity(scene.bodies.len());
     let mut by_name = BTreeMap::new();
@@ -246,15 +294,23 @@ fn appearance(body: &BodyDescription) -> (DVec3, Normals) {
         }
         ShapeDescription::Primitive(_) => Normals::Flat,
     };
-    let color = match (body.kind, &body.shape) {
+    let shape = match &body.shape {
+        ShapeDescription::Primitive(shape) => Some(shape),
+        ShapeDescription::Mesh(_) => None,
+    };
+    (color(body.kind, shape), normals)
+}
+
+/// The colour of a body of `kind` with analytic `shape` (`None`: a mesh or level set).
+fn color(kind: BodyKind, shape: Option<&Shape>) -> DVec3 {
+    match (kind, shape) {
         (BodyKind::Static, _) => STATIC_COLOR,
         (BodyKind::Kinematic, _) => KINEMATIC_COLOR,
-        (_, ShapeDescription::Primitive(Shape::Cuboid(_))) => CUBOID_COLOR,
-        (_, ShapeDescription::Primitive(Shape::Sphere(_))) => SPHERE_COLOR,
-        (_, ShapeDescription::Primitive(Shape::Capsule(_))) => CAPSULE_COLOR,
+        (_, Some(Shape::Cuboid(_))) => CUBOID_COLOR,
+        (_, Some(Shape::Sphere(_))) => SPHERE_COLOR,
+        (_, Some(Shape::Capsule(_))) => CAPSULE_COLOR,
         _ => MESH_COLOR,
-    };
-    (color, normals)
+    }
 }
 
 /// Adds `joint` (at JSON path `path`) between bodies already built.
@@ -294,13 +350,20 @@ fn add_joint(
     };
     let mut desc = JointDesc::new(kind, a, Some(b), joint.anchor).with_softness(point, angular);
     desc.breaking_impulse = joint.break_impulse;
-    world.add_joint(desc).map_err(|e| {
+    let refused = |e: String| {
         let name = |i: usize| bodies[joint.bodies[i]].name.as_str();
         let label = joint.name.as_deref().map_or(String::new(), |n| format!(" {n:?}"));
         SceneError::at(
             path,
             format!("joint{label} between {:?} and {:?}: {e}", name(0), name(1)),
         )
-    })?;
+    };
+    let id = world.add_joint(desc).map_err(|e| refused(e.to_string()))?;
+    if let Some(rule) = joint.breakable {
+        let model = world
+            .fracture_model_mut::<EnergizedFracture>()
+            .expect("registered by build_world when a joint is breakable");
+        model.add_joint(id, rule).map_err(|e| refused(e.to_string()))?;
+    }
     Ok(())
 }
