@@ -114,6 +114,8 @@ pub struct RunSummary {
     pub kinetic_energy_end: f64,
     /// Potential energy after the last step, J.
     pub potential_energy_end: f64,
+    /// Joints broken over the run (past their breaking impulse, or by a fracture model).
+    pub broken_joints: usize,
     /// Bodies quarantined (state went non-finite) over the run.
     pub quarantined: usize,
     /// Contacts or joints whose rows the solver could not build, over the run.
@@ -150,6 +152,7 @@ pub fn run_and_record(
         potential_energy_start: world.potential_energy(),
         kinetic_energy_end: world.kinetic_energy(),
         potential_energy_end: world.potential_energy(),
+        broken_joints: 0,
         quarantined: 0,
         solver_failures: 0,
     };
@@ -164,6 +167,7 @@ pub fn run_and_record(
         }
         summary.kinetic_energy_end = report.kinetic_energy_after;
         summary.potential_energy_end = report.potential_energy_after;
+        summary.broken_joints += report.broken_joints;
         summary.quarantined += report.quarantined.len();
         summary.solver_failures += report.solver_failures.len();
         recorder.record(world, &report)?;

@@ -239,3 +239,36 @@ fn scene_world_recorder_tracks_every_body_every_frame() {
         assert!((size - DVec3::splat(0.5)).abs().max_element() < 1e-12, "{size}");
     }
 }
+
+#[test]
+fn scene_world_energized_beam_file_breaks_its_glue_and_gives_back_alpha_times_the_stored_energy() {
+    use shatter::energized_run::run_energized;
+    use shatter::fracture::energized::EnergizedFracture;
+    let file = example("energized_beam.json");
+    assert_eq!(file.energized.map(|m| m.alpha), Some(1.0));
+    let mut given = Vec::new();
+    for alpha in [0.0, 1.0] {
+        let mut scene = file.clone();
+        scene.energized = scene
+            .energized
+            .map(|m| shatter::scene_file::EnergizedSettings { alpha, ..m });
+        let mut built = build_world(&scene).unwrap();
+        let model = built
+            .world
+            .fracture_model::<EnergizedFracture>()
+            .expect("registered from the file");
+        assert_eq!((model.settings().alpha, model.joint_count()), (alpha, 4));
+        let run = run_energized(&mut built, 30).unwrap();
+        let totals = run.totals();
+        // The block pushes the beam's middle through the goal: all four glue joints let go.
+        assert_eq!(totals.count, 4, "{totals:?}");
+        assert!(totals.stored > 1.0, "{totals:?}");
+        assert!(
+            (totals.injected - alpha * totals.stored).abs() <= 1e-9 * totals.stored,
+            "{totals:?}"
+        );
+        assert_eq!(run.recording.frame_count(), 31);
+        given.push(totals.injected);
+    }
+    assert!(given[0] == 0.0 && given[1] > 0.0, "{given:?}");
+}

@@ -16,7 +16,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use shatter::collision::{GeometryError, TriMesh, topology};
 use shatter::export::analytic::sample_recording;
 use shatter::export::{self, ExportFormat};
-use shatter::scene_file::{FractureModel, SceneDescription, load_scene};
+use shatter::scene_file::{FractureModel, Reinjection, SceneDescription, load_scene};
 use shatter::spin_drift::run_study;
 
 /// A rigid-body physics engine in which fracture is first-class.
@@ -293,6 +293,19 @@ fn scene_report(path: &Path, scene: &SceneDescription) -> String {
     let breakable = scene.joints.iter().filter(|j| j.break_impulse.is_some()).count();
     if breakable > 0 {
         let _ = writeln!(out, "  breakable joints: {breakable}");
+    }
+    let energized = scene.joints.iter().filter(|j| j.breakable.is_some()).count();
+    if let Some(model) = scene.energized_model() {
+        let variant = match model.reinjection {
+            Reinjection::PerBody => "per body",
+            Reinjection::MomentumConserving => "momentum conserving",
+        };
+        let _ = writeln!(
+            out,
+            "  energized fracture: {energized} joints watched, alpha {}, {variant}, at most one break per group \
+             every {} s, seed {}",
+            model.alpha, model.group_interval, model.seed
+        );
     }
     let models: Vec<String> = FractureModel::ALL
         .into_iter()

@@ -10,6 +10,9 @@ use glam::{DQuat, DVec3};
 use serde_json::{Map, Value};
 
 use crate::collision::{Shape, TriMesh};
+/// The energized model's settings and a watched joint's breaking rule, as the fracture crate
+/// defines them.
+pub use crate::fracture::energized::{Breakable, EnergizedSettings, Reinjection};
 use crate::integrators::BodyKind;
 
 /// A validated scene: the world's settings, its bodies and the joints between them.
@@ -27,6 +30,10 @@ pub struct SceneDescription {
     pub bodies: Vec<BodyDescription>,
     /// The joints, in file order.
     pub joints: Vec<JointDescription>,
+    /// The energized-fracture model (Li 2018) watching the joints marked
+    /// [`JointDescription::breakable`]; `None` when the file gives no `energized` block (a
+    /// breakable joint then gets the model's defaults, see [`SceneDescription::energized_model`]).
+    pub energized: Option<EnergizedSettings>,
 }
 
 /// One body as the scene file places it.
@@ -150,8 +157,12 @@ pub struct JointDescription {
     pub anchor: DVec3,
     /// How soft the joint is; `None` for rigid.
     pub softness: Option<Softness>,
-    /// Impulse above which the joint breaks, N s; `None` for unbreakable.
+    /// Impulse above which the engine removes the joint, N s, giving nothing back; `None` for
+    /// unbreakable. Not together with `breakable`.
     pub break_impulse: Option<f64>,
+    /// When the energized model breaks the joint and gives its springs' energy back as motion;
+    /// `None`: the model does not watch it.
+    pub breakable: Option<Breakable>,
 }
 
 /// How soft a joint's constraint is, in one of the three usual parametrizations; the solver
@@ -204,6 +215,17 @@ impl BodyDescription {
 }
 
 impl SceneDescription {
+    /// The energized model's settings when the scene needs the model (an `energized` block, or a
+    /// joint marked breakable: then the defaults, alpha 1), `None` otherwise.
+    pub fn energized_model(&self) -> Option<EnergizedSettings> {
+        self.energized.or_else(|| {
+            self.joints
+                .iter()
+                .any(|j| j.breakable.is_some())
+                .then(EnergizedSettings::default)
+        })
+    }
+
     /// Total mass of the dynamic bodies, kg.
     pub fn total_mass(&self) -> f64 {
         self.bodies.iter().filter_map(BodyDescription::mass_kg).sum()

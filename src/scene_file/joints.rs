@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::description::{BodyDescription, JointDescription, JointKind, Softness};
+use super::description::{BodyDescription, Breakable, JointDescription, JointKind, Softness};
 use super::error::SceneError;
 use super::json_path::JsonPath;
 use super::raw::{RawJoint, RawJointKind, RawSoftness};
@@ -75,6 +75,24 @@ pub(crate) fn joint(
             "a positive impulse in newton seconds",
         )?),
     };
+    let breakable = match &raw.breakable {
+        None => None,
+        Some(_) if break_impulse.is_some() => {
+            return Err(SceneError::at(
+                &path.key("breakable"),
+                "give break_impulse (the engine removes the joint) or breakable (the energized model breaks \
+                 it and gives its springs' energy back), not both",
+            ));
+        }
+        Some(rule) => Some(Breakable {
+            threshold: positive(
+                &path.key("breakable").key("threshold"),
+                rule.threshold,
+                "a positive impulse in newton seconds",
+            )?,
+            group: rule.group,
+        }),
+    };
     Ok(JointDescription {
         name: raw.name,
         kind,
@@ -82,6 +100,7 @@ pub(crate) fn joint(
         anchor,
         softness,
         break_impulse,
+        breakable,
     })
 }
 

@@ -37,9 +37,16 @@
 //!       "anchor": [0, 1, 0],                     // m, world frame, at the initial poses
 //!       "axis": [0, 1, 0],                       // hinge only: world frame, normalized on reading
 //!       "softness": {"hertz": 30, "damping_ratio": 1},  // optional, see below
-//!       "break_impulse": 50                      // N s, optional: unbreakable when absent
+//!       "break_impulse": 50,                     // N s, optional: unbreakable when absent
+//!       "breakable": {"threshold": 4, "group": 0}  // optional, not with break_impulse: see below
 //!     }
-//!   ]
+//!   ],
+//!   "energized": {                               // optional, see below
+//!     "alpha": 1,                                // >= 0: share of a broken joint's energy given back
+//!     "reinjection": "per_body",                 // "per_body" | "momentum_conserving"
+//!     "group_interval": 0,                       // s, >= 0: one break per group per interval
+//!     "seed": 0                                  // directions drawn under pure tension
+//!   }
 //! }
 //! ```
 //!
@@ -72,6 +79,17 @@
 //! mixing >= 0), `{"stiffness", "damping"}` (N/m and N s/m, > 0 and >= 0), or
 //! `{"hertz", "damping_ratio"}` (natural frequency > 0 and damping ratio >= 0, 1 is critical).
 //!
+//! Breaking joints, two ways. `break_impulse` (N s) has the engine remove the joint in the step
+//! one of its rows carries more impulse, giving nothing back. `breakable` has the scene's
+//! energized-fracture model (Li 2018, `fracture::energized`) watch the joint: it breaks when a
+//! row's impulse in one step exceeds `threshold` (N s; N m s for angular rows), and the energy its
+//! soft rows held comes back as motion, `alpha` times it; `group` (a non-negative integer,
+//! optional) puts it in a rate-limit group, of which at most one joint breaks per
+//! `group_interval` seconds. Rigid rows hold no energy: give breakable joints a `softness`. The
+//! `energized` block sets the model (`per_body` is the paper's impulse on each body at the joint;
+//! `momentum_conserving` an equal and opposite pair that keeps linear and angular momentum); a
+//! scene with breakable joints and no block gets these defaults.
+//!
 //! # Errors
 //!
 //! Every rejection names the JSON path of the value at fault and what would be valid, e.g.
@@ -93,8 +111,8 @@ mod validate;
 use std::path::Path;
 
 pub use description::{
-    BodyDescription, FractureDescription, FractureModel, JointDescription, JointKind, MassDescription, MeshShape,
-    SceneDescription, ShapeDescription, Softness,
+    BodyDescription, Breakable, EnergizedSettings, FractureDescription, FractureModel, JointDescription, JointKind,
+    MassDescription, MeshShape, Reinjection, SceneDescription, ShapeDescription, Softness,
 };
 pub use error::SceneError;
 pub use json_path::JsonPath;

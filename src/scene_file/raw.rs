@@ -33,6 +33,39 @@ pub struct RawScene {
     pub bodies: Vec<RawBody>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub joints: Vec<RawJoint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energized: Option<RawEnergized>,
+}
+
+/// The energized-fracture model's settings (Li 2018).
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEnergized {
+    #[serde(default = "one")]
+    pub alpha: f64,
+    #[serde(default)]
+    pub reinjection: RawReinjection,
+    #[serde(default)]
+    pub group_interval: f64,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawReinjection {
+    #[default]
+    PerBody,
+    MomentumConserving,
+}
+
+/// A joint the energized model watches.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBreakable {
+    pub threshold: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -157,6 +190,8 @@ pub struct RawJoint {
     pub softness: Option<RawSoftness>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub break_impulse: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakable: Option<RawBreakable>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]

@@ -4,11 +4,12 @@
 use serde_json::Value;
 
 use super::description::{
-    BodyDescription, JointDescription, JointKind, MassDescription, SceneDescription, ShapeDescription, Softness,
+    BodyDescription, JointDescription, JointKind, MassDescription, Reinjection, SceneDescription, ShapeDescription,
+    Softness,
 };
 use super::raw::{
-    RawBody, RawCapsule, RawCuboid, RawHalfSpace, RawJoint, RawJointKind, RawKind, RawMesh, RawOrientation, RawScene,
-    RawShape, RawSoftness, RawSphere,
+    RawBody, RawBreakable, RawCapsule, RawCuboid, RawEnergized, RawHalfSpace, RawJoint, RawJointKind, RawKind, RawMesh,
+    RawOrientation, RawReinjection, RawScene, RawShape, RawSoftness, RawSphere,
 };
 use crate::collision::Shape;
 use crate::integrators::BodyKind;
@@ -24,6 +25,15 @@ impl SceneDescription {
             frames: self.frames as u64,
             bodies: self.bodies.iter().map(raw_body).collect(),
             joints: self.joints.iter().map(|j| raw_joint(self, j)).collect(),
+            energized: self.energized.map(|model| RawEnergized {
+                alpha: model.alpha,
+                reinjection: match model.reinjection {
+                    Reinjection::PerBody => RawReinjection::PerBody,
+                    Reinjection::MomentumConserving => RawReinjection::MomentumConserving,
+                },
+                group_interval: model.group_interval,
+                seed: model.seed,
+            }),
         };
         // The raw types hold only strings, numbers, arrays and maps with string keys.
         serde_json::to_value(raw).unwrap_or(Value::Null)
@@ -116,5 +126,9 @@ fn raw_joint(scene: &SceneDescription, joint: &JointDescription) -> RawJoint {
         axis,
         softness,
         break_impulse: joint.break_impulse,
+        breakable: joint.breakable.map(|rule| RawBreakable {
+            threshold: rule.threshold,
+            group: rule.group,
+        }),
     }
 }

@@ -433,3 +433,87 @@ fn scene_file_mesh_errors_name_their_path() {
     let message = load_scene("/no/such/scene.json").unwrap_err().to_string();
     assert_starts(message, "/no/such/scene.json: file: cannot read it");
 }
+
+#[test]
+fn scene_file_energized_model_and_breakable_joints_read_check_and_round_trip() {
+    let text = r#"{
+      "energized": {"alpha": 1.5, "reinjection": "momentum_conserving", "group_interval": 0.3, "seed": 11},
+      "bodies": [
+        {"name": "a", "shape": {"cuboid": {"half_extents": [0.1, 0.1, 0.1]}}},
+        {"name": "b", "shape": {"cuboid": {"half_extents": [0.1, 0.1, 0.1]}}, "position": [0.2, 0, 0]}
+      ],
+      "joints": [
+        {"type": "fixed", "bodies": ["a", "b"], "anchor": [0.1, 0, 0],
+         "softness": {"hertz": 10, "damping_ratio": 1}, "breakable": {"threshold": 4, "group": 2}},
+        {"type": "ball", "bodies": ["a", "b"], "anchor": [0.1, 0.1, 0], "breakable": {"threshold": 0.5}}
+      ]
+    }"#;
+    let scene = parse_scene(text, Path::new(".")).unwrap();
+    let model = scene.energized.unwrap();
+    assert_eq!(
+        (model.alpha, model.reinjection, model.group_interval, model.seed),
+        (1.5, Reinjection::MomentumConserving, 0.3, 11)
+    );
+    assert_eq!(
+        scene.joints[0].breakable,
+        Some(Breakable {
+            threshold: 4.0,
+            group: Some(2)
+        })
+    );
+    assert_eq!(scene.joints[1].breakable.unwrap().group, None);
+    assert_eq!(scene.energized_model(), Some(model));
+    let again = parse_scene(&scene.to_json_string(), Path::new(".")).unwrap();
+    assert_eq!(again, scene);
+
+    // Defaults: a breakable joint without an `energized` block gets the model's defaults; a scene
+    // with neither needs no model.
+    let bare = parse_scene(
+        &text.replace(
+            r#""energized": {"alpha": 1.5, "reinjection": "momentum_conserving", "group_interval": 0.3, "seed": 11},"#,
+            "",
+        ),
+        Path::new("."),
+    )
+    .unwrap();
+    assert_eq!(bare.energized, None);
+    assert_eq!(bare.energized_model(), Some(EnergizedSettings::default()));
+    let plain = parse_scene(&one_body(r#""shape": {"sphere": {"radius": 1}}"#), Path::new(".")).unwrap();
+    assert_eq!(plain.energized_model(), None);
+
+    // Bad values name their path.
+    let with = |energized: &str| {
+        error(&format!(
+            r#"{{"energized": {energized}, "bodies": [{{"name": "a", "shape": {{"sphere": {{"radius": 1}}}}}}]}}"#
+        ))
+    };
+    assert_starts(with(r#"{"alpha": -0.5}"#), "energized.alpha: -0.5 is invalid");
+    assert_starts(
+        with(r#"{"group_interval": -1}"#),
+        "energized.group_interval: -1 is invalid",
+    );
+    assert_starts(
+        with(r#"{"reinjection": "sideways"}"#),
+        "energized.reinjection: unknown variant",
+    );
+    assert_starts(with(r#"{"alfa": 1}"#), "energized.alfa: unknown field");
+    let joint = |member: &str| {
+        error(&format!(
+            r#"{{"bodies": [{{"name": "a", "shape": {{"sphere": {{"radius": 1}}}}}},
+                            {{"name": "b", "shape": {{"sphere": {{"radius": 1}}}}}}],
+                "joints": [{{"type": "fixed", "bodies": ["a", "b"], "anchor": [0, 0, 0], {member}}}]}}"#
+        ))
+    };
+    assert_starts(
+        joint(r#""breakable": {"threshold": 0}"#),
+        "joints[0].breakable.threshold: 0 is invalid",
+    );
+    assert_starts(
+        joint(r#""breakable": {"group": 1}"#),
+        "joints[0].breakable: missing field `threshold`",
+    );
+    assert_starts(
+        joint(r#""breakable": {"threshold": 1}, "break_impulse": 2"#),
+        "joints[0].breakable: give break_impulse",
+    );
+}

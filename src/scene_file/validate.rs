@@ -9,12 +9,13 @@ use glam::{DAffine3, DQuat, DVec3};
 use serde_json::Value;
 
 use super::description::{
-    BodyDescription, FractureDescription, FractureModel, MassDescription, MeshShape, SceneDescription, ShapeDescription,
+    BodyDescription, EnergizedSettings, FractureDescription, FractureModel, MassDescription, MeshShape, Reinjection,
+    SceneDescription, ShapeDescription,
 };
 use super::error::{SceneError, list};
 use super::joints::joint;
 use super::json_path::JsonPath;
-use super::raw::{DEFAULT_DENSITY, RawBody, RawKind, RawOrientation, RawScene, RawShape};
+use super::raw::{DEFAULT_DENSITY, RawBody, RawEnergized, RawKind, RawOrientation, RawReinjection, RawScene, RawShape};
 use crate::collision::{
     BodyMassProperties, Capsule, Cuboid, GeometryError, HalfSpace, Shape, Sphere, TriMesh, topology,
 };
@@ -65,6 +66,10 @@ pub(crate) fn validate(raw: RawScene, base: &Path) -> Result<SceneDescription, S
     for (index, raw_joint) in raw.joints.into_iter().enumerate() {
         joints.push(joint(&root.key("joints").index(index), raw_joint, &names, &bodies)?);
     }
+    let energized = match raw.energized {
+        None => None,
+        Some(model) => Some(energized(&root.key("energized"), &model)?),
+    };
     Ok(SceneDescription {
         description: raw.description,
         gravity,
@@ -72,6 +77,35 @@ pub(crate) fn validate(raw: RawScene, base: &Path) -> Result<SceneDescription, S
         frames: raw.frames as usize,
         bodies,
         joints,
+        energized,
+    })
+}
+
+/// The energized model's settings at `path`, range-checked.
+fn energized(path: &JsonPath, raw: &RawEnergized) -> Result<EnergizedSettings, SceneError> {
+    let non_negative = |name: &str, value: f64, expected: &str| {
+        if value.is_finite() && value >= 0.0 {
+            Ok(value)
+        } else {
+            Err(SceneError::invalid(&path.key(name), value, expected))
+        }
+    };
+    Ok(EnergizedSettings {
+        alpha: non_negative(
+            "alpha",
+            raw.alpha,
+            "a finite fraction >= 0 of the stored energy to give back (1: all of it)",
+        )?,
+        reinjection: match raw.reinjection {
+            RawReinjection::PerBody => Reinjection::PerBody,
+            RawReinjection::MomentumConserving => Reinjection::MomentumConserving,
+        },
+        group_interval: non_negative(
+            "group_interval",
+            raw.group_interval,
+            "a finite time in seconds >= 0 (0: no rate limit)",
+        )?,
+        seed: raw.seed,
     })
 }
 

@@ -141,6 +141,9 @@ fn summary_report(summary: &RunSummary, dt: f64, frames: usize) -> String {
         "  energy at end:   {}",
         energy(summary.kinetic_energy_end, summary.potential_energy_end)
     );
+    if summary.broken_joints > 0 {
+        let _ = writeln!(out, "  joints broken: {}", summary.broken_joints);
+    }
     if summary.quarantined > 0 {
         let _ = writeln!(
             out,
