@@ -31,7 +31,7 @@ const BEAM_DENSITY: f64 = 600.0;
 const BLOCK_SIDE: f64 = 0.4;
 /// Density of the block, kg/m^3.
 const BLOCK_DENSITY: f64 = 1000.0;
-/// Side of a post's square cross-section, m; a beam end rests on the whole top of its post.
+/// Side of a goal post's square cross-section, m.
 const POST_SIDE: f64 = 0.2;
 
 /// The [`beam`] scene.
