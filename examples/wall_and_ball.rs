@@ -32,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         frames = vec![0, 15, 30, 45, 60, 90];
     }
     let mut scene = build_world(&wall_and_ball())?;
-    let (recording, summary) = run_and_record(&mut scene, steps, |_| {})?;
+    let (recording, summary) = run_and_record(&mut scene, steps, |_, _, _| {})?;
     println!("{summary:?}");
     trace(&recording);
     let directory = Path::new("out/wall_and_ball");

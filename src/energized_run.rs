@@ -1,8 +1,6 @@
-//! Running a scene with an energized-fracture model and recording it: every frame, and every
-//! joint the model broke with the energy it gave back. What the energized examples and the
-//! command-line tool print and write.
-
-use std::time::{Duration, Instant};
+//! Running a scene with an energized-fracture model and recording it: every frame, every joint
+//! the model broke with the energy it gave back, and each body's kinetic energy per frame. What
+//! the energized examples print and write.
 
 use std::collections::BTreeSet;
 
@@ -10,7 +8,7 @@ use crate::engine::{BodyId, EngineError, World};
 use crate::export::Recording;
 use crate::fracture::energized::{EnergizedBreak, EnergizedFracture};
 use crate::integrators::BodyKind;
-use crate::recorder::Recorder;
+use crate::recorder::{RunSummary, run_and_record};
 use crate::scene_world::SceneWorld;
 
 /// A recorded run of a world with an [`EnergizedFracture`] model.
@@ -18,14 +16,12 @@ use crate::scene_world::SceneWorld;
 pub struct EnergizedRun {
     /// Every body's pose at every frame.
     pub recording: Recording,
+    /// What the run did: steps, energies at the ends, wall time.
+    pub summary: RunSummary,
     /// The breaks, in the order the model made them.
     pub breaks: Vec<EnergizedBreak>,
-    /// Kinetic energy of the dynamic bodies at every frame, J (frame 0 before the first step).
-    pub kinetic_energy: Vec<f64>,
-    /// Every dynamic body's kinetic energy at every frame, J, by body.
+    /// Every dynamic body's kinetic energy at every frame (frame 0 before the first step), J.
     pub body_energy: Vec<Vec<(BodyId, f64)>>,
-    /// Wall-clock time spent in the steps, summed.
-    pub step_time: Duration,
 }
 
 /// What the breaks of a run add up to.
@@ -61,12 +57,15 @@ impl EnergizedRun {
     /// The frame nearest `time` (s); the last frame beyond the run.
     fn frame_at(&self, time: f64) -> usize {
         let frame = (time * self.recording.frame_rate).round().max(0.0) as usize;
-        frame.min(self.kinetic_energy.len() - 1)
+        frame.min(self.body_energy.len() - 1)
     }
 
     /// Kinetic energy of all dynamic bodies at the frame nearest `time` (s), J.
     pub fn kinetic_energy_at(&self, time: f64) -> f64 {
-        self.kinetic_energy[self.frame_at(time)]
+        self.body_energy[self.frame_at(time)]
+            .iter()
+            .map(|(_, energy)| energy)
+            .sum()
     }
 
     /// Kinetic energy at the frame nearest `time` (s) of the pieces: the dynamic bodies that any
@@ -86,34 +85,23 @@ impl EnergizedRun {
     }
 }
 
-/// Steps `scene` `steps` times at its time step, recording every frame and the breaks of its
-/// world's [`EnergizedFracture`] model (none are recorded if it has none).
+/// Steps `scene` `steps` times at its time step ([`run_and_record`]), keeping the breaks of its
+/// world's [`EnergizedFracture`] model (none if it has none) and each body's kinetic energy.
 pub fn run_energized(scene: &mut SceneWorld, steps: usize) -> Result<EnergizedRun, EngineError> {
-    let mut recorder = Recorder::new(scene)?;
-    let world = &mut scene.world;
     let mut breaks = Vec::new();
-    let mut kinetic_energy = Vec::with_capacity(steps + 1);
-    kinetic_energy.push(world.kinetic_energy());
     let mut body_energy = Vec::with_capacity(steps + 1);
-    body_energy.push(energies(world));
-    let mut step_time = Duration::ZERO;
-    for _ in 0..steps {
-        let started = Instant::now();
-        let report = world.step(scene.dt)?;
-        step_time += started.elapsed();
+    body_energy.push(energies(&scene.world));
+    let (recording, summary) = run_and_record(scene, steps, |_, world, _| {
         if let Some(model) = world.fracture_model::<EnergizedFracture>() {
             breaks.extend_from_slice(model.breaks());
         }
-        kinetic_energy.push(report.kinetic_energy_after);
         body_energy.push(energies(world));
-        recorder.record(world, &report)?;
-    }
+    })?;
     Ok(EnergizedRun {
-        recording: recorder.finish(),
+        recording,
+        summary,
         breaks,
-        kinetic_energy,
         body_energy,
-        step_time,
     })
 }
 
@@ -171,7 +159,7 @@ pub fn compare_alphas(
             totals.injected,
             totals.cross_term,
             run.pieces_kinetic_energy_at(later),
-            run.step_time.as_secs_f64() * 1e3 / steps.max(1) as f64,
+            run.summary.time_per_step().as_secs_f64() * 1e3,
             path.display()
         );
         rows.push(AlphaRun { alpha, run, path });

@@ -133,12 +133,13 @@ impl RunSummary {
     }
 }
 
-/// Steps `scene` `steps` times at its time step, recording every frame; `progress` is called
-/// after each step with the number of steps done. Returns the recording and a summary.
+/// Steps `scene` `steps` times at its time step, recording every frame; `observe` is called
+/// after each step with the number of steps done, the world and the step's report (a progress
+/// bar, or a fracture model's breaks). Returns the recording and a summary.
 pub fn run_and_record(
     scene: &mut SceneWorld,
     steps: usize,
-    mut progress: impl FnMut(usize),
+    mut observe: impl FnMut(usize, &World, &StepReport),
 ) -> Result<(Recording, RunSummary), EngineError> {
     let mut recorder = Recorder::new(scene)?;
     let world = &mut scene.world;
@@ -171,7 +172,7 @@ pub fn run_and_record(
         summary.quarantined += report.quarantined.len();
         summary.solver_failures += report.solver_failures.len();
         recorder.record(world, &report)?;
-        progress(step + 1);
+        observe(step + 1, world, &report);
     }
     summary.bodies_at_end = world.bodies().len();
     summary.simulated_time = world.time() - start_time;

@@ -204,7 +204,7 @@ impl FractureModel for Splitter {
 fn scene_world_recorder_tracks_every_body_every_frame() {
     let mut scene = build_world(&example("pyramid.json")).unwrap();
     let initial: Vec<_> = scene.bodies.iter().map(|b| scene.world.pose(b.id).unwrap()).collect();
-    let (recording, summary) = run_and_record(&mut scene, 5, |_| {}).unwrap();
+    let (recording, summary) = run_and_record(&mut scene, 5, |_, _, _| {}).unwrap();
     assert_eq!(recording.tracks.len(), scene.bodies.len());
     assert_eq!(recording.frame_count(), 6);
     assert!((recording.frame_rate - 30.0).abs() < 1e-9);
@@ -268,6 +268,10 @@ fn scene_world_energized_beam_file_breaks_its_glue_and_gives_back_alpha_times_th
             "{totals:?}"
         );
         assert_eq!(run.recording.frame_count(), 31);
+        // The per-body energies the run keeps add up to the world's own total at the end.
+        let end = run.kinetic_energy_at(1.0);
+        let world = run.summary.kinetic_energy_end;
+        assert!((end - world).abs() <= 1e-12 * world.max(1.0), "{end} vs {world}");
         given.push(totals.injected);
     }
     assert!(given[0] == 0.0 && given[1] > 0.0, "{given:?}");

@@ -148,7 +148,7 @@ impl BodyBlock {
                         block[i][k] += wi * j[k];
                     }
                 }
-                norms = [norms[0].max(norm(&ja)), norms[1].max(norm(&jb))];
+                norms = [norms[0].max(squared(&ja)), norms[1].max(squared(&jb))];
             }
             let global = |i: usize| {
                 let base = key[i / 6];
@@ -167,7 +167,7 @@ impl BodyBlock {
             }
             pairs.push(JacobianBound {
                 sides: key.map(|base| (base != usize::MAX).then_some(base)),
-                norms,
+                norms: norms.map(f64::sqrt),
             });
         }
         let mut matrix = stiffness.clone();
@@ -282,27 +282,29 @@ impl BodyBlock {
             let mut relative = 0.0;
             for (slot, jacobian) in [(row.a, &row.jacobian_a), (row.b, &row.jacobian_b)] {
                 let j = jacobian.components();
-                let v = match self.unknown[slot] {
-                    Some(base) => [
-                        last[base],
-                        last[base + 1],
-                        last[base + 2],
-                        last[base + 3],
-                        last[base + 4],
-                        last[base + 5],
-                    ],
-                    None => velocities[slot].components(),
+                let own;
+                let v: &[f64] = match self.unknown[slot] {
+                    Some(base) => &last[base..base + 6],
+                    None => {
+                        own = velocities[slot].components();
+                        &own
+                    }
                 };
-                relative += j.iter().zip(&v).map(|(a, b)| a * b).sum::<f64>();
+                relative += j.iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
             }
             lambdas[r] = (row.target - relative) / row.cfm_over_h;
         }
     }
 }
 
+/// Sum of squares of a few components.
+fn squared(values: &[f64]) -> f64 {
+    values.iter().map(|v| v * v).sum()
+}
+
 /// Euclidean norm of a few components.
 fn norm(values: &[f64]) -> f64 {
-    values.iter().map(|v| v * v).sum::<f64>().sqrt()
+    squared(values).sqrt()
 }
 
 /// The inverse of a symmetric positive definite 3 x 3 matrix, `None` when it is singular.

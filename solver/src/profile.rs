@@ -130,6 +130,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn joints_profile_multiply_is_the_symmetric_product_of_the_stored_lower_half() {
+        // A 5 x 5 profile with a ragged envelope against the dense product of the full matrix.
+        let first = vec![0, 0, 1, 0, 2];
+        let entry = |p: usize, q: usize| {
+            let (high, low) = (p.max(q), p.min(q));
+            if high == low {
+                4.0 + high as f64
+            } else if low >= first[high] {
+                0.3 * high as f64 - 0.7 * low as f64 + 0.1
+            } else {
+                0.0
+            }
+        };
+        let mut matrix = Profile::zeros(first.clone());
+        for (p, &start) in first.iter().enumerate() {
+            *matrix.diagonal_mut(p) = entry(p, p);
+            for q in start..p {
+                *matrix.lower_mut(p, q) = entry(p, q);
+            }
+        }
+        let x = [1.0, -2.0, 0.5, 3.0, -1.5];
+        let mut y = [f64::NAN; 5];
+        matrix.multiply(&x, &mut y);
+        for (p, got) in y.iter().enumerate() {
+            let expected: f64 = x.iter().enumerate().map(|(q, v)| entry(p, q) * v).sum();
+            assert!((got - expected).abs() < 1e-14, "row {p}: {got} vs {expected}");
+        }
+    }
+
+    #[test]
     fn joints_profile_factor_solves_a_banded_system_exactly() {
         // The 1-D Laplacian plus identity, tridiagonal: A x = b checked by multiplying back.
         let n = 12;

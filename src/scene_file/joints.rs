@@ -7,7 +7,7 @@ use super::description::{BodyDescription, Breakable, JointDescription, JointKind
 use super::error::SceneError;
 use super::json_path::JsonPath;
 use super::raw::{RawJoint, RawJointKind, RawSoftness};
-use super::validate::{finite_vector, nonzero_vector, positive};
+use super::validate::{finite_vector, non_negative, nonzero_vector, positive};
 use crate::integrators::BodyKind;
 
 /// Checks joint `raw` at `path` against the bodies already checked (`names` maps each body's name
@@ -140,13 +140,6 @@ fn softness(path: &JsonPath, raw: &RawSoftness) -> Result<Softness, SceneError> 
             format!("missing field `{missing}`: {present} comes with {missing}"),
         ));
     };
-    let non_negative = |name: &str, value: f64, expected: &str| {
-        if value.is_finite() && value >= 0.0 {
-            Ok(value)
-        } else {
-            Err(SceneError::invalid(&path.key(name), value, expected))
-        }
-    };
     Ok(match group {
         0 => {
             if !(a > 0.0 && a <= 1.0) {
@@ -158,16 +151,16 @@ fn softness(path: &JsonPath, raw: &RawSoftness) -> Result<Softness, SceneError> 
             }
             Softness::ErpCfm {
                 erp: a,
-                cfm: non_negative("cfm", b, "a non-negative constraint force mixing")?,
+                cfm: non_negative(&path.key("cfm"), b, "a non-negative constraint force mixing")?,
             }
         }
         1 => Softness::StiffnessDamping {
             stiffness: positive(&path.key("stiffness"), a, "a positive stiffness in N/m")?,
-            damping: non_negative("damping", b, "a non-negative damping in N s/m")?,
+            damping: non_negative(&path.key("damping"), b, "a non-negative damping in N s/m")?,
         },
         _ => Softness::Frequency {
             hertz: positive(&path.key("hertz"), a, "a positive frequency in Hz")?,
-            damping_ratio: non_negative("damping_ratio", b, "a non-negative damping ratio")?,
+            damping_ratio: non_negative(&path.key("damping_ratio"), b, "a non-negative damping ratio")?,
         },
     })
 }

@@ -83,16 +83,9 @@ pub(crate) fn validate(raw: RawScene, base: &Path) -> Result<SceneDescription, S
 
 /// The energized model's settings at `path`, range-checked.
 fn energized(path: &JsonPath, raw: &RawEnergized) -> Result<EnergizedSettings, SceneError> {
-    let non_negative = |name: &str, value: f64, expected: &str| {
-        if value.is_finite() && value >= 0.0 {
-            Ok(value)
-        } else {
-            Err(SceneError::invalid(&path.key(name), value, expected))
-        }
-    };
     Ok(EnergizedSettings {
         alpha: non_negative(
-            "alpha",
+            &path.key("alpha"),
             raw.alpha,
             "a finite fraction >= 0 of the stored energy to give back (1: all of it)",
         )?,
@@ -101,7 +94,7 @@ fn energized(path: &JsonPath, raw: &RawEnergized) -> Result<EnergizedSettings, S
             RawReinjection::MomentumConserving => Reinjection::MomentumConserving,
         },
         group_interval: non_negative(
-            "group_interval",
+            &path.key("group_interval"),
             raw.group_interval,
             "a finite time in seconds >= 0 (0: no rate limit)",
         )?,
@@ -378,6 +371,15 @@ pub(crate) fn kind_name(kind: BodyKind) -> &'static str {
 }
 
 /// `value` when it is finite and positive.
+/// `value` when it is finite and at least 0; otherwise an error at `path` saying `expected`.
+pub(crate) fn non_negative(path: &JsonPath, value: f64, expected: &str) -> Result<f64, SceneError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(SceneError::invalid(path, value, expected))
+    }
+}
+
 pub(crate) fn positive(path: &JsonPath, value: f64, expected: &str) -> Result<f64, SceneError> {
     if value.is_finite() && value > 0.0 {
         Ok(value)

@@ -67,7 +67,7 @@ fn run_scene(label: &str, scene: &SceneDescription, stem: &str, options: &RunOpt
         println!("  {description}");
     }
     let bar = progress_bar(steps);
-    let result = run_and_record(&mut built, steps, |done| bar.set_position(done as u64));
+    let result = run_and_record(&mut built, steps, |done, _, _| bar.set_position(done as u64));
     bar.finish_and_clear();
     let (recording, summary) = match result {
         Ok(done) => done,
