@@ -13,9 +13,11 @@
 //! partition the parent this gives back `M v_p` and, by the parallel-axis theorem, the parent's
 //! angular momentum `I_p w_p`: no momentum is made or lost by breaking.
 
-use glam::{DAffine3, DVec3};
+use std::sync::Arc;
+
+use glam::{DAffine3, DMat3, DVec3};
 use shatter_collision::mass_properties::VolumeIntegrals;
-use shatter_collision::{BodyMassProperties, Collider, Pose, TriMesh};
+use shatter_collision::{BodyMassProperties, Collider, Pose, SdfGrid, TriMesh};
 use shatter_engine::BodyDesc;
 
 use crate::error::FractureError;
@@ -79,6 +81,111 @@ pub fn fragment_desc(
         desc = desc.with_velocity(linear, parent.angular_velocity);
     }
     Ok(desc)
+}
+
+/// The linear and angular momentum of a body about to break, world frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ParentMomentum {
+    /// Linear momentum, N s.
+    pub linear: DVec3,
+    /// Angular momentum about the world origin, N m s.
+    pub angular: DVec3,
+}
+
+/// The rigid motion of a set of fragments (mass properties `pieces`, in the geometry frame that
+/// sits at `frame`) that carries exactly `momentum`: the velocity `V` of their joint centre of
+/// mass `c` and the angular velocity `W` with `sum_f (I_f + m_f [r_f]^T [r_f]) W = L - M c x V`,
+/// `r_f = c_f - c`. Each fragment then moves with `v_f = V + W x r_f`, `w_f = W`
+/// (`ParentMotion { centre: c, .. }`).
+///
+/// When the pieces have the parent's own mass properties (a level-set body broken on its own
+/// lattice) this is the parent's `(v_p, w_p)` and the formula is Su 2009 section 4.2's. When the
+/// parent's mass properties came from other geometry (exact integrals of an analytic shape or a
+/// mesh) the pieces' cells differ from them by a layer of cells, and `(V, W)` differs from
+/// `(v_p, w_p)` by as much; taking `(v_p, w_p)` as they are would instead make or lose momentum.
+/// Fails on pieces with no mass.
+pub fn assembly_motion(
+    pieces: &[BodyMassProperties],
+    frame: &Pose,
+    momentum: &ParentMomentum,
+) -> Result<ParentMotion, FractureError> {
+    let world = |piece: &BodyMassProperties| {
+        let rotation = DMat3::from_quat(frame.orientation * piece.principal_frame);
+        let inertia = rotation * DMat3::from_diagonal(piece.mass.principal_inertia()) * rotation.transpose();
+        (piece.mass.mass(), frame.transform_point(piece.center_of_mass), inertia)
+    };
+    let mass: f64 = pieces.iter().map(|p| p.mass.mass()).sum();
+    if !(mass.is_finite() && mass > 0.0) {
+        return Err(FractureError::invalid("fragments' total mass (kg)", mass, "positive"));
+    }
+    let centre = pieces.iter().map(&world).fold(DVec3::ZERO, |c, (m, x, _)| c + x * m) / mass;
+    let mut inertia = DMat3::ZERO;
+    for piece in pieces {
+        let (m, x, own) = world(piece);
+        let r = x - centre;
+        inertia += own + (DMat3::from_diagonal(DVec3::splat(r.length_squared())) - outer(r, r)) * m;
+    }
+    let velocity = momentum.linear / mass;
+    let spin = momentum.angular - centre.cross(momentum.linear);
+    // A single piece of a body spinning about a thin axis may have a near-singular tensor only
+    // when it is a line of cells; its inverse is then as good as the cells allow.
+    let angular_velocity = if inertia.determinant().abs() > 0.0 {
+        inertia.inverse() * spin
+    } else {
+        DVec3::ZERO
+    };
+    Ok(ParentMotion {
+        centre,
+        linear_velocity: velocity,
+        angular_velocity,
+    })
+}
+
+/// A piece of a level-set body: what [`level_set_fragment_desc`] needs, in the geometry frame
+/// (the frame of the parent's lattice).
+pub struct LevelSetPiece {
+    /// Mass properties of the piece (from its cells), geometry frame.
+    pub mass: BodyMassProperties,
+    /// The piece's level set on a grid in the geometry frame (negative inside, m).
+    pub level_set: SdfGrid,
+    /// Surface particles, geometry frame.
+    pub particles: Vec<DVec3>,
+}
+
+/// A dynamic body for a piece cut from a level-set body (Su 2009 section 4.2): body frame at the
+/// piece's centre of mass on its principal axes, its particles moved into that frame and its
+/// level set kept on the geometry frame's lattice with the transform stored beside it (as the
+/// paper does), placed where the geometry frame sits (`frame`) and moving with `motion`. Fails
+/// when the level set has no inside or a particle is not finite.
+pub fn level_set_fragment_desc(
+    piece: LevelSetPiece,
+    frame: &Pose,
+    motion: &ParentMotion,
+) -> Result<BodyDesc, FractureError> {
+    let props = piece.mass;
+    let turn = props.principal_frame.inverse();
+    // body = R^T (geometry - c), so the grid's frame sits at (-R^T c, R^T) in the body frame.
+    let grid_frame = Pose::new(-(turn * props.center_of_mass), turn);
+    let particles = piece
+        .particles
+        .iter()
+        .map(|p| turn * (*p - props.center_of_mass))
+        .collect();
+    let collider = Collider::from_level_set_in_frame(Arc::new(piece.level_set), grid_frame, particles)?;
+    let placed = Pose::new(
+        frame.transform_point(props.center_of_mass),
+        (frame.orientation * props.principal_frame).normalize(),
+    );
+    let linear = motion.linear_velocity + motion.angular_velocity.cross(placed.position - motion.centre);
+    Ok(BodyDesc::dynamic(collider)
+        .with_mass_properties(props.mass)
+        .with_pose(placed)
+        .with_velocity(linear, motion.angular_velocity))
+}
+
+/// `u v^T`.
+fn outer(u: DVec3, v: DVec3) -> DMat3 {
+    DMat3::from_cols(u * v.x, u * v.y, u * v.z)
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! The fracture methods of shatter, over one body store.
 //!
 //! Each method is a module implementing the engine's `FractureModel`: [`energized`] (breakable
-//! constraints whose stored energy returns as motion, Li 2018). Still to come: `prescored` (a
-//! fracture pattern aligned at the impact, Su 2009), `modes` (precomputed fracture modes, Sellán
-//! 2023), `bem` (boundary-element stress with crack tracking, Zhu 2015) and `sph` (SPH stress on
+//! constraints whose stored energy returns as motion, Li 2018) and [`prescored`] (a fracture
+//! pattern aligned at each impact, Su 2009). Still to come: `modes` (precomputed fracture modes,
+//! Sellán 2023), `bem` (boundary-element stress with crack tracking, Zhu 2015) and `sph` (SPH stress on
 //! tet-bound particles, Chen 2014).
 //!
 //! Shared by the methods: [`fragments`] (the one place a piece of geometry becomes a body),
@@ -18,5 +18,6 @@ pub mod energized;
 pub mod error;
 pub mod fragments;
 pub mod prescore;
+pub mod prescored;
 
 pub use error::FractureError;

@@ -47,7 +47,10 @@ pub fn shape_mesh(shape: &Shape) -> TriMesh {
 pub fn collider_mesh(collider: &Collider) -> Result<TriMesh, GeometryError> {
     match collider.geometry() {
         Geometry::Shape(shape) => Ok(shape_mesh(shape)),
-        Geometry::LevelSet(grid) => contour(grid),
+        Geometry::LevelSet(grid) => {
+            let frame = collider.grid_frame();
+            Ok(contour(grid)?.transformed(DAffine3::from_rotation_translation(frame.orientation, frame.position)))
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use crate::error::GeometryError;
 use crate::grid::{GridSpec, SdfGrid};
 use crate::level_set::level_set_from_mesh;
 use crate::particles::{project_to_surface, sample_level_set, sample_surface};
+use crate::pose::Pose;
 use crate::shapes::{Capsule, Shape, SignedDistance};
 use crate::trimesh::TriMesh;
 
@@ -30,6 +31,9 @@ pub struct Collider {
     particles: Arc<[DVec3]>,
     /// Box around the solid (not the grid's padding); `None` for unbounded shapes.
     bounds: Option<Aabb>,
+    /// Where a level set's grid frame sits in the body frame (`x_body = frame * x_grid`);
+    /// `None` when the grid is given in the body frame itself.
+    grid_frame: Option<Pose>,
 }
 
 impl Collider {
@@ -50,12 +54,26 @@ impl Collider {
             geometry: Geometry::Shape(shape),
             particles: particles.into(),
             bounds: shape.bounds(),
+            grid_frame: None,
         })
     }
 
     /// A level set with its surface particles (body frame). Fails on a non-finite particle or a
     /// grid with no inside.
     pub fn from_level_set(grid: SdfGrid, particles: Vec<DVec3>) -> Result<Self, GeometryError> {
+        Self::from_level_set_in_frame(Arc::new(grid), Pose::IDENTITY, particles)
+    }
+
+    /// A level set whose grid is laid out in its own frame, which sits at `frame` in the body
+    /// frame (`x_body = frame * x_grid`), with surface particles in the body frame. This keeps a
+    /// fragment on its parent's lattice while its body frame turns to its principal axes (Su 2009
+    /// section 4.2 stores "this same transform along with the level set"), so nothing is
+    /// resampled. Fails on a non-finite particle or pose, or a grid with no inside.
+    pub fn from_level_set_in_frame(
+        grid: Arc<SdfGrid>,
+        frame: Pose,
+        particles: Vec<DVec3>,
+    ) -> Result<Self, GeometryError> {
         if let Some((index, p)) = particles.iter().enumerate().find(|(_, p)| !p.is_finite()) {
             return Err(GeometryError::NotFinite {
                 what: "particle",
@@ -63,13 +81,33 @@ impl Collider {
                 value: format!("{p:?}"),
             });
         }
-        let bounds = inside_bounds(&grid).ok_or(GeometryError::Empty {
+        if !frame.is_valid() {
+            return Err(GeometryError::invalid(
+                "level-set frame",
+                frame,
+                "a finite pose with a unit rotation",
+            ));
+        }
+        let local = inside_bounds(&grid).ok_or(GeometryError::Empty {
             what: "level set (no negative sample)",
         })?;
+        let identity = frame == Pose::IDENTITY;
+        let bounds = if identity {
+            local
+        } else {
+            Aabb::from_points((0..8).map(|c| {
+                frame.transform_point(DVec3::new(
+                    if c & 1 == 0 { local.min.x } else { local.max.x },
+                    if c & 2 == 0 { local.min.y } else { local.max.y },
+                    if c & 4 == 0 { local.min.z } else { local.max.z },
+                ))
+            }))
+        };
         Ok(Self {
-            geometry: Geometry::LevelSet(Arc::new(grid)),
+            geometry: Geometry::LevelSet(grid),
             particles: particles.into(),
             bounds: Some(bounds),
+            grid_frame: (!identity).then_some(frame),
         })
     }
 
@@ -95,6 +133,12 @@ impl Collider {
         &self.geometry
     }
 
+    /// Where a level set's grid frame sits in the body frame (`x_body = frame * x_grid`); the
+    /// identity for shapes and for grids laid out in the body frame.
+    pub fn grid_frame(&self) -> Pose {
+        self.grid_frame.unwrap_or(Pose::IDENTITY)
+    }
+
     /// Surface particles, body frame.
     pub fn particles(&self) -> &[DVec3] {
         &self.particles
@@ -110,7 +154,13 @@ impl Collider {
     pub fn distance_and_gradient(&self, point: DVec3) -> (f64, DVec3) {
         match &self.geometry {
             Geometry::Shape(shape) => shape.distance_and_gradient(point),
-            Geometry::LevelSet(grid) => grid.value_and_gradient(point),
+            Geometry::LevelSet(grid) => match &self.grid_frame {
+                None => grid.value_and_gradient(point),
+                Some(frame) => {
+                    let (value, gradient) = grid.value_and_gradient(frame.inverse_transform_point(point));
+                    (value, frame.orientation * gradient)
+                }
+            },
         }
     }
 
@@ -119,7 +169,10 @@ impl Collider {
     pub fn distance(&self, point: DVec3) -> f64 {
         match &self.geometry {
             Geometry::Shape(shape) => shape.distance(point),
-            Geometry::LevelSet(grid) => grid.value(point),
+            Geometry::LevelSet(grid) => match &self.grid_frame {
+                None => grid.value(point),
+                Some(frame) => grid.value(frame.inverse_transform_point(point)),
+            },
         }
     }
 }

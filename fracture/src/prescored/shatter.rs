@@ -1,0 +1,484 @@
+//! One fracture event (Su 2009 section 4.2): place the pattern on the impact, cut the parent's
+//! lattice into components, group them into fragments, give each its level set
+//! `max(phi_parent, phi_region)`, its surface particles and its mass properties, and describe it
+//! as a body that carries its share of the parent's momentum.
+//!
+//! Particles: the parent's particles go to the fragment whose level set is lowest at them (among
+//! the fragments of the eight lattice samples around them: the paper's voxel assignment, with the
+//! level-set comparison where a cell is shared), and a region's particles are made on the cut
+//! faces: every lattice sample next to a sample of another region is projected onto its region's
+//! boundary, kept where it lies inside the parent, and thinned to the particle spacing.
+
+use glam::DVec3;
+use hashbrown::HashSet;
+use rayon::prelude::*;
+use shatter_collision::{Aabb, BodyMassProperties, GridSpec, Pose, SdfGrid};
+use shatter_engine::BodyDesc;
+
+use super::intersect::{Debris, Grouping, Intersection, NONE, group, intersect};
+use super::pattern::FracturePattern;
+use super::placement::{Alignment, Placement};
+use crate::error::FractureError;
+use crate::fragments::{LevelSetPiece, ParentMomentum, ParentMotion, assembly_motion, level_set_fragment_desc};
+
+/// The body being broken, as the event needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Parent<'a> {
+    /// Its level set on its lattice, body frame (negative inside, m).
+    pub level_set: &'a SdfGrid,
+    /// Its surface particles, body frame.
+    pub particles: &'a [DVec3],
+    /// Its pose in the world.
+    pub pose: Pose,
+    /// Its mass, kg.
+    pub mass: f64,
+    /// Its momentum, world frame.
+    pub momentum: ParentMomentum,
+}
+
+/// How a fracture event cuts and what it keeps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShatterSettings {
+    /// How the pattern is aligned with the impact.
+    pub alignment: Alignment,
+    /// Fragments below this volume are debris, m^3.
+    pub min_fragment_volume: f64,
+    /// What happens to debris.
+    pub debris: Debris,
+    /// Distance between the particles made on cut faces, m.
+    pub particle_spacing: f64,
+}
+
+/// What a fracture event made.
+#[derive(Clone, Debug)]
+pub struct Shattered {
+    /// Where the pattern was placed, parent body frame.
+    pub placement: Placement,
+    /// The fragments, ready to spawn (the parent is to be removed).
+    pub fragments: Vec<BodyDesc>,
+    /// The pattern region each fragment came from (its largest part's).
+    pub regions: Vec<u32>,
+    /// Mass of the debris taken out of the world, kg.
+    pub removed_mass: f64,
+    /// Momentum the removed debris carried away, world frame.
+    pub removed_momentum: ParentMomentum,
+    /// The rigid motion the fragments share (see [`assembly_motion`]).
+    pub motion: ParentMotion,
+    /// Volume of the parent's cells, m^3 (its mass over this is the fragments' density).
+    pub cell_volume: f64,
+}
+
+/// Breaks `parent` with `pattern` for an impact at body-frame `point` pushing along body-frame
+/// `normal`. Changes nothing anywhere: the caller spawns the fragments and removes the parent.
+/// Fails naming a bad point, normal, setting or mass, or a parent with no inside.
+pub fn shatter(
+    parent: &Parent<'_>,
+    pattern: &FracturePattern,
+    point: DVec3,
+    normal: DVec3,
+    settings: &ShatterSettings,
+) -> Result<Shattered, FractureError> {
+    if !(settings.particle_spacing.is_finite() && settings.particle_spacing > 0.0) {
+        return Err(FractureError::invalid(
+            "particle spacing (m)",
+            settings.particle_spacing,
+            "a positive length",
+        ));
+    }
+    if !(settings.min_fragment_volume.is_finite() && settings.min_fragment_volume >= 0.0) {
+        return Err(FractureError::invalid(
+            "minimum fragment volume (m^3)",
+            settings.min_fragment_volume,
+            "zero or a positive volume",
+        ));
+    }
+    if !(parent.mass.is_finite() && parent.mass > 0.0) {
+        return Err(FractureError::invalid(
+            "parent mass (kg)",
+            parent.mass,
+            "a positive finite mass",
+        ));
+    }
+    let body = parent.level_set;
+    let spacing = body.spec().spacing;
+    let bounds =
+        inside_box(body).ok_or_else(|| FractureError::input("the body to break has no inside on its lattice"))?;
+    let placement = Placement::new(pattern, body.spec(), bounds, point, normal, settings.alignment)?;
+    let cut = intersect(body, pattern, &placement);
+    let cell = spacing * spacing * spacing;
+    let min_cells = (settings.min_fragment_volume / cell).ceil() as usize;
+    let grouping = group(body, &cut, min_cells, settings.debris);
+    let total_cells: usize = cut.parts.iter().map(|p| p.cells).sum();
+    let cell_volume = total_cells as f64 * cell;
+    let density = parent.mass / cell_volume;
+
+    // Mass properties of every fragment and of every removed piece: the motion that carries the
+    // parent's momentum is shared by all of them.
+    let integrals = |components: &[u32]| {
+        components
+            .iter()
+            .map(|&c| cut.parts[c as usize].integrals(spacing))
+            .fold(Default::default(), |sum: shatter_collision::VolumeIntegrals, i| {
+                sum.plus(i)
+            })
+    };
+    let fragment_mass: Vec<BodyMassProperties> = grouping
+        .fragments
+        .iter()
+        .map(|f| BodyMassProperties::from_integrals(integrals(f), density))
+        .collect::<Result<_, _>>()?;
+    let removed_mass: Vec<BodyMassProperties> = grouping
+        .removed
+        .iter()
+        .map(|&c| BodyMassProperties::from_integrals(integrals(&[c]), density))
+        .collect::<Result<_, _>>()?;
+    let everything: Vec<BodyMassProperties> = fragment_mass.iter().chain(&removed_mass).copied().collect();
+    let motion = assembly_motion(&everything, &parent.pose, &parent.momentum)?;
+    let mut removed_momentum = ParentMomentum {
+        linear: DVec3::ZERO,
+        angular: DVec3::ZERO,
+    };
+    for piece in &removed_mass {
+        let centre = parent.pose.transform_point(piece.center_of_mass);
+        let velocity = motion.linear_velocity + motion.angular_velocity.cross(centre - motion.centre);
+        let rotation = glam::DMat3::from_quat(parent.pose.orientation * piece.principal_frame);
+        let inertia = rotation * glam::DMat3::from_diagonal(piece.mass.principal_inertia()) * rotation.transpose();
+        removed_momentum.linear += velocity * piece.mass.mass();
+        removed_momentum.angular += centre.cross(velocity * piece.mass.mass()) + inertia * motion.angular_velocity;
+    }
+
+    let fragment_of = fragment_of_component(&cut, &grouping);
+    let cutter = Cutter {
+        body,
+        pattern,
+        placement: &placement,
+        cut: &cut,
+        grouping: &grouping,
+        fragment_of: &fragment_of,
+        split: split_regions(pattern.region_count(), &cut, &fragment_of),
+    };
+    let mut particles = cutter.particles(parent.particles, settings.particle_spacing);
+    let grids = (0..grouping.fragments.len())
+        .into_par_iter()
+        .map(|f| cutter.grid(f as u32))
+        .collect::<Result<Vec<_>, _>>()?;
+    let fragments = grids
+        .into_iter()
+        .enumerate()
+        .map(|(f, level_set)| {
+            let piece = LevelSetPiece {
+                mass: fragment_mass[f],
+                level_set,
+                particles: std::mem::take(&mut particles[f]),
+            };
+            level_set_fragment_desc(piece, &parent.pose, &motion)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Shattered {
+        placement,
+        fragments,
+        regions: grouping
+            .fragments
+            .iter()
+            .map(|f| cut.parts[f[0] as usize].region)
+            .collect(),
+        removed_mass: removed_mass.iter().map(|p| p.mass.mass()).sum(),
+        removed_momentum,
+        motion,
+        cell_volume,
+    })
+}
+
+/// The box of a level set's inside samples grown by half a spacing (the cells they stand for).
+fn inside_box(body: &SdfGrid) -> Option<Aabb> {
+    let spec = body.spec();
+    let bounds = body
+        .values()
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| **v < 0.0)
+        .fold(Aabb::EMPTY, |b, (index, _)| {
+            let [i, j, k] = spec.coordinates(index);
+            b.including(spec.position(i, j, k))
+        });
+    (!bounds.is_empty()).then(|| bounds.expanded(0.5 * spec.spacing))
+}
+
+/// Per region, whether its components went to more than one fragment (or some were removed).
+fn split_regions(regions: usize, cut: &Intersection, fragment_of: &[u32]) -> Vec<bool> {
+    let mut first = vec![None; regions];
+    let mut split = vec![false; regions];
+    for (part, &f) in cut.parts.iter().zip(fragment_of) {
+        let r = part.region as usize;
+        match first[r] {
+            None => first[r] = Some(f),
+            Some(g) if g != f => split[r] = true,
+            Some(_) => {}
+        }
+    }
+    split
+}
+
+/// The fragment of every component ([`NONE`] for removed ones).
+fn fragment_of_component(cut: &Intersection, grouping: &Grouping) -> Vec<u32> {
+    let mut fragment_of = vec![NONE; cut.parts.len()];
+    for (f, components) in grouping.fragments.iter().enumerate() {
+        for &c in components {
+            fragment_of[c as usize] = f as u32;
+        }
+    }
+    fragment_of
+}
+
+/// Level-set values this many spacings outside a fragment need only their sign.
+const FAR_CELLS: f64 = 3.0;
+
+/// Level sets and particles of the fragments of one cut.
+struct Cutter<'a> {
+    body: &'a SdfGrid,
+    pattern: &'a FracturePattern,
+    placement: &'a Placement,
+    cut: &'a Intersection,
+    grouping: &'a Grouping,
+    fragment_of: &'a [u32],
+    /// Per region: whether it fell into more than one fragment.
+    split: Vec<bool>,
+}
+
+impl Cutter<'_> {
+    /// Fragment `f`'s level set at body-frame `x`, m: the lowest over its components of
+    /// `max(phi_parent, phi_region)` (Su 2009 section 4.2). Where `x` is nearest a lattice sample of
+    /// the same region that belongs to another fragment (the region fell apart into several
+    /// components) the value is kept at least half a spacing above zero, so that the components
+    /// do not share an inside.
+    fn value(&self, f: u32, x: DVec3) -> f64 {
+        let spec = self.body.spec();
+        // Beyond this distance from a fragment only the sign of its level set matters (the
+        // narrow phase tests particles against it), so the cheaper of the two values decides.
+        let far = FAR_CELLS * spec.spacing;
+        let mut body = None;
+        let mut value = f64::INFINITY;
+        for &c in &self.grouping.fragments[f as usize] {
+            let region = self.cut.parts[c as usize].region;
+            let mut v = self.placement.region_value_capped(self.pattern, region, x, far);
+            if v < far {
+                v = v.max(*body.get_or_insert_with(|| self.body.value(x)));
+            }
+            if self.split[region as usize] && v < far {
+                v = v.max(self.mask(f, region, x));
+            }
+            value = value.min(v);
+        }
+        value
+    }
+
+    /// Half a spacing where `x` is nearest a lattice sample of `region` that belongs to another
+    /// fragment than `f`, minus infinity elsewhere.
+    fn mask(&self, f: u32, region: u32, x: DVec3) -> f64 {
+        let spec = self.body.spec();
+        let local = ((x - spec.origin) / spec.spacing).round();
+        let inside = local.cmpge(DVec3::ZERO).all()
+            && (local.x as usize) < spec.dims[0]
+            && (local.y as usize) < spec.dims[1]
+            && (local.z as usize) < spec.dims[2];
+        if inside {
+            let s = spec.index(local.x as usize, local.y as usize, local.z as usize);
+            let other = self.cut.components[s];
+            if self.cut.labels[s] == region && other != NONE && self.fragment_of[other as usize] != f {
+                return 0.5 * spec.spacing;
+            }
+        }
+        f64::NEG_INFINITY
+    }
+
+    /// Surface particles of every fragment, body frame.
+    fn particles(&self, parent: &[DVec3], spacing: f64) -> Vec<Vec<DVec3>> {
+        let count = self.grouping.fragments.len();
+        let mut particles = vec![Vec::new(); count];
+        let spec = self.body.spec();
+        let [nx, ny, nz] = spec.dims;
+        // The parent's own particles: voxel assignment, compared by level set where a cell is
+        // shared by fragments.
+        let owners: Vec<Option<u32>> = parent
+            .par_iter()
+            .map(|&x| {
+                let local = (x - spec.origin) / spec.spacing;
+                let base = local.floor();
+                let mut candidates: smallvec::SmallVec<[u32; 8]> = smallvec::SmallVec::new();
+                for corner in 0..8 {
+                    let offset = DVec3::new(
+                        (corner & 1) as f64,
+                        ((corner >> 1) & 1) as f64,
+                        ((corner >> 2) & 1) as f64,
+                    );
+                    let at = base + offset;
+                    if at.cmplt(DVec3::ZERO).any() || at.x as usize >= nx || at.y as usize >= ny || at.z as usize >= nz
+                    {
+                        continue;
+                    }
+                    let c = self.cut.components[spec.index(at.x as usize, at.y as usize, at.z as usize)];
+                    if c != NONE
+                        && self.fragment_of[c as usize] != NONE
+                        && !candidates.contains(&self.fragment_of[c as usize])
+                    {
+                        candidates.push(self.fragment_of[c as usize]);
+                    }
+                }
+                match candidates.len() {
+                    0 => None,
+                    1 => Some(candidates[0]),
+                    _ => candidates
+                        .iter()
+                        .min_by(|a, b| self.value(**a, x).total_cmp(&self.value(**b, x)).then(a.cmp(b)))
+                        .copied(),
+                }
+            })
+            .collect();
+        for (&x, owner) in parent.iter().zip(owners) {
+            if let Some(owner) = owner {
+                particles[owner as usize].push(x);
+            }
+        }
+        // The regions' particles on the cut faces, thinned by bins of the particle spacing.
+        // Planes of the lattice are scanned in parallel, then binned in order.
+        let found: Vec<Vec<(u32, Option<DVec3>, DVec3)>> = (0..nz)
+            .into_par_iter()
+            .map(|k| {
+                let mut found = Vec::new();
+                for j in 0..ny {
+                    for i in 0..nx {
+                        let s = spec.index(i, j, k);
+                        let c = self.cut.components[s];
+                        if c == NONE || self.fragment_of[c as usize] == NONE {
+                            continue;
+                        }
+                        let f = self.fragment_of[c as usize];
+                        let neighbours = [
+                            (i > 0).then(|| s - 1),
+                            (i + 1 < nx).then_some(s + 1),
+                            (j > 0).then(|| s - nx),
+                            (j + 1 < ny).then_some(s + nx),
+                            (k > 0).then(|| s - nx * ny),
+                            (k + 1 < nz).then_some(s + nx * ny),
+                        ];
+                        let mut on_cut = false;
+                        let mut on_surface = false;
+                        for n in neighbours.into_iter().flatten() {
+                            let d = self.cut.components[n];
+                            if d == NONE {
+                                on_surface = true;
+                            } else if self.fragment_of[d as usize] != f {
+                                on_cut |= self.cut.labels[n] != self.cut.labels[s];
+                                on_surface |= self.fragment_of[d as usize] == NONE;
+                            }
+                        }
+                        if !(on_cut || on_surface) {
+                            continue;
+                        }
+                        let x = spec.position(i, j, k);
+                        let point = on_cut
+                            .then(|| {
+                                let region = self.cut.labels[s];
+                                self.placement
+                                    .to_body(self.pattern.project(region, self.placement.to_pattern(x)))
+                            })
+                            .filter(|p| self.body.value(*p) <= 0.0 && (*p - x).length() <= 2.0 * spec.spacing);
+                        found.push((f, point, x));
+                    }
+                }
+                found
+            })
+            .collect();
+        let mut bins: Vec<HashSet<[i64; 3]>> = vec![HashSet::new(); count];
+        let mut boundary: Vec<Vec<DVec3>> = vec![Vec::new(); count];
+        for (f, point, x) in found.into_iter().flatten() {
+            if let Some(p) = point {
+                let bin = (p / spacing).floor().as_i64vec3().to_array();
+                if bins[f as usize].insert(bin) {
+                    particles[f as usize].push(p);
+                }
+            }
+            boundary[f as usize].push(x);
+        }
+        // A fragment the parent's particles missed and no cut face reached (a sliver at the
+        // resolution of the lattice) takes its outermost samples.
+        for (f, list) in particles.iter_mut().enumerate() {
+            if list.is_empty() {
+                list.append(&mut boundary[f]);
+            }
+        }
+        particles
+    }
+
+    /// Fragment `f`'s level set at the samples of the parent's lattice around its cells (grown by
+    /// [`PADDING`] samples, beyond the lattice where the cells reach its edge): the lattice
+    /// values themselves, so a fragment and its own fragments stay on one lattice and nothing
+    /// is interpolated.
+    fn grid(&self, f: u32) -> Result<SdfGrid, FractureError> {
+        let spec = self.body.spec();
+        let parts = &self.grouping.fragments[f as usize];
+        let mut low = [i64::MAX; 3];
+        let mut high = [i64::MIN; 3];
+        for &c in parts {
+            let part = &self.cut.parts[c as usize];
+            for a in 0..3 {
+                low[a] = low[a].min(part.low[a] as i64 - PADDING);
+                high[a] = high[a].max(part.high[a] as i64 + PADDING);
+            }
+        }
+        let dims = [0, 1, 2].map(|a| (high[a] - low[a] + 1) as usize);
+        let origin = spec.origin + DVec3::new(low[0] as f64, low[1] as f64, low[2] as f64) * spec.spacing;
+        let sub = GridSpec::try_new(origin, spec.spacing, dims)?;
+        let far = FAR_CELLS * spec.spacing;
+        let regions: smallvec::SmallVec<[(u32, bool); 4]> = parts
+            .iter()
+            .map(|&c| {
+                let region = self.cut.parts[c as usize].region;
+                (region, self.split[region as usize])
+            })
+            .collect();
+        let [nx, ny, _] = dims;
+        let mut values = vec![0.0; sub.sample_count()];
+        values.par_chunks_mut(nx * ny).enumerate().for_each(|(k, plane)| {
+            let gk = low[2] + k as i64;
+            for j in 0..ny {
+                let gj = low[1] + j as i64;
+                for i in 0..nx {
+                    let gi = low[0] + i as i64;
+                    let x = sub.position(i, j, k);
+                    let lattice = (0..spec.dims[0] as i64).contains(&gi)
+                        && (0..spec.dims[1] as i64).contains(&gj)
+                        && (0..spec.dims[2] as i64).contains(&gk);
+                    let index = lattice.then(|| spec.index(gi as usize, gj as usize, gk as usize));
+                    let body = match index {
+                        Some(s) => self.body.values()[s],
+                        None => self.body.value(x),
+                    };
+                    if body > far {
+                        plane[i + nx * j] = body;
+                        continue;
+                    }
+                    let mut value = f64::INFINITY;
+                    for &(region, split) in &regions {
+                        let mut v = self
+                            .placement
+                            .region_value_capped(self.pattern, region, x, far)
+                            .max(body);
+                        if let (true, Some(s)) = (split, index) {
+                            let other = self.cut.components[s];
+                            if self.cut.labels[s] == region && other != NONE && self.fragment_of[other as usize] != f {
+                                v = v.max(0.5 * spec.spacing);
+                            }
+                        }
+                        value = value.min(v);
+                    }
+                    plane[i + nx * j] = value;
+                }
+            }
+        });
+        Ok(SdfGrid::try_from_values(sub, values)?)
+    }
+}
+
+/// Samples of padding around a fragment's cells in its level set.
+const PADDING: i64 = 2;
