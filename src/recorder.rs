@@ -116,6 +116,10 @@ pub struct RunSummary {
     pub potential_energy_end: f64,
     /// Joints broken over the run (past their breaking impulse, or by a fracture model).
     pub broken_joints: usize,
+    /// Bodies broken by fracture models over the run.
+    pub fractures: usize,
+    /// Fragments fracture models spawned over the run.
+    pub fragments: usize,
     /// Bodies quarantined (state went non-finite) over the run.
     pub quarantined: usize,
     /// Contacts or joints whose rows the solver could not build, over the run.
@@ -154,6 +158,8 @@ pub fn run_and_record(
         kinetic_energy_end: world.kinetic_energy(),
         potential_energy_end: world.potential_energy(),
         broken_joints: 0,
+        fractures: 0,
+        fragments: 0,
         quarantined: 0,
         solver_failures: 0,
     };
@@ -169,6 +175,8 @@ pub fn run_and_record(
         summary.kinetic_energy_end = report.kinetic_energy_after;
         summary.potential_energy_end = report.potential_energy_after;
         summary.broken_joints += report.broken_joints;
+        summary.fractures += report.fractures;
+        summary.fragments += report.spawned.len();
         summary.quarantined += report.quarantined.len();
         summary.solver_failures += report.solver_failures.len();
         recorder.record(world, &report)?;

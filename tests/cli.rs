@@ -252,16 +252,19 @@ fn cli_run_writes_a_glb_with_a_node_per_body_and_a_frame_per_step() {
 #[test]
 fn cli_default_runs_the_built_in_scene() {
     let directory = scratch("default");
-    let output = shatter(&["--frames", "3", "--out", directory.to_str().unwrap()]);
+    let output = shatter(&["--frames", "8", "--out", directory.to_str().unwrap()]);
     let report = text(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{report}{}", text(&output.stderr));
     let path = directory.join("default.glb");
     assert!(report.contains(&format!("wrote {}", path.display())), "{report}");
+    // The ball reaches the wall within the first few frames and the wall breaks.
+    assert!(report.contains("bodies broken: 1 into"), "{report}");
+    let fragments = number_after(&report, "bodies broken: 1 into") as usize;
     let (names, keyframes) = nodes_and_keyframes(&glb_json(&std::fs::read(&path).unwrap()));
-    let scene = shatter::scenes::wall_and_ball();
-    assert_eq!(names.len(), scene.bodies.len());
+    let scene = shatter::scenes::shatter_wall();
+    assert_eq!(names.len(), scene.bodies.len() + fragments);
     assert!(names.iter().any(|n| n == "ball"));
-    assert_eq!(keyframes, 4);
+    assert_eq!(keyframes, 9);
     std::fs::remove_dir_all(&directory).unwrap();
 }
 

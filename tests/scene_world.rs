@@ -276,3 +276,38 @@ fn scene_world_energized_beam_file_breaks_its_glue_and_gives_back_alpha_times_th
     }
     assert!(given[0] == 0.0 && given[1] > 0.0, "{given:?}");
 }
+
+#[test]
+fn scene_world_prescored_bodies_break_and_bad_parameters_are_named() {
+    use shatter::fracture::prescored::PrescoredFracture;
+    let scene = shatter::scenes::shatter_wall();
+    let mut built = build_world(&scene).unwrap();
+    let wall = built.id("wall").unwrap();
+    let model = built.world.fracture_model::<PrescoredFracture>().unwrap();
+    assert!(model.is_breakable(wall));
+    assert!(!model.is_breakable(built.id("ball").unwrap()));
+    let (_, summary) = run_and_record(&mut built, 8, |_, _, _| {}).unwrap();
+    assert_eq!(summary.fractures, 1);
+    assert!(summary.fragments >= 20, "{} fragments", summary.fragments);
+    // The block and the body parameters round-trip through the file format.
+    let again = parse_scene(&scene.to_json_string(), Path::new("scenes")).unwrap();
+    assert_eq!(again, scene);
+    let broken = |from: &str, to: &str| {
+        let text = shatter::scenes::SHATTER_WALL_JSON.replace(from, to);
+        let scene = parse_scene(&text, Path::new("scenes")).unwrap();
+        build_world(&scene).err().map(|e| e.to_string()).unwrap_or_default()
+    };
+    let message = broken("\"threshold\": 2000, ", "");
+    assert!(message.contains("bodies[1].fracture.threshold"), "{message}");
+    let message = broken("\"pattern\": \"dartboard\"", "\"pattern\": \"lattice\"");
+    assert!(
+        message.contains("bodies[1].fracture.pattern") && message.contains("lattice"),
+        "{message}"
+    );
+    let message = broken("\"debris\": \"merge\"", "\"debris\": \"dust\"");
+    assert!(message.contains("prescored.debris"), "{message}");
+    let message = broken("\"rings\": 4", "\"rings\": 0");
+    assert!(message.contains("prescored.patterns.dartboard.radial"), "{message}");
+    let message = broken("\"threshold\": 2000", "\"threshold\": -5");
+    assert!(message.contains("threshold"), "{message}");
+}

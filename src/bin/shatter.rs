@@ -1,7 +1,8 @@
 //! The `shatter` command-line tool.
 //!
-//! With no arguments it runs the default scene built into the binary (a wall of bricks hit by a
-//! heavy steel ball, 3 s at 30 Hz) and writes `out/default.glb`. Subcommands run and summarize
+//! With no arguments it runs the default scene built into the binary (a concrete wall shattered
+//! by a heavy steel ball with an impact-centred fracture pattern, 3 s at 30 Hz) and writes
+//! `out/default.glb`. Subcommands run and summarize
 //! scene files, inspect mesh files, check scene files, write the exporters' analytic sample and
 //! run the spin-drift study.
 
@@ -21,8 +22,8 @@ use shatter::spin_drift::run_study;
 
 /// A rigid-body physics engine in which fracture is first-class.
 ///
-/// Without a subcommand, runs the built-in scene (a wall of bricks hit by a heavy ball) for 90
-/// frames at 30 Hz and writes out/default.glb.
+/// Without a subcommand, runs the built-in scene (a concrete wall shattered by a heavy ball) for
+/// 90 frames at 30 Hz and writes out/default.glb.
 #[derive(Parser)]
 #[command(name = "shatter", version, args_conflicts_with_subcommands = true)]
 struct Cli {

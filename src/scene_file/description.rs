@@ -34,6 +34,9 @@ pub struct SceneDescription {
     /// [`JointDescription::breakable`]; `None` when the file gives no `energized` block (a
     /// breakable joint then gets the model's defaults, see [`SceneDescription::energized_model`]).
     pub energized: Option<EnergizedSettings>,
+    /// The `prescored` block (the prescored model's settings and named fracture patterns), kept
+    /// as given: the model checks it when the world is built (`scene_world`).
+    pub prescored: Option<Map<String, Value>>,
 }
 
 /// One body as the scene file places it.

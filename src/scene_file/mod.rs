@@ -46,6 +46,10 @@
 //!     "reinjection": "per_body",                 // "per_body" | "momentum_conserving"
 //!     "group_interval": 0,                       // s, >= 0: one break per group per interval
 //!     "seed": 0                                  // directions drawn under pure tension
+//!   },
+//!   "prescored": {                               // optional, see below
+//!     "debris": "merge",                         // "merge" | "remove" | "keep"
+//!     "patterns": {"dartboard": {"radial": {"rings": 4, "spokes": 10}}}
 //!   }
 //! }
 //! ```
@@ -71,7 +75,12 @@
 //!
 //! Fracture: an object whose `model` is one of `energized`, `prescored`, `modes`, `bem`, `sph`;
 //! its other members are that method's parameters, kept as given
-//! ([`FractureDescription::parameters`]) for the method to check.
+//! ([`FractureDescription::parameters`]) for the method to check. A `prescored` body (Su 2009,
+//! `fracture::prescored`) breaks when a contact impulse on it exceeds its `threshold` (N s,
+//! required), with its `pattern` (a name from the top-level `prescored.patterns`, or a pattern
+//! object) aligned on the impact; `cells` (default 100) is the lattice resolution along an
+//! analytic shape's longest side. The top-level `prescored` block (kept as given too) holds the
+//! model's settings and the named patterns; `scene_world::prescored` documents every member.
 //!
 //! Joint anchors and hinge axes are in the world frame at the initial poses (the engine converts
 //! them into each body's frame once), because that is how one places a joint by eye. Softness is

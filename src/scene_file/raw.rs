@@ -35,6 +35,10 @@ pub struct RawScene {
     pub joints: Vec<RawJoint>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energized: Option<RawEnergized>,
+    /// The prescored-fracture model's settings and named patterns, kept as given for the model
+    /// to check when the world is built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prescored: Option<Value>,
 }
 
 /// The energized-fracture model's settings (Li 2018).

@@ -34,6 +34,7 @@ impl SceneDescription {
                 group_interval: model.group_interval,
                 seed: model.seed,
             }),
+            prescored: self.prescored.clone().map(Value::Object),
         };
         // The raw types hold only strings, numbers, arrays and maps with string keys.
         serde_json::to_value(raw).unwrap_or(Value::Null)

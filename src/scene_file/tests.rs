@@ -48,7 +48,7 @@ fn scene_file_example_scenes_parse_with_their_masses() {
     let brick = &wall.bodies[wall.body_index("brick_2_2").unwrap()];
     let fracture = brick.fracture.as_ref().unwrap();
     assert_eq!(fracture.model, FractureModel::Prescored);
-    assert_eq!(fracture.parameters["cells"], 8);
+    assert_eq!(fracture.parameters["cells"], 40);
     assert_eq!(wall.bodies[0].kind, BodyKind::Static);
     assert_eq!(wall.bodies[0].mass_kg(), None);
 

@@ -70,6 +70,17 @@ pub(crate) fn validate(raw: RawScene, base: &Path) -> Result<SceneDescription, S
         None => None,
         Some(model) => Some(energized(&root.key("energized"), &model)?),
     };
+    let prescored = match raw.prescored {
+        None => None,
+        Some(Value::Object(map)) => Some(map),
+        Some(other) => {
+            return Err(SceneError::invalid(
+                &root.key("prescored"),
+                other,
+                "an object of prescored-fracture settings",
+            ));
+        }
+    };
     Ok(SceneDescription {
         description: raw.description,
         gravity,
@@ -78,6 +89,7 @@ pub(crate) fn validate(raw: RawScene, base: &Path) -> Result<SceneDescription, S
         bodies,
         joints,
         energized,
+        prescored,
     })
 }
 

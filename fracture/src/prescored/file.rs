@@ -19,7 +19,8 @@ use crate::error::FractureError;
 const MAGIC: &[u8; 8] = b"SHATPAT1";
 
 impl FracturePattern {
-    /// The pattern as bytes (see the [module docs](self)).
+    /// The pattern as bytes: the 8 bytes `SHATPAT1`, then what defines the pattern, little-endian
+    /// (the layout is described where the format is implemented, `prescored/file.rs`).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(MAGIC);

@@ -38,7 +38,8 @@ pub(crate) enum Regions {
     LevelSets(Vec<SdfGrid>),
 }
 
-/// Space cut into regions, to be aligned on an impact. See the [module docs](self).
+/// Space cut into regions, to be aligned on an impact: regions of the unit box `[0, 1]^3` with
+/// level sets, an impact point and a frame whose z axis is the direction of impact.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FracturePattern {
     regions: Regions,

@@ -12,10 +12,10 @@ use shatter::integrators::BodyKind;
 use shatter::recorder::{RunSummary, run_and_record};
 use shatter::scene_file::{SceneDescription, load_scene};
 use shatter::scene_world::{SceneWorld, build_world};
-use shatter::scenes::wall_and_ball;
+use shatter::scenes::shatter_wall;
 
 /// Steps of the default run: 3 s at 30 Hz, long enough for the ball to go through the wall and
-/// the bricks to land.
+/// the fragments to land.
 pub const DEFAULT_FRAMES: usize = 90;
 
 /// What to run and where to write it.
@@ -43,14 +43,14 @@ pub fn run_file(scene_path: &Path, options: &RunOptions) -> ExitCode {
     run_scene(&scene_path.display().to_string(), &scene, &stem, options)
 }
 
-/// The default run: the built-in wall-and-ball scene, written to `OUT/default.glb`.
+/// The default run: the built-in shattering wall, written to `OUT/default.glb`.
 pub fn run_default(options: &RunOptions) -> ExitCode {
     let options = RunOptions {
         frames: Some(options.frames.unwrap_or(DEFAULT_FRAMES)),
         out: options.out.clone(),
         format: options.format,
     };
-    run_scene("built-in scene wall_and_ball", &wall_and_ball(), "default", &options)
+    run_scene("built-in scene shatter_wall", &shatter_wall(), "default", &options)
 }
 
 fn run_scene(label: &str, scene: &SceneDescription, stem: &str, options: &RunOptions) -> ExitCode {
@@ -141,6 +141,13 @@ fn summary_report(summary: &RunSummary, dt: f64, frames: usize) -> String {
         "  energy at end:   {}",
         energy(summary.kinetic_energy_end, summary.potential_energy_end)
     );
+    if summary.fractures > 0 {
+        let _ = writeln!(
+            out,
+            "  bodies broken: {} into {} fragments",
+            summary.fractures, summary.fragments
+        );
+    }
     if summary.broken_joints > 0 {
         let _ = writeln!(out, "  joints broken: {}", summary.broken_joints);
     }
