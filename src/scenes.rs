@@ -103,6 +103,9 @@ mod stability;
 /// The energized-fracture scenes of Li 2018 (the beam, the plate, the chain, the hollow bunny) and
 /// the preloaded pair.
 pub use shatter_fracture::energized::scenes as energized;
+/// The prescored-fracture scenes of Su 2009 (walls hit at several places, a cylinder, the bunny,
+/// a wall broken twice), built in the fracture crate so its tests and benches share them.
+pub use shatter_fracture::prescored::scenes as prescored;
 
 pub use benchmarks::{
     BALL_CLEARANCE, BALL_PITCH, BALL_RADIUS, BENCHMARK_DENSITY, BENCHMARK_FRICTION, BenchmarkBody, BenchmarkScene,

@@ -150,6 +150,30 @@ fn flood_fill(body: &SdfGrid, labels: &[u32]) -> (Vec<u32>, Vec<Component>) {
     (components, parts)
 }
 
+/// Volume integrals of the cubes of one spacing around the negative samples of `grid` (its
+/// frame): the mass properties a body cut on this lattice is made of, so that a body built with
+/// them breaks into fragments whose motion is exactly its own.
+pub fn lattice_integrals(grid: &SdfGrid) -> VolumeIntegrals {
+    let spec = grid.spec();
+    let h = spec.spacing;
+    let (mut n, mut first, mut second) = (0usize, DVec3::ZERO, DMat3::ZERO);
+    for (index, value) in grid.values().iter().enumerate() {
+        if *value < 0.0 {
+            let [i, j, k] = spec.coordinates(index);
+            let x = spec.position(i, j, k);
+            n += 1;
+            first += x;
+            second += DMat3::from_cols(x * x.x, x * x.y, x * x.z);
+        }
+    }
+    let cube = h * h * h;
+    VolumeIntegrals {
+        volume: n as f64 * cube,
+        first: first * cube,
+        second: (second + DMat3::from_diagonal(DVec3::splat(n as f64 * h * h / 12.0))) * cube,
+    }
+}
+
 /// What happens to a component below the minimum fragment volume.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Debris {
@@ -175,7 +199,10 @@ pub(crate) struct Grouping {
 /// Groups the components of `cut` into fragments: those of at least `min_cells` cells are
 /// fragments, smaller ones are handled as `debris` says.
 pub(crate) fn group(body: &SdfGrid, cut: &Intersection, min_cells: usize, debris: Debris) -> Grouping {
-    let small = |c: usize| cut.parts[c].cells < min_cells;
+    // A body whose every piece is below the minimum keeps its largest piece as a fragment, so
+    // breaking never takes a whole body out of the world.
+    let largest = (0..cut.parts.len()).max_by_key(|&c| (cut.parts[c].cells, std::cmp::Reverse(c)));
+    let small = |c: usize| cut.parts[c].cells < min_cells && Some(c) != largest;
     if debris == Debris::Keep || !(0..cut.parts.len()).any(small) {
         return Grouping {
             fragments: (0..cut.parts.len() as u32).map(|c| vec![c]).collect(),

@@ -20,10 +20,11 @@ mod model;
 mod pattern;
 mod placement;
 mod power;
+pub mod scenes;
 mod shatter;
 
 pub use generators::{BOX_CENTRE, RadialPattern, SpokeLayout};
-pub use intersect::Debris;
+pub use intersect::{Debris, lattice_integrals};
 pub use model::{FractureEvent, PrescoredFracture, PrescoredSettings, shape_lattice};
 pub use pattern::FracturePattern;
 pub use placement::{Alignment, Placement};

@@ -392,6 +392,10 @@ impl PrescoredFracture {
         let local_point = pose.inverse_transform_point(hit.point);
         let local_normal = pose.orientation.inverse() * hit.impulse;
         let result = shatter(&parent, &body.pattern, local_point, local_normal, &settings)?;
+        if result.fragments.len() < 2 {
+            // Every other piece was debris merged into one: the body stays whole.
+            return Ok(());
+        }
         let mut after = result.removed_momentum;
         let mut children = Vec::with_capacity(result.fragments.len());
         let mut masses = Vec::with_capacity(result.fragments.len());

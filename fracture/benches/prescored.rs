@@ -1,0 +1,95 @@
+//! `prescored`: Su 2009's performance figures, on a rayon pool of two threads.
+//!
+//! - `event_wall_150x10x100`: one fracture event on the paper's 150 x 10 x 100 wall with the
+//!   dart-board pattern: align, label and flood-fill the lattice, particles, mass properties, the
+//!   fragments' level sets and bodies, and spawning them into a world. Criterion's "time" is one
+//!   event.
+//! - `cylinder_frame_55x105x55`: the cylinder scene (Fig. 5) stepped at one step per 30 Hz frame
+//!   through the ball's impact, the fracture and the 2 s after it (60 steps); a run that reaches
+//!   its end is rebuilt outside the timing. Criterion's "time" is the mean time of one frame.
+
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use glam::DVec3;
+use shatter_collision::{Collider, Cuboid, Pose, Shape};
+use shatter_engine::World;
+use shatter_fracture::fragments::ParentMomentum;
+use shatter_fracture::prescored::scenes::{WALL_CELLS, WALL_HALF_EXTENTS, cylinder, dartboard};
+use shatter_fracture::prescored::{Alignment, Debris, Parent, ShatterSettings, shape_lattice, shatter};
+
+/// Threads of the pool.
+const THREADS: usize = 2;
+/// Time step, s.
+const DT: f64 = 1.0 / 30.0;
+/// Steps of one cylinder run.
+const RUN_STEPS: usize = 60;
+
+fn prescored(c: &mut Criterion) {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(THREADS)
+        .build()
+        .expect("a rayon pool of two threads");
+    let mut group = c.benchmark_group("prescored");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(8));
+
+    let shape = Shape::Cuboid(Cuboid::try_new(WALL_HALF_EXTENTS).expect("a box"));
+    let lattice = shape_lattice(&shape, WALL_CELLS).expect("the wall's lattice");
+    let particles = Collider::from_shape(shape, 0.03).expect("a box").particles().to_vec();
+    let pattern = dartboard().expect("the pattern");
+    let parent = Parent {
+        level_set: &lattice,
+        particles: &particles,
+        pose: Pose::from_position(DVec3::new(0.0, 1.0, 0.0)),
+        mass: 2300.0 * 1.2,
+        momentum: ParentMomentum::default(),
+    };
+    let settings = ShatterSettings {
+        alignment: Alignment::Overlay,
+        min_fragment_volume: 2e-4,
+        debris: Debris::Merge,
+        particle_spacing: 0.03,
+    };
+    group.bench_function("event_wall_150x10x100", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let mut world = World::new();
+                let start = Instant::now();
+                pool.install(|| {
+                    let shattered = shatter(&parent, &pattern, DVec3::new(0.3, -0.2, 0.1), -DVec3::Z, &settings)
+                        .expect("the wall breaks");
+                    for desc in shattered.fragments {
+                        world.add_body(desc).expect("a fragment spawns");
+                    }
+                });
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+
+    group.bench_function("cylinder_frame_55x105x55", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            let mut world = cylinder().expect("the cylinder scene").world;
+            let mut taken = 0;
+            for _ in 0..iterations {
+                if taken == RUN_STEPS {
+                    world = cylinder().expect("the cylinder scene").world;
+                    taken = 0;
+                }
+                let start = Instant::now();
+                pool.install(|| world.step(DT)).expect("the scene steps");
+                total += start.elapsed();
+                taken += 1;
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, prescored);
+criterion_main!(benches);
