@@ -22,12 +22,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let steps: usize = args.next().map_or(Ok(60), |a| a.parse())?;
     let mesh: TriMesh = read_mesh(&path)?;
     let run = run_prescored("bunny", bunny(&mesh)?, steps, Path::new("out/prescored"))?;
-    println!("{}", run.report);
-    println!(
-        "{} steps, {:.2} ms per step, {} bodies at the end",
-        run.summary.steps,
-        run.summary.time_per_step().as_secs_f64() * 1e3,
-        run.summary.bodies_at_end
-    );
+    print!("{}", run.report);
     Ok(())
 }

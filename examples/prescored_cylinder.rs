@@ -16,13 +16,6 @@ use shatter::scenes::prescored::cylinder;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let steps: usize = std::env::args().nth(1).map_or(Ok(60), |a| a.parse())?;
     let run = run_prescored("cylinder", cylinder()?, steps, Path::new("out/prescored"))?;
-    println!("{}", run.report);
-    println!(
-        "{} steps, {:.2} ms per step ({:.0} frames/s), {} bodies at the end",
-        run.summary.steps,
-        run.summary.time_per_step().as_secs_f64() * 1e3,
-        1.0 / run.summary.time_per_step().as_secs_f64(),
-        run.summary.bodies_at_end
-    );
+    print!("{}", run.report);
     Ok(())
 }

@@ -19,8 +19,8 @@ pub struct PrescoredRun {
     pub recording: Recording,
     /// What the run did.
     pub summary: RunSummary,
-    /// One line per fracture event: when, which body, how many fragments, their mass range and
-    /// the event's momentum balance.
+    /// One line per fracture event (when, which body, how many fragments, their mass range and
+    /// the event's momentum balance), the file written and the time per step.
     pub report: String,
 }
 
@@ -68,6 +68,14 @@ pub fn run_prescored(
     let path = out.join(format!("{name}.glb"));
     let written = export::write(&recording, ExportFormat::Glb, &path)?;
     let _ = writeln!(report, "{written}");
+    let _ = writeln!(
+        report,
+        "{} steps, {:.2} ms per step ({:.0} frames/s), {} bodies at the end",
+        summary.steps,
+        summary.time_per_step().as_secs_f64() * 1e3,
+        1.0 / summary.time_per_step().as_secs_f64().max(f64::MIN_POSITIVE),
+        summary.bodies_at_end
+    );
     Ok(PrescoredRun {
         recording,
         summary,

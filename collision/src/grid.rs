@@ -189,6 +189,21 @@ impl SdfGrid {
         &self.values
     }
 
+    /// The box of the samples with a negative value (body frame), `None` when there is none.
+    pub fn inside_samples_box(&self) -> Option<Aabb> {
+        let spec = &self.spec;
+        let bounds = self
+            .values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v < 0.0)
+            .fold(Aabb::EMPTY, |b, (index, _)| {
+                let [i, j, k] = spec.coordinates(index);
+                b.including(spec.position(i, j, k))
+            });
+        (!bounds.is_empty()).then_some(bounds)
+    }
+
     /// The value at sample `(i, j, k)`.
     pub fn sample(&self, i: usize, j: usize, k: usize) -> f64 {
         self.values[self.spec.index(i, j, k)]

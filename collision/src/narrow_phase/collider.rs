@@ -180,17 +180,7 @@ impl Collider {
 /// The box of a level set's negative samples, grown by one spacing (the surface lies within a
 /// cell of them).
 fn inside_bounds(grid: &SdfGrid) -> Option<Aabb> {
-    let spec = grid.spec();
-    let bounds = grid
-        .values()
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| **v < 0.0)
-        .fold(Aabb::EMPTY, |b, (index, _)| {
-            let [i, j, k] = spec.coordinates(index);
-            b.including(spec.position(i, j, k))
-        });
-    (!bounds.is_empty()).then(|| bounds.expanded(spec.spacing))
+    grid.inside_samples_box().map(|b| b.expanded(grid.spec().spacing))
 }
 
 /// An icosphere fine enough that its edges are shorter than `spacing`.

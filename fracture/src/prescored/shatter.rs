@@ -191,17 +191,7 @@ pub fn shatter(
 
 /// The box of a level set's inside samples grown by half a spacing (the cells they stand for).
 fn inside_box(body: &SdfGrid) -> Option<Aabb> {
-    let spec = body.spec();
-    let bounds = body
-        .values()
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| **v < 0.0)
-        .fold(Aabb::EMPTY, |b, (index, _)| {
-            let [i, j, k] = spec.coordinates(index);
-            b.including(spec.position(i, j, k))
-        });
-    (!bounds.is_empty()).then(|| bounds.expanded(0.5 * spec.spacing))
+    body.inside_samples_box().map(|b| b.expanded(0.5 * body.spec().spacing))
 }
 
 /// Per region, whether its components went to more than one fragment (or some were removed).
