@@ -21,7 +21,7 @@ use std::sync::Arc;
 use glam::DVec3;
 use shatter_collision::SignedDistance;
 use shatter_collision::{Geometry, GridSpec, Pose, SdfGrid};
-use shatter_engine::{BodyDesc, BodyGeometry, BodyId, FractureContext, FractureModel, Spawned, World};
+use shatter_engine::{BodyDesc, BodyGeometry, BodyId, FractureContext, FractureModel, SpawnTicket, Spawned, World};
 use shatter_integrators::BodyKind;
 
 use super::intersect::Debris;
@@ -142,8 +142,9 @@ pub struct PrescoredFracture {
     settings: PrescoredSettings,
     bodies: BTreeMap<BodyId, Breakable>,
     events: Vec<FractureEvent>,
-    /// Events of this step waiting for their fragments' handles, with the fragments' side data.
-    pending: Vec<(usize, Vec<Breakable>)>,
+    /// Events of this step waiting for their fragments' handles, with each fragment's spawn
+    /// ticket and side data.
+    pending: Vec<(usize, Vec<(SpawnTicket, Breakable)>)>,
     failures: Vec<String>,
 }
 
@@ -329,12 +330,13 @@ impl FractureModel for PrescoredFracture {
     }
 
     fn spawned(&mut self, spawned: &[Spawned]) {
-        let mut next = spawned.iter();
         for (event, children) in std::mem::take(&mut self.pending) {
-            for child in children {
-                let Some(done) = next.next() else { return };
-                self.events[event].fragments.push(done.id);
-                self.bodies.insert(done.id, child);
+            for (ticket, child) in children {
+                // A spawn the world refused is missing from `spawned`: that fragment is not made.
+                if let Some(done) = spawned.iter().find(|s| s.ticket == ticket) {
+                    self.events[event].fragments.push(done.id);
+                    self.bodies.insert(done.id, child);
+                }
             }
         }
     }
@@ -424,9 +426,12 @@ impl PrescoredFracture {
             }
         }
         context.despawn(id)?;
-        for desc in result.fragments {
-            context.spawn(desc);
-        }
+        let children: Vec<(SpawnTicket, Breakable)> = result
+            .fragments
+            .into_iter()
+            .zip(children)
+            .map(|(desc, child)| (context.spawn(desc), child))
+            .collect();
         self.events.push(FractureEvent {
             parent: id,
             time: context.time(),
