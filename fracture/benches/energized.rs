@@ -4,15 +4,17 @@
 //!
 //! Each measured step belongs to one run of the scene through its fall, its impact and the breaks
 //! that follow (the first 90 steps, 1.5 s); a run that reaches its end is rebuilt outside the
-//! timing, so the mean covers the whole story, glued and broken. Criterion's "time" is the mean
-//! time of one step.
+//! timing, and the run goes on across criterion's samples, so the mean covers the whole story,
+//! glued and broken. Criterion's "time" is the mean time of one step.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+mod common;
+
+use common::RunningScene;
 use criterion::{Criterion, criterion_group, criterion_main};
 use shatter_collision::TriMesh;
-use shatter_engine::World;
 use shatter_fracture::energized::EnergizedSettings;
 use shatter_fracture::energized::scenes::{bunny, plate};
 
@@ -22,25 +24,6 @@ const DT: f64 = 1.0 / 60.0;
 const RUN_STEPS: usize = 90;
 /// Threads of the pool the steps run on.
 const THREADS: usize = 2;
-
-/// Times `iterations` steps of runs of the scene `build` makes, rebuilding it (untimed) every
-/// [`RUN_STEPS`] steps.
-fn time_steps(iterations: u64, build: &dyn Fn() -> World, pool: &rayon::ThreadPool) -> Duration {
-    let mut total = Duration::ZERO;
-    let mut world = build();
-    let mut taken = 0;
-    for _ in 0..iterations {
-        if taken == RUN_STEPS {
-            world = build();
-            taken = 0;
-        }
-        let start = Instant::now();
-        pool.install(|| world.step(DT)).expect("the scene steps");
-        total += start.elapsed();
-        taken += 1;
-    }
-    total
-}
 
 fn energized(c: &mut Criterion) {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -53,13 +36,19 @@ fn energized(c: &mut Criterion) {
     let mut group = c.benchmark_group("energized");
     group.sample_size(20);
     group.measurement_time(Duration::from_secs(8));
-    let build_bunny = || bunny(model, &mesh, 0.5, Vec::new()).expect("the bunny scene").world;
+    let mut bunny_run = RunningScene::new(
+        || bunny(model, &mesh, 0.5, Vec::new()).expect("the bunny scene").world,
+        RUN_STEPS,
+    );
     group.bench_function("bunny_step", |b| {
-        b.iter_custom(|iterations| time_steps(iterations, &build_bunny, &pool))
+        b.iter_custom(|iterations| bunny_run.time(iterations, DT, &pool))
     });
-    let build_plate = || plate(model, 0.5, Vec::new()).expect("the plate scene").world;
+    let mut plate_run = RunningScene::new(
+        || plate(model, 0.5, Vec::new()).expect("the plate scene").world,
+        RUN_STEPS,
+    );
     group.bench_function("plate_step", |b| {
-        b.iter_custom(|iterations| time_steps(iterations, &build_plate, &pool))
+        b.iter_custom(|iterations| plate_run.time(iterations, DT, &pool))
     });
     group.finish();
 }

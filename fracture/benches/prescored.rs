@@ -11,6 +11,9 @@
 
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::RunningScene;
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::DVec3;
 use shatter_collision::{Collider, Cuboid, Pose, Shape};
@@ -71,25 +74,9 @@ fn prescored(c: &mut Criterion) {
         })
     });
 
-    // One run goes on across criterion's samples, so the mean covers whole runs (impact,
-    // fracture and the fall that follows), not only the first steps of each sample.
-    let mut world = cylinder().expect("the cylinder scene").world;
-    let mut taken = 0;
+    let mut cylinder_run = RunningScene::new(|| cylinder().expect("the cylinder scene").world, RUN_STEPS);
     group.bench_function("cylinder_frame_55x105x55", |b| {
-        b.iter_custom(|iterations| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iterations {
-                if taken == RUN_STEPS {
-                    world = cylinder().expect("the cylinder scene").world;
-                    taken = 0;
-                }
-                let start = Instant::now();
-                pool.install(|| world.step(DT)).expect("the scene steps");
-                total += start.elapsed();
-                taken += 1;
-            }
-            total
-        })
+        b.iter_custom(|iterations| cylinder_run.time(iterations, DT, &pool))
     });
     group.finish();
 }

@@ -18,7 +18,8 @@ use std::sync::Arc;
 use glam::{DAffine3, DMat3, DVec3};
 use shatter_collision::mass_properties::VolumeIntegrals;
 use shatter_collision::{BodyMassProperties, Collider, Pose, SdfGrid, TriMesh};
-use shatter_engine::BodyDesc;
+use shatter_engine::{BodyDesc, MassSource};
+use shatter_integrators::{MassProperties, RigidState};
 
 use crate::error::FractureError;
 
@@ -83,13 +84,49 @@ pub fn fragment_desc(
     Ok(desc)
 }
 
-/// The linear and angular momentum of a body about to break, world frame.
+/// The linear and angular momentum of a body about to break (or of its pieces), world frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ParentMomentum {
     /// Linear momentum, N s.
     pub linear: DVec3,
     /// Angular momentum about the world origin, N m s.
     pub angular: DVec3,
+}
+
+impl ParentMomentum {
+    /// The momentum of a body in `state` with `mass` (the integrators' own sums).
+    pub fn of(state: &RigidState, mass: &MassProperties) -> Self {
+        Self {
+            linear: state.linear_momentum(mass),
+            angular: state.angular_momentum_about(mass, DVec3::ZERO),
+        }
+    }
+
+    /// The momentum of the body `desc` describes, as it will be spawned. Fails on a description
+    /// without explicit mass properties (every fragment has them).
+    pub fn of_desc(desc: &BodyDesc) -> Result<Self, FractureError> {
+        let MassSource::Properties(mass) = desc.mass else {
+            return Err(FractureError::input("a fragment carries its mass properties"));
+        };
+        let state = RigidState::moving(
+            desc.pose.position,
+            desc.pose.orientation,
+            desc.linear_velocity,
+            desc.angular_velocity,
+        );
+        Ok(Self::of(&state, &mass))
+    }
+}
+
+impl std::ops::Add for ParentMomentum {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            linear: self.linear + other.linear,
+            angular: self.angular + other.angular,
+        }
+    }
 }
 
 /// The rigid motion of a set of fragments (mass properties `pieces`, in the geometry frame that

@@ -128,31 +128,24 @@ fn settings(path: &JsonPath, block: &Map<String, Value>) -> Result<PrescoredSett
         ],
     )?;
     let defaults = PrescoredSettings::default();
-    let alignment = match block.get("alignment") {
-        None => defaults.alignment,
-        Some(Value::String(s)) if s == "overlay" => Alignment::Overlay,
-        Some(Value::String(s)) if s == "exact" => Alignment::Exact,
-        Some(other) => {
-            return Err(SceneError::invalid(
-                &path.key("alignment"),
-                other,
-                "\"overlay\" or \"exact\"",
-            ));
-        }
-    };
-    let debris = match block.get("debris") {
-        None => defaults.debris,
-        Some(Value::String(s)) if s == "merge" => Debris::Merge,
-        Some(Value::String(s)) if s == "remove" => Debris::Remove,
-        Some(Value::String(s)) if s == "keep" => Debris::Keep,
-        Some(other) => {
-            return Err(SceneError::invalid(
-                &path.key("debris"),
-                other,
-                "\"merge\", \"remove\" or \"keep\"",
-            ));
-        }
-    };
+    let alignment = choice(
+        path,
+        block,
+        "alignment",
+        defaults.alignment,
+        &[("overlay", Alignment::Overlay), ("exact", Alignment::Exact)],
+    )?;
+    let debris = choice(
+        path,
+        block,
+        "debris",
+        defaults.debris,
+        &[
+            ("merge", Debris::Merge),
+            ("remove", Debris::Remove),
+            ("keep", Debris::Keep),
+        ],
+    )?;
     let replay_impact = match block.get("replay_impact") {
         None => defaults.replay_impact,
         Some(Value::Bool(b)) => *b,
@@ -211,12 +204,13 @@ fn pattern(path: &JsonPath, spec: &Value) -> Result<FracturePattern, SceneError>
                 &["rings", "spokes", "inner_radius", "growth", "jitter", "seed", "layout"],
             )?;
             let d = RadialPattern::default();
-            let layout = match parameters.get("layout") {
-                None => d.layout,
-                Some(Value::String(s)) if s == "disc" => SpokeLayout::Disc,
-                Some(Value::String(s)) if s == "sphere" => SpokeLayout::Sphere,
-                Some(other) => return Err(SceneError::invalid(&at.key("layout"), other, "\"disc\" or \"sphere\"")),
-            };
+            let layout = choice(
+                &at,
+                parameters,
+                "layout",
+                d.layout,
+                &[("disc", SpokeLayout::Disc), ("sphere", SpokeLayout::Sphere)],
+            )?;
             let radial = RadialPattern {
                 rings: whole(&at, parameters, "rings", d.rings)?,
                 spokes: whole(&at, parameters, "spokes", d.spokes)?,
@@ -265,6 +259,26 @@ fn pattern(path: &JsonPath, spec: &Value) -> Result<FracturePattern, SceneError>
             "radial, uniform or slices",
         )),
     }
+}
+
+/// The option `map[key]` names among `options` (name, value), or `default` when absent; fails
+/// listing the names.
+fn choice<T: Copy>(
+    path: &JsonPath,
+    map: &Map<String, Value>,
+    key: &str,
+    default: T,
+    options: &[(&str, T)],
+) -> Result<T, SceneError> {
+    let Some(value) = map.get(key) else { return Ok(default) };
+    let named = value.as_str().and_then(|name| options.iter().find(|(n, _)| *n == name));
+    named.map(|(_, v)| *v).ok_or_else(|| {
+        let names: Vec<String> = options.iter().map(|(n, _)| format!("{n:?}")).collect();
+        SceneError::at(
+            &path.key(key),
+            format!("{value} is invalid: expected one of {}", names.join(", ")),
+        )
+    })
 }
 
 /// Fails naming the first member of `map` not in `known`.

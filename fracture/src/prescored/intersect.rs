@@ -26,22 +26,58 @@ pub(crate) const NONE: u32 = u32::MAX;
 pub(crate) struct Component {
     /// The region it lies in.
     pub region: u32,
-    /// Lattice samples in it.
-    pub cells: usize,
-    /// Sum of its samples' positions, body frame, m.
-    first: DVec3,
-    /// Sum of its samples' `x x^T`, m^2.
-    second: DMat3,
+    /// Its samples' cells, summed.
+    sums: CellSums,
     /// Lowest and highest lattice indices of its samples.
     pub low: [usize; 3],
     pub high: [usize; 3],
 }
 
 impl Component {
+    /// Lattice samples in it.
+    pub fn cells(&self) -> usize {
+        self.sums.count
+    }
+
     /// Volume integrals of its cells (cubes of side `spacing` around its samples), body frame.
     pub fn integrals(&self, spacing: f64) -> VolumeIntegrals {
+        self.sums.integrals(spacing)
+    }
+}
+
+/// Sums over lattice samples of `1`, `x` and `x x^T`: the volume integrals of the cubes of one
+/// spacing around them, once the spacing is known.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct CellSums {
+    count: usize,
+    first: DVec3,
+    second: DMat3,
+}
+
+impl Default for CellSums {
+    /// No samples: all zero (a derived `Default` would start `second` at glam's identity).
+    fn default() -> Self {
+        Self {
+            count: 0,
+            first: DVec3::ZERO,
+            second: DMat3::ZERO,
+        }
+    }
+}
+
+impl CellSums {
+    /// Adds the sample at `x`.
+    fn add(&mut self, x: DVec3) {
+        self.count += 1;
+        self.first += x;
+        self.second += DMat3::from_cols(x * x.x, x * x.y, x * x.z);
+    }
+
+    /// Volume integrals of the cubes of side `spacing` centred on the samples: each cube adds
+    /// `h^3 (1, x, x x^T + h^2/12 I)`.
+    fn integrals(&self, spacing: f64) -> VolumeIntegrals {
         let cube = spacing * spacing * spacing;
-        let n = self.cells as f64;
+        let n = self.count as f64;
         VolumeIntegrals {
             volume: n * cube,
             first: self.first * cube,
@@ -102,9 +138,7 @@ fn flood_fill(body: &SdfGrid, labels: &[u32]) -> (Vec<u32>, Vec<Component>) {
         let region = labels[start];
         let mut part = Component {
             region,
-            cells: 0,
-            first: DVec3::ZERO,
-            second: DMat3::ZERO,
+            sums: CellSums::default(),
             low: [usize::MAX; 3],
             high: [0; 3],
         };
@@ -113,9 +147,7 @@ fn flood_fill(body: &SdfGrid, labels: &[u32]) -> (Vec<u32>, Vec<Component>) {
         while let Some(index) = stack.pop() {
             let [i, j, k] = spec.coordinates(index);
             let x = spec.position(i, j, k);
-            part.cells += 1;
-            part.first += x;
-            part.second += DMat3::from_cols(x * x.x, x * x.y, x * x.z);
+            part.sums.add(x);
             for (a, c) in [i, j, k].into_iter().enumerate() {
                 part.low[a] = part.low[a].min(c);
                 part.high[a] = part.high[a].max(c);
@@ -155,23 +187,14 @@ fn flood_fill(body: &SdfGrid, labels: &[u32]) -> (Vec<u32>, Vec<Component>) {
 /// them breaks into fragments whose motion is exactly its own.
 pub fn lattice_integrals(grid: &SdfGrid) -> VolumeIntegrals {
     let spec = grid.spec();
-    let h = spec.spacing;
-    let (mut n, mut first, mut second) = (0usize, DVec3::ZERO, DMat3::ZERO);
+    let mut sums = CellSums::default();
     for (index, value) in grid.values().iter().enumerate() {
         if *value < 0.0 {
             let [i, j, k] = spec.coordinates(index);
-            let x = spec.position(i, j, k);
-            n += 1;
-            first += x;
-            second += DMat3::from_cols(x * x.x, x * x.y, x * x.z);
+            sums.add(spec.position(i, j, k));
         }
     }
-    let cube = h * h * h;
-    VolumeIntegrals {
-        volume: n as f64 * cube,
-        first: first * cube,
-        second: (second + DMat3::from_diagonal(DVec3::splat(n as f64 * h * h / 12.0))) * cube,
-    }
+    sums.integrals(spec.spacing)
 }
 
 /// What happens to a component below the minimum fragment volume.
@@ -201,8 +224,8 @@ pub(crate) struct Grouping {
 pub(crate) fn group(body: &SdfGrid, cut: &Intersection, min_cells: usize, debris: Debris) -> Grouping {
     // A body whose every piece is below the minimum keeps its largest piece as a fragment, so
     // breaking never takes a whole body out of the world.
-    let largest = (0..cut.parts.len()).max_by_key(|&c| (cut.parts[c].cells, std::cmp::Reverse(c)));
-    let small = |c: usize| cut.parts[c].cells < min_cells && Some(c) != largest;
+    let largest = (0..cut.parts.len()).max_by_key(|&c| (cut.parts[c].cells(), std::cmp::Reverse(c)));
+    let small = |c: usize| cut.parts[c].cells() < min_cells && Some(c) != largest;
     if debris == Debris::Keep || !(0..cut.parts.len()).any(small) {
         return Grouping {
             fragments: (0..cut.parts.len() as u32).map(|c| vec![c]).collect(),

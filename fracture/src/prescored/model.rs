@@ -296,19 +296,13 @@ impl FractureModel for PrescoredFracture {
                 if magnitude <= body.threshold || hits.get(&id).is_some_and(|h| h.impulse.length() >= magnitude) {
                     continue;
                 }
-                let weights: Vec<f64> = pair.contacts.iter().map(|c| c.total_impulse().length()).collect();
-                let total: f64 = weights.iter().sum();
-                let point = pair
-                    .contacts
-                    .iter()
-                    .zip(&weights)
-                    .map(|(c, w)| c.point * (w / total))
-                    .sum();
-                let contacts = pair
+                let contacts: smallvec::SmallVec<[(DVec3, DVec3); 4]> = pair
                     .contacts
                     .iter()
                     .map(|c| (c.point, c.total_impulse() * sign))
                     .collect();
+                let total: f64 = contacts.iter().map(|(_, j)| j.length()).sum();
+                let point = contacts.iter().map(|(p, j)| *p * (j.length() / total)).sum();
                 hits.insert(
                     id,
                     Hit {
@@ -330,12 +324,13 @@ impl FractureModel for PrescoredFracture {
     }
 
     fn spawned(&mut self, spawned: &[Spawned]) {
+        let by_ticket: hashbrown::HashMap<u32, BodyId> = spawned.iter().map(|s| (s.ticket.0, s.id)).collect();
         for (event, children) in std::mem::take(&mut self.pending) {
             for (ticket, child) in children {
                 // A spawn the world refused is missing from `spawned`: that fragment is not made.
-                if let Some(done) = spawned.iter().find(|s| s.ticket == ticket) {
-                    self.events[event].fragments.push(done.id);
-                    self.bodies.insert(done.id, child);
+                if let Some(&id) = by_ticket.get(&ticket.0) {
+                    self.events[event].fragments.push(id);
+                    self.bodies.insert(id, child);
                 }
             }
         }
@@ -367,10 +362,7 @@ impl PrescoredFracture {
             .collect();
         let state = *view.state;
         let mass = *view.mass;
-        let mut momentum = ParentMomentum {
-            linear: state.linear_momentum(&mass),
-            angular: state.position.cross(state.linear_momentum(&mass)) + state.angular_momentum(&mass),
-        };
+        let mut momentum = ParentMomentum::of(&state, &mass);
         if self.settings.replay_impact {
             for (point, impulse) in &hit.contacts {
                 momentum.linear -= *impulse;
@@ -405,12 +397,7 @@ impl PrescoredFracture {
         let ready_at = context.time() + self.settings.cooldown;
         for desc in &result.fragments {
             let (fragment_mass, lattice, lattice_frame) = fragment_parts(desc)?;
-            after.linear += desc.linear_velocity * fragment_mass.mass();
-            let rotation = glam::DMat3::from_quat(desc.pose.orientation);
-            let inertia =
-                rotation * glam::DMat3::from_diagonal(fragment_mass.principal_inertia()) * rotation.transpose();
-            after.angular +=
-                desc.pose.position.cross(desc.linear_velocity * fragment_mass.mass()) + inertia * desc.angular_velocity;
+            after = after + ParentMomentum::of_desc(desc)?;
             masses.push(fragment_mass.mass());
             children.push(breakable(
                 body.pattern.clone(),

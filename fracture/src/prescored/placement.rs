@@ -117,16 +117,11 @@ impl Placement {
         self.point + self.rotation * (p - self.impact) * self.scale
     }
 
-    /// [`Placement::region_value`] where it is at most `cap` (m); above it, some value above.
+    /// Region `region`'s level set at body-frame `x` (m) where it is at most `cap` (m); above it,
+    /// some value above `cap`.
     #[inline]
     pub fn region_value_capped(&self, pattern: &FracturePattern, region: u32, x: DVec3, cap: f64) -> f64 {
         pattern.value_capped(region, self.to_pattern(x), cap / self.scale) * self.scale
-    }
-
-    /// Region `region`'s level set at body-frame `x`, m.
-    #[inline]
-    pub fn region_value(&self, pattern: &FracturePattern, region: u32, x: DVec3) -> f64 {
-        pattern.value(region, self.to_pattern(x)) * self.scale
     }
 }
 

@@ -14,6 +14,7 @@ use hashbrown::HashSet;
 use rayon::prelude::*;
 use shatter_collision::{Aabb, BodyMassProperties, GridSpec, Pose, SdfGrid};
 use shatter_engine::BodyDesc;
+use shatter_integrators::RigidState;
 
 use super::intersect::{Debris, Grouping, Intersection, NONE, group, intersect};
 use super::pattern::FracturePattern;
@@ -108,7 +109,7 @@ pub fn shatter(
     let cell = spacing * spacing * spacing;
     let min_cells = (settings.min_fragment_volume / cell).ceil() as usize;
     let grouping = group(body, &cut, min_cells, settings.debris);
-    let total_cells: usize = cut.parts.iter().map(|p| p.cells).sum();
+    let total_cells: usize = cut.parts.iter().map(|p| p.cells()).sum();
     let cell_volume = total_cells as f64 * cell;
     let density = parent.mass / cell_volume;
 
@@ -134,18 +135,19 @@ pub fn shatter(
         .collect::<Result<_, _>>()?;
     let everything: Vec<BodyMassProperties> = fragment_mass.iter().chain(&removed_mass).copied().collect();
     let motion = assembly_motion(&everything, &parent.pose, &parent.momentum)?;
-    let mut removed_momentum = ParentMomentum {
-        linear: DVec3::ZERO,
-        angular: DVec3::ZERO,
-    };
-    for piece in &removed_mass {
-        let centre = parent.pose.transform_point(piece.center_of_mass);
-        let velocity = motion.linear_velocity + motion.angular_velocity.cross(centre - motion.centre);
-        let rotation = glam::DMat3::from_quat(parent.pose.orientation * piece.principal_frame);
-        let inertia = rotation * glam::DMat3::from_diagonal(piece.mass.principal_inertia()) * rotation.transpose();
-        removed_momentum.linear += velocity * piece.mass.mass();
-        removed_momentum.angular += centre.cross(velocity * piece.mass.mass()) + inertia * motion.angular_velocity;
-    }
+    let removed_momentum = removed_mass
+        .iter()
+        .map(|piece| {
+            let position = parent.pose.transform_point(piece.center_of_mass);
+            let state = RigidState::moving(
+                position,
+                parent.pose.orientation * piece.principal_frame,
+                motion.linear_velocity + motion.angular_velocity.cross(position - motion.centre),
+                motion.angular_velocity,
+            );
+            ParentMomentum::of(&state, &piece.mass)
+        })
+        .fold(ParentMomentum::default(), |sum, m| sum + m);
 
     let fragment_of = fragment_of_component(&cut, &grouping);
     let cutter = Cutter {
@@ -243,42 +245,41 @@ impl Cutter<'_> {
     /// do not share an inside.
     fn value(&self, f: u32, x: DVec3) -> f64 {
         let spec = self.body.spec();
+        let local = ((x - spec.origin) / spec.spacing).round();
+        let nearest = (local.cmpge(DVec3::ZERO).all()
+            && (local.x as usize) < spec.dims[0]
+            && (local.y as usize) < spec.dims[1]
+            && (local.z as usize) < spec.dims[2])
+            .then(|| spec.index(local.x as usize, local.y as usize, local.z as usize));
+        self.combine(f, x, self.body.value(x), nearest)
+    }
+
+    /// Fragment `f`'s level set at body-frame `x` where the parent's level set is `body` and the
+    /// lattice sample nearest `x` is `nearest` (if `x` is on the lattice at all).
+    fn combine(&self, f: u32, x: DVec3, body: f64, nearest: Option<usize>) -> f64 {
+        let spacing = self.body.spec().spacing;
         // Beyond this distance from a fragment only the sign of its level set matters (the
-        // narrow phase tests particles against it), so the cheaper of the two values decides.
-        let far = FAR_CELLS * spec.spacing;
-        let mut body = None;
+        // narrow phase tests particles against it), so a value already past it decides.
+        let far = FAR_CELLS * spacing;
+        if body > far {
+            return body;
+        }
         let mut value = f64::INFINITY;
         for &c in &self.grouping.fragments[f as usize] {
             let region = self.cut.parts[c as usize].region;
-            let mut v = self.placement.region_value_capped(self.pattern, region, x, far);
-            if v < far {
-                v = v.max(*body.get_or_insert_with(|| self.body.value(x)));
-            }
-            if self.split[region as usize] && v < far {
-                v = v.max(self.mask(f, region, x));
+            let mut v = self
+                .placement
+                .region_value_capped(self.pattern, region, x, far)
+                .max(body);
+            if let (true, Some(s)) = (self.split[region as usize], nearest) {
+                let other = self.cut.components[s];
+                if self.cut.labels[s] == region && other != NONE && self.fragment_of[other as usize] != f {
+                    v = v.max(0.5 * spacing);
+                }
             }
             value = value.min(v);
         }
         value
-    }
-
-    /// Half a spacing where `x` is nearest a lattice sample of `region` that belongs to another
-    /// fragment than `f`, minus infinity elsewhere.
-    fn mask(&self, f: u32, region: u32, x: DVec3) -> f64 {
-        let spec = self.body.spec();
-        let local = ((x - spec.origin) / spec.spacing).round();
-        let inside = local.cmpge(DVec3::ZERO).all()
-            && (local.x as usize) < spec.dims[0]
-            && (local.y as usize) < spec.dims[1]
-            && (local.z as usize) < spec.dims[2];
-        if inside {
-            let s = spec.index(local.x as usize, local.y as usize, local.z as usize);
-            let other = self.cut.components[s];
-            if self.cut.labels[s] == region && other != NONE && self.fragment_of[other as usize] != f {
-                return 0.5 * spec.spacing;
-            }
-        }
-        f64::NEG_INFINITY
     }
 
     /// Surface particles of every fragment, body frame.
@@ -419,14 +420,6 @@ impl Cutter<'_> {
         let dims = [0, 1, 2].map(|a| (high[a] - low[a] + 1) as usize);
         let origin = spec.origin + DVec3::new(low[0] as f64, low[1] as f64, low[2] as f64) * spec.spacing;
         let sub = GridSpec::try_new(origin, spec.spacing, dims)?;
-        let far = FAR_CELLS * spec.spacing;
-        let regions: smallvec::SmallVec<[(u32, bool); 4]> = parts
-            .iter()
-            .map(|&c| {
-                let region = self.cut.parts[c as usize].region;
-                (region, self.split[region as usize])
-            })
-            .collect();
         let [nx, ny, _] = dims;
         let mut values = vec![0.0; sub.sample_count()];
         values.par_chunks_mut(nx * ny).enumerate().for_each(|(k, plane)| {
@@ -444,24 +437,7 @@ impl Cutter<'_> {
                         Some(s) => self.body.values()[s],
                         None => self.body.value(x),
                     };
-                    if body > far {
-                        plane[i + nx * j] = body;
-                        continue;
-                    }
-                    let mut value = f64::INFINITY;
-                    for &(region, split) in &regions {
-                        let mut v = self
-                            .placement
-                            .region_value_capped(self.pattern, region, x, far)
-                            .max(body);
-                        if let (true, Some(s)) = (split, index) {
-                            let other = self.cut.components[s];
-                            if self.cut.labels[s] == region && other != NONE && self.fragment_of[other as usize] != f {
-                                v = v.max(0.5 * spec.spacing);
-                            }
-                        }
-                        value = value.min(v);
-                    }
+                    let value = self.combine(f, x, body, index);
                     plane[i + nx * j] = value;
                 }
             }
