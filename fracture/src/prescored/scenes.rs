@@ -212,7 +212,7 @@ pub fn bunny(mesh: &TriMesh) -> Result<PrescoredScene, FractureError> {
 }
 
 /// Su 2009 Fig. 7: a wall hit in its lower right corner, leaving large pieces far from the
-/// impact; a second ball, launched from farther away, arrives later and, breaks one of those again.
+/// impact; a second ball, launched from farther away, arrives later and breaks one of those again.
 pub fn corner() -> Result<PrescoredScene, FractureError> {
     let mut scene = PrescoredScene::new()?;
     let wall = scene.wall(0.0, "wall")?;
