@@ -311,3 +311,54 @@ fn scene_world_prescored_bodies_break_and_bad_parameters_are_named() {
     let message = broken("\"threshold\": 2000", "\"threshold\": -5");
     assert!(message.contains("threshold"), "{message}");
 }
+
+#[test]
+fn scene_world_prescored_pattern_files_are_read_relative_to_the_scene() {
+    use shatter::fracture::prescored::FracturePattern;
+    let directory = std::env::temp_dir().join(format!("shatter-pattern-file-{}", std::process::id()));
+    std::fs::create_dir_all(directory.join("patterns")).unwrap();
+    FracturePattern::uniform(6, 3)
+        .unwrap()
+        .save(directory.join("patterns").join("six.shatpat"))
+        .unwrap();
+    let with_pattern = |pattern: &str| {
+        shatter::scenes::SHATTER_WALL_JSON.replace("\"pattern\": \"dartboard\"", &format!("\"pattern\": {pattern}"))
+    };
+    let run = |scene: &SceneDescription| {
+        let mut built = build_world(scene).unwrap();
+        let (_, summary) = run_and_record(&mut built, 8, |_, _, _| {}).unwrap();
+        (
+            summary.fractures,
+            summary.fragments,
+            summary.kinetic_energy_end.to_bits(),
+        )
+    };
+    // The file gives the same fracture, bit for bit, as the same pattern described inline, and
+    // not the scene's own dartboard (dozens of pieces).
+    std::fs::write(
+        directory.join("six.json"),
+        with_pattern("{\"file\": \"patterns/six.shatpat\"}"),
+    )
+    .unwrap();
+    let from_file = run(&load_scene(directory.join("six.json")).unwrap());
+    let inline = run(&parse_scene(
+        &with_pattern("{\"uniform\": {\"count\": 6, \"seed\": 3}}"),
+        Path::new("scenes"),
+    )
+    .unwrap());
+    assert_eq!(from_file, inline);
+    assert!(from_file.0 == 1 && (2..=6).contains(&from_file.1), "{from_file:?}");
+    // A missing file is named with its full path and the JSON path that gave it.
+    std::fs::write(
+        directory.join("missing.json"),
+        with_pattern("{\"file\": \"patterns/gone.shatpat\"}"),
+    )
+    .unwrap();
+    let scene = load_scene(directory.join("missing.json")).unwrap();
+    let message = build_world(&scene).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        message.contains("bodies[1].fracture.pattern.file") && message.contains("gone.shatpat"),
+        "{message}"
+    );
+    std::fs::remove_dir_all(&directory).unwrap();
+}

@@ -37,6 +37,9 @@ pub struct SceneDescription {
     /// The `prescored` block (the prescored model's settings and named fracture patterns), kept
     /// as given: the model checks it when the world is built (`scene_world`).
     pub prescored: Option<Map<String, Value>>,
+    /// The directory that relative file paths in the scene (meshes, fracture-pattern files) are
+    /// read against: the scene file's own directory.
+    pub base_directory: PathBuf,
 }
 
 /// One body as the scene file places it.

@@ -90,6 +90,7 @@ pub(crate) fn validate(raw: RawScene, base: &Path) -> Result<SceneDescription, S
         joints,
         energized,
         prescored,
+        base_directory: base.to_path_buf(),
     })
 }
 

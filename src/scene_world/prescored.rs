@@ -19,12 +19,16 @@
 //!
 //! A pattern is `{"radial": {rings, spokes, inner_radius, growth, jitter, seed, layout}}` (layout
 //! `"disc"` or `"sphere"`; unspecified members take [`RadialPattern::default`]'s values),
-//! `{"uniform": {"count": N, "seed": S}}` or `{"slices": {"direction": [x, y, z], "cuts": [..]}}`.
+//! `{"uniform": {"count": N, "seed": S}}`, `{"slices": {"direction": [x, y, z], "cuts": [..]}}`, or
+//! `{"file": "patterns/wall.shatpat"}`: a pattern saved by [`FracturePattern::save`] (meshes from
+//! a modelling tool become one with [`FracturePattern::from_meshes`]), its path relative to the
+//! scene file's directory.
 //! A body's `pattern` is a name from `patterns` or a pattern object itself (default: the default
 //! radial pattern); `threshold` (N s) is required; `cells` (default 100) is the lattice resolution
 //! along the longest side of an analytic shape (mesh bodies are cut on their own level set).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use glam::DVec3;
@@ -70,7 +74,10 @@ pub fn prescored_model(
             return Err(SceneError::invalid(&path, patterns, "an object of named patterns"));
         };
         for (name, spec) in patterns {
-            named.insert(name.clone(), Arc::new(pattern(&path.key(name), spec)?));
+            named.insert(
+                name.clone(),
+                Arc::new(pattern(&path.key(name), spec, &scene.base_directory)?),
+            );
         }
     }
     let mut model = PrescoredFracture::new(settings).map_err(|e| SceneError::at(&block_path, e.to_string()))?;
@@ -101,7 +108,7 @@ pub fn prescored_model(
                     "the name of a pattern in prescored.patterns",
                 )
             })?,
-            Some(spec) => Arc::new(pattern(&path.key("pattern"), spec)?),
+            Some(spec) => Arc::new(pattern(&path.key("pattern"), spec, &scene.base_directory)?),
         };
         model
             .make_breakable(world, ids[i], chosen, threshold, cells as usize)
@@ -175,22 +182,26 @@ fn settings(path: &JsonPath, block: &Map<String, Value>) -> Result<PrescoredSett
     Ok(settings)
 }
 
-/// A pattern from its description at `path`.
-fn pattern(path: &JsonPath, spec: &Value) -> Result<FracturePattern, SceneError> {
+/// A pattern from its description at `path`; pattern files are read relative to `base`.
+fn pattern(path: &JsonPath, spec: &Value, base: &Path) -> Result<FracturePattern, SceneError> {
     let Value::Object(map) = spec else {
         return Err(SceneError::invalid(
             path,
             spec,
-            "a pattern object: radial, uniform or slices",
+            "a pattern object: radial, uniform, slices or file",
         ));
     };
     let (kind, parameters) = match map.iter().next() {
+        Some((kind, Value::String(file))) if map.len() == 1 && kind == "file" => {
+            return FracturePattern::load(base.join(file))
+                .map_err(|e| SceneError::at(&path.key("file"), e.to_string()));
+        }
         Some((kind, Value::Object(parameters))) if map.len() == 1 => (kind.as_str(), parameters),
         _ => {
             return Err(SceneError::invalid(
                 path,
                 spec,
-                "one of {\"radial\": {..}}, {\"uniform\": {..}}, {\"slices\": {..}}",
+                "one of {\"radial\": {..}}, {\"uniform\": {..}}, {\"slices\": {..}}, {\"file\": \"path\"}",
             ));
         }
     };
