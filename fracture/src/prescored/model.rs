@@ -10,10 +10,14 @@
 //!
 //! Su 2009 tests the impulse a collision *would* apply and breaks the body before applying it, so
 //! the impactor goes on into the fragments. The step has already applied it when the model runs,
-//! so with [`PrescoredSettings::replay_impact`] the model takes it back from both bodies (the
-//! fragments share the parent's momentum from before the impulse, and the impactor gets its
-//! impulse returned): the collision is then met by the fragments in the next step. Total momentum
-//! is unchanged by this and kinetic energy is that of before the collision.
+//! so with [`PrescoredSettings::replay_impact`] the model takes back every contact impulse the
+//! parent received in the step, from the impactor and from everything else it touched, and
+//! returns each to the body that gave it: the fragments share the parent's momentum from before
+//! the step's contacts, and the collision is met by the fragments in the next step. Taking back
+//! the impactor's impulse alone is not enough: a table top on legs hit from above gets the ball's
+//! push and, in the same solve, the legs' push back; leaving the legs' half in would launch the
+//! fragments upward with the energy the ball brought. Total momentum is unchanged by this, and
+//! the bodies involved return to their velocities before the step's contacts.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -127,8 +131,8 @@ pub struct FractureEvent {
     pub fragment_masses: Vec<f64>,
     /// Mass of debris taken out of the world, kg.
     pub removed_mass: f64,
-    /// The parent's momentum the fragments share (after taking back the breaking impulse when
-    /// the impact is replayed), world frame.
+    /// The parent's momentum the fragments share (after taking back the step's contact impulses
+    /// when the impact is replayed), world frame.
     pub momentum_before: ParentMomentum,
     /// The fragments' momentum plus that of the removed debris, world frame: equal to
     /// `momentum_before` to round-off.
@@ -271,9 +275,10 @@ struct Hit {
     impulse: DVec3,
     /// Impulse-weighted mean of the contact points, world frame, m.
     point: DVec3,
-    /// Each contact's point and impulse on the breakable body.
-    contacts: smallvec::SmallVec<[(DVec3, DVec3); 4]>,
-    other: BodyId,
+    /// Every contact of the body this step, with every other body (the hit pair's included):
+    /// the other body, the point and the impulse on the breakable body. Taken back when the impact
+    /// is replayed.
+    received: Vec<(BodyId, DVec3, DVec3)>,
 }
 
 impl FractureModel for PrescoredFracture {
@@ -286,7 +291,7 @@ impl FractureModel for PrescoredFracture {
         let time = context.time();
         let mut hits: BTreeMap<BodyId, Hit> = BTreeMap::new();
         for pair in context.contacts() {
-            for (id, other, sign) in [(pair.body_a, pair.body_b, 1.0), (pair.body_b, pair.body_a, -1.0)] {
+            for (id, sign) in [(pair.body_a, 1.0), (pair.body_b, -1.0)] {
                 let Some(body) = self.bodies.get(&id) else { continue };
                 if time < body.ready_at {
                     continue;
@@ -296,28 +301,51 @@ impl FractureModel for PrescoredFracture {
                 if magnitude <= body.threshold || hits.get(&id).is_some_and(|h| h.impulse.length() >= magnitude) {
                     continue;
                 }
-                let contacts: smallvec::SmallVec<[(DVec3, DVec3); 4]> = pair
-                    .contacts
-                    .iter()
-                    .map(|c| (c.point, c.total_impulse() * sign))
-                    .collect();
-                let total: f64 = contacts.iter().map(|(_, j)| j.length()).sum();
-                let point = contacts.iter().map(|(p, j)| *p * (j.length() / total)).sum();
+                let contacts = pair.contacts.iter().map(|c| (c.point, c.total_impulse().length()));
+                let total: f64 = contacts.clone().map(|(_, j)| j).sum();
+                let point = contacts.map(|(p, j)| p * (j / total)).sum();
                 hits.insert(
                     id,
                     Hit {
                         impulse,
                         point,
-                        contacts,
-                        other,
+                        received: Vec::new(),
                     },
                 );
             }
         }
-        for (id, hit) in hits {
-            match self.break_body(context, id, &hit) {
-                Ok(()) => {}
+        if hits.is_empty() {
+            return Ok(());
+        }
+        if self.settings.replay_impact {
+            for pair in context.contacts() {
+                for (id, other, sign) in [(pair.body_a, pair.body_b, 1.0), (pair.body_b, pair.body_a, -1.0)] {
+                    if let Some(hit) = hits.get_mut(&id) {
+                        let on_body = pair.contacts.iter().map(|c| (other, c.point, c.total_impulse() * sign));
+                        hit.received.extend(on_body);
+                    }
+                }
+            }
+        }
+        let mut broken = Vec::with_capacity(hits.len());
+        for (id, hit) in &hits {
+            match self.break_body(context, *id, hit) {
+                Ok(true) => broken.push(*id),
+                Ok(false) => {}
                 Err(error) => self.failures.push(format!("body {id:?} did not break: {error}")),
+            }
+        }
+        // Each impulse goes back to the body that gave it, unless that body broke too (it took
+        // back its own side of the pair) or cannot move.
+        for id in &broken {
+            for (other, point, impulse) in &hits[id].received {
+                let dynamic = context.body(*other).is_ok_and(|v| v.kind == BodyKind::Dynamic);
+                if dynamic && !broken.contains(other) {
+                    if let Err(error) = context.apply_impulse(*other, *impulse, *point) {
+                        self.failures
+                            .push(format!("impulse not returned to body {other:?}: {error}"));
+                    }
+                }
             }
         }
         Ok(())
@@ -339,10 +367,12 @@ impl FractureModel for PrescoredFracture {
 
 impl PrescoredFracture {
     /// Breaks body `id` at `hit`: queues its fragments and its removal, and records the event.
-    fn break_body(&mut self, context: &mut FractureContext<'_>, id: BodyId, hit: &Hit) -> Result<(), FractureError> {
+    /// `false` when the body stays whole (too small to break, or the pattern leaves it in one
+    /// piece).
+    fn break_body(&mut self, context: &mut FractureContext<'_>, id: BodyId, hit: &Hit) -> Result<bool, FractureError> {
         let body = &self.bodies[&id];
         if body.volume < self.settings.min_breakable_volume {
-            return Ok(());
+            return Ok(false);
         }
         let view = context.body(id)?;
         // The event works in the lattice's frame; its pose in the world is the body's pose
@@ -363,11 +393,9 @@ impl PrescoredFracture {
         let state = *view.state;
         let mass = *view.mass;
         let mut momentum = ParentMomentum::of(&state, &mass);
-        if self.settings.replay_impact {
-            for (point, impulse) in &hit.contacts {
-                momentum.linear -= *impulse;
-                momentum.angular -= point.cross(*impulse);
-            }
+        for (_, point, impulse) in &hit.received {
+            momentum.linear -= *impulse;
+            momentum.angular -= point.cross(*impulse);
         }
         let parent = Parent {
             level_set: &body.lattice,
@@ -388,7 +416,7 @@ impl PrescoredFracture {
         let result = shatter(&parent, &body.pattern, local_point, local_normal, &settings)?;
         if result.fragments.len() < 2 {
             // Every other piece was debris merged into one: the body stays whole.
-            return Ok(());
+            return Ok(false);
         }
         let mut after = result.removed_momentum;
         let mut children = Vec::with_capacity(result.fragments.len());
@@ -406,11 +434,6 @@ impl PrescoredFracture {
                 lattice_frame,
                 ready_at,
             ));
-        }
-        if self.settings.replay_impact && context.body(hit.other)?.kind == BodyKind::Dynamic {
-            for (point, impulse) in &hit.contacts {
-                context.apply_impulse(hit.other, *impulse, *point)?;
-            }
         }
         context.despawn(id)?;
         let children: Vec<(SpawnTicket, Breakable)> = result
@@ -433,7 +456,7 @@ impl PrescoredFracture {
         });
         self.pending.push((self.events.len() - 1, children));
         self.bodies.remove(&id);
-        Ok(())
+        Ok(true)
     }
 }
 
