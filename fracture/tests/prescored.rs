@@ -9,7 +9,7 @@ use shatter_engine::{BodyDesc, BodyGeometry, MassSource, World};
 use shatter_fracture::fragments::ParentMomentum;
 use shatter_fracture::prescored::{
     Alignment, Debris, FracturePattern, Parent, PrescoredFracture, PrescoredSettings, RadialPattern, ShatterSettings,
-    Shattered, shape_lattice, shatter,
+    Shattered, SpiralPattern, shape_lattice, shatter,
 };
 
 /// Half extents of the test wall: 3 m x 0.2 m x 2 m, 150 x 10 x 100 cells (Su 2009 Fig. 4).
@@ -187,9 +187,9 @@ fn prescored_fragment_level_sets_are_right_at_their_particles() {
     assert!(checked > 1000);
 }
 
-#[test]
-fn prescored_impact_centred_pattern_makes_small_fragments_near_the_impact() {
-    let shattered = resting_break();
+/// Mean fragment mass within half a metre of the wall's impact point and beyond it, kg, with
+/// the number of fragments in each.
+fn near_and_far(shattered: &Shattered) -> ((f64, usize), (f64, usize)) {
     let impact = DVec3::new(0.4, 0.1, -0.3);
     let (mut near, mut far) = (Vec::new(), Vec::new());
     for desc in &shattered.fragments {
@@ -204,18 +204,75 @@ fn prescored_impact_centred_pattern_makes_small_fragments_near_the_impact() {
         }
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    assert!(
-        near.len() >= 5 && far.len() >= 5,
-        "{} near, {} far",
-        near.len(),
-        far.len()
+    ((mean(&near), near.len()), (mean(&far), far.len()))
+}
+
+#[test]
+fn prescored_impact_centred_pattern_makes_small_fragments_near_the_impact() {
+    // Concentration 1: a spiral piece's area grows in proportion to its distance from the impact.
+    let spiral = FracturePattern::spiral(&SpiralPattern {
+        count: 600,
+        concentration: 1.0,
+        ..SpiralPattern::default()
+    })
+    .unwrap();
+    assert_eq!(spiral.region_count(), 600);
+    let spiral_break = break_wall(
+        &spiral,
+        Pose::IDENTITY,
+        100.0,
+        ParentMomentum::default(),
+        Debris::Keep,
+        0.0,
     );
-    assert!(
-        mean(&near) * 4.0 < mean(&far),
-        "near {} kg, far {} kg",
-        mean(&near),
-        mean(&far)
-    );
+    // The radial pattern's rings double in radius; the spiral's pieces grow more gently.
+    for (name, shattered, ratio) in [("radial", resting_break(), 4.0), ("spiral", &spiral_break, 2.0)] {
+        let ((near, near_count), (far, far_count)) = near_and_far(shattered);
+        assert!(
+            near_count >= 5 && far_count >= 5,
+            "{name}: {near_count} near, {far_count} far"
+        );
+        assert!(near * ratio < far, "{name}: near {near} kg, far {far} kg");
+    }
+    // The spiral's pieces cover the wall: many more than the radial pattern's few dozen.
+    assert!(spiral_break.fragments.len() >= 100, "{}", spiral_break.fragments.len());
+    // Out-of-range settings are refused by name.
+    for (bad, what) in [
+        (
+            SpiralPattern {
+                count: 1,
+                ..SpiralPattern::default()
+            },
+            "count",
+        ),
+        (
+            SpiralPattern {
+                radius: 0.0,
+                ..SpiralPattern::default()
+            },
+            "radius",
+        ),
+        (
+            SpiralPattern {
+                concentration: 0.2,
+                ..SpiralPattern::default()
+            },
+            "concentration",
+        ),
+        (
+            SpiralPattern {
+                jitter: f64::NAN,
+                ..SpiralPattern::default()
+            },
+            "jitter",
+        ),
+    ] {
+        let message = FracturePattern::spiral(&bad)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(message.contains(what), "{what}: {message}");
+    }
 }
 
 #[test]

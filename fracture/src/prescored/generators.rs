@@ -58,6 +58,40 @@ impl Default for RadialPattern {
     }
 }
 
+/// An impact-centred pattern of many pieces on a plate hit face on: sites on a sunflower
+/// (Vogel) spiral in the plane across the impact, dense at the impact and thinning outward, so
+/// pieces grow with distance without the rings of [`RadialPattern`] (whose every ring has the
+/// same number of cells, too many near the impact for thousands of pieces). Regions are prisms
+/// along the impact direction (Su 2009 Fig. 8's shattered table top).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpiralPattern {
+    /// Number of sites (regions).
+    pub count: usize,
+    /// Radius of the disc of sites around the impact point, pattern units (the box is 1 across;
+    /// beyond it the outermost cells go on).
+    pub radius: f64,
+    /// Site `i` lies at `radius * ((i + 1/2) / count)^concentration` from the impact: 0.5 spreads
+    /// the sites evenly over the disc, larger values crowd them towards the impact (piece area
+    /// grows as distance to the power `2 - 1 / concentration`).
+    pub concentration: f64,
+    /// Random displacement of each site, as a fraction of the local site spacing (0: regular).
+    pub jitter: f64,
+    /// Seed of the jitter.
+    pub seed: u64,
+}
+
+impl Default for SpiralPattern {
+    fn default() -> Self {
+        Self {
+            count: 3000,
+            radius: 0.75,
+            concentration: 0.7,
+            jitter: 0.3,
+            seed: 1,
+        }
+    }
+}
+
 impl FracturePattern {
     /// The impact-centred Voronoi pattern `settings` describe, impact point at the box centre,
     /// pattern frame the identity (impact along +z). Fails naming a count, radius, growth or
@@ -119,6 +153,58 @@ impl FracturePattern {
             }
             radius *= growth;
         }
+        let weights = vec![0.0; sites.len()];
+        Self::power_diagram(sites, weights, BOX_CENTRE, DQuat::IDENTITY)
+    }
+
+    /// The sunflower-spiral pattern `settings` describe, impact point at the box centre, pattern
+    /// frame the identity (impact along +z). Fails naming a count, radius, concentration or
+    /// jitter out of range.
+    pub fn spiral(settings: &SpiralPattern) -> Result<Self, FractureError> {
+        let SpiralPattern {
+            count,
+            radius,
+            concentration,
+            jitter,
+            seed,
+        } = *settings;
+        if !(2..=1 << 20).contains(&count) {
+            return Err(FractureError::invalid("spiral site count", count, "in 2..=1048576"));
+        }
+        if !(radius.is_finite() && radius > 0.0 && radius <= 1.0) {
+            return Err(FractureError::invalid(
+                "spiral radius (pattern units)",
+                radius,
+                "in (0, 1]",
+            ));
+        }
+        if !(concentration.is_finite() && (0.5..=4.0).contains(&concentration)) {
+            return Err(FractureError::invalid(
+                "spiral concentration",
+                concentration,
+                "in [0.5, 4]",
+            ));
+        }
+        if !(jitter.is_finite() && (0.0..0.5).contains(&jitter)) {
+            return Err(FractureError::invalid("jitter", jitter, "in [0, 0.5)"));
+        }
+        // The golden angle turns each site so that no two line up along a spoke.
+        let golden_angle = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+        let mut random = SplitMix64::new(seed);
+        let sites = (0..count)
+            .map(|i| {
+                let t = (i as f64 + 0.5) / count as f64;
+                let r = radius * t.powf(concentration);
+                // Area per site where the spiral is at `t`: d(pi r^2)/di.
+                let spacing =
+                    (std::f64::consts::TAU * radius * radius * concentration * t.powf(2.0 * concentration - 1.0)
+                        / count as f64)
+                        .sqrt();
+                let (sin, cos) = (golden_angle * i as f64).sin_cos();
+                let shove = random.unit_vector() * (jitter * spacing);
+                BOX_CENTRE + DVec3::new(r * cos + shove.x, r * sin + shove.y, 0.0)
+            })
+            .collect::<Vec<_>>();
         let weights = vec![0.0; sites.len()];
         Self::power_diagram(sites, weights, BOX_CENTRE, DQuat::IDENTITY)
     }

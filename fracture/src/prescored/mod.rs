@@ -4,8 +4,8 @@
 //! becomes a fragment.
 //!
 //! - [`FracturePattern`]: regions of the unit box, each with a level set; generators
-//!   ([`FracturePattern::radial`], [`FracturePattern::uniform`], [`FracturePattern::slices`],
-//!   [`FracturePattern::from_meshes`]) and a file format ([`FracturePattern::save`]).
+//!   ([`FracturePattern::radial`], [`FracturePattern::spiral`], [`FracturePattern::uniform`],
+//!   [`FracturePattern::slices`], [`FracturePattern::from_meshes`]) and a file format ([`FracturePattern::save`]).
 //! - [`Placement`] and [`Alignment`]: the pattern on an impact, the paper's no-interpolation
 //!   overlay by default.
 //! - [`shatter`]: one fracture event on a level-set body, returning fragment bodies that carry
@@ -23,7 +23,7 @@ mod power;
 pub mod scenes;
 mod shatter;
 
-pub use generators::{BOX_CENTRE, RadialPattern, SpokeLayout};
+pub use generators::{BOX_CENTRE, RadialPattern, SpiralPattern, SpokeLayout};
 pub use intersect::{Debris, lattice_integrals};
 pub use model::{FractureEvent, PrescoredFracture, PrescoredSettings, shape_lattice};
 pub use pattern::FracturePattern;

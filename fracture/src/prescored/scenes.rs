@@ -2,11 +2,12 @@
 //! library re-exports them): Su 2009's walls hit at several places by one pattern and a ball that
 //! shatters on a wall that holds (Fig. 4, [`walls`]), a cylinder shattered by a sphere (Fig. 5,
 //! [`cylinder`]), the Stanford bunny (Fig. 6, [`bunny`]) and a wall broken in a corner whose large
-//! fragment a second ball breaks again (Fig. 7, [`corner`]).
+//! fragment a second ball breaks again (Fig. 7, [`corner`]), and a table top under a pile of
+//! small spheres shattered into thousands of pieces by a large one (Fig. 8, [`table`]).
 //!
 //! Every scene is a world on a static ground with the prescored model registered; one step per
 //! 30 Hz frame. Level-set resolutions are the paper's: walls 150 x 10 x 100, balls 55 across, the
-//! cylinder 55 x 105 x 55, the bunny 70 x 60 x 45.
+//! cylinder 55 x 105 x 55, the bunny 70 x 60 x 45, the table top 150 x 10 x 100.
 
 use std::sync::Arc;
 
@@ -15,8 +16,9 @@ use shatter_collision::level_set::level_set_from_mesh;
 use shatter_collision::particles::sample_surface;
 use shatter_collision::{BodyMassProperties, Collider, Cuboid, GridSpec, HalfSpace, Pose, Shape, Sphere, TriMesh};
 use shatter_engine::{BodyDesc, BodyId, Material, World};
+use shatter_integrators::SplitMix64;
 
-use super::generators::{RadialPattern, SpokeLayout};
+use super::generators::{RadialPattern, SpiralPattern, SpokeLayout};
 use super::intersect::lattice_integrals;
 use super::model::{PrescoredFracture, PrescoredSettings};
 use super::pattern::FracturePattern;
@@ -220,6 +222,86 @@ pub fn corner() -> Result<PrescoredScene, FractureError> {
     scene.ball(DVec3::new(-0.8, 1.4, 7.0), DVec3::new(0.0, 0.0, -12.0), "ball_second")?;
     let mut model = PrescoredFracture::new(settings())?;
     model.make_breakable(&scene.world, wall, Arc::new(dartboard()?), 2000.0, WALL_CELLS)?;
+    Ok(scene.finish(model))
+}
+
+/// The table top's half extents, m: 3 m x 2 m, 0.2 m thick (lattice 150 x 10 x 100).
+pub const TABLE_HALF_EXTENTS: DVec3 = DVec3::new(1.5, 0.1, 1.0);
+/// Radius of the small spheres piled on the table, m.
+pub const SMALL_SPHERE_RADIUS: f64 = 0.05;
+/// Radius of the steel sphere that shatters the table, m.
+pub const LARGE_SPHERE_RADIUS: f64 = 0.4;
+/// Frame (30 Hz) by which the large sphere has hit the table.
+pub const TABLE_IMPACT_FRAME: usize = 52;
+
+/// The table top's pattern: thousands of prisms across the top, a few centimetres wide at the
+/// impact and growing outward.
+pub fn table_pattern() -> Result<FracturePattern, FractureError> {
+    FracturePattern::spiral(&SpiralPattern {
+        count: 8000,
+        radius: 0.75,
+        concentration: 0.7,
+        ..SpiralPattern::default()
+    })
+}
+
+/// Su 2009 Fig. 8: `spheres` small rubber spheres (the paper drops 1000) fall in a loose column
+/// onto a concrete table top resting on four static legs; once they have landed, a 2 t steel
+/// sphere falling from 13 m hits the top (by [`TABLE_IMPACT_FRAME`]) and shatters it into
+/// thousands of pieces that fall with the spheres to the ground.
+pub fn table(spheres: usize) -> Result<PrescoredScene, FractureError> {
+    let mut scene = PrescoredScene::new()?;
+    let top_height = 1.0;
+    let leg_half = DVec3::new(0.08, 0.5 * (top_height - TABLE_HALF_EXTENTS.y), 0.08);
+    for (index, (x, z)) in [(-1.3, -0.8), (1.3, -0.8), (-1.3, 0.8), (1.3, 0.8)]
+        .into_iter()
+        .enumerate()
+    {
+        let leg = Collider::from_shape(Shape::Cuboid(Cuboid::try_new(leg_half)?), PARTICLE_SPACING)?;
+        let desc = BodyDesc::fixed(leg).with_position(DVec3::new(x, leg_half.y, z));
+        scene.add(desc, format!("leg_{index}"))?;
+    }
+    let top = Shape::Cuboid(Cuboid::try_new(TABLE_HALF_EXTENTS)?);
+    let desc = BodyDesc::dynamic(Collider::from_shape(top, PARTICLE_SPACING)?)
+        .with_density(CONCRETE)
+        .with_position(DVec3::new(0.0, top_height, 0.0))
+        .with_material(Material {
+            friction: 0.7,
+            restitution: 0.0,
+        });
+    let table = scene.add(desc, "table")?;
+    // A 10 x 10 column of layers, 13 cm apart, each sphere nudged by up to a centimetre so the
+    // column topples into a pile instead of standing.
+    let mut random = SplitMix64::new(8);
+    let pitch = 0.13;
+    for i in 0..spheres {
+        let (column, row, layer) = (i % 10, (i / 10) % 10, i / 100);
+        let nudge = DVec3::new(random.next_f64() - 0.5, 0.0, random.next_f64() - 0.5) * 0.02;
+        let position = DVec3::new(
+            (column as f64 - 4.5) * pitch,
+            top_height + 0.25 + layer as f64 * pitch,
+            (row as f64 - 4.5) * pitch,
+        ) + nudge;
+        let sphere = Collider::from_shape(Shape::Sphere(Sphere::try_new(SMALL_SPHERE_RADIUS)?), 0.02)?;
+        let desc = BodyDesc::dynamic(sphere)
+            .with_density(1100.0)
+            .with_position(position)
+            .with_material(Material {
+                friction: 0.6,
+                restitution: 0.0,
+            });
+        scene.add(desc, format!("sphere_{i}"))?;
+    }
+    let large = Collider::from_shape(Shape::Sphere(Sphere::try_new(LARGE_SPHERE_RADIUS)?), PARTICLE_SPACING)?;
+    let desc = BodyDesc::dynamic(large)
+        .with_density(STEEL)
+        .with_position(DVec3::new(0.5, 14.0, 0.35));
+    scene.add(desc, "large_sphere")?;
+    let mut model = PrescoredFracture::new(PrescoredSettings {
+        min_fragment_volume: 1e-5,
+        ..PrescoredSettings::default()
+    })?;
+    model.make_breakable(&scene.world, table, Arc::new(table_pattern()?), 4000.0, WALL_CELLS)?;
     Ok(scene.finish(model))
 }
 
