@@ -191,17 +191,27 @@ impl SdfGrid {
 
     /// The box of the samples with a negative value (body frame), `None` when there is none.
     pub fn inside_samples_box(&self) -> Option<Aabb> {
+        // Lowest and highest indices along each axis, then their positions: a sample's position
+        // grows with its index, so these are the box's corners.
         let spec = &self.spec;
-        let bounds = self
-            .values
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| **v < 0.0)
-            .fold(Aabb::EMPTY, |b, (index, _)| {
-                let [i, j, k] = spec.coordinates(index);
-                b.including(spec.position(i, j, k))
-            });
-        (!bounds.is_empty()).then_some(bounds)
+        let [nx, ny, _] = spec.dims;
+        let mut low = [usize::MAX; 3];
+        let mut high = [0; 3];
+        for (row_index, row) in self.values.chunks_exact(nx).enumerate() {
+            let (Some(first), Some(last)) = (row.iter().position(|v| *v < 0.0), row.iter().rposition(|v| *v < 0.0))
+            else {
+                continue;
+            };
+            let (j, k) = (row_index % ny, row_index / ny);
+            low = [low[0].min(first), low[1].min(j), low[2].min(k)];
+            high = [high[0].max(last), high[1].max(j), high[2].max(k)];
+        }
+        (low[0] != usize::MAX).then(|| {
+            Aabb::new(
+                spec.position(low[0], low[1], low[2]),
+                spec.position(high[0], high[1], high[2]),
+            )
+        })
     }
 
     /// The value at sample `(i, j, k)`.
@@ -295,6 +305,40 @@ fn lerp(a: f64, b: f64, t: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grid_inside_samples_box_matches_a_scan_of_every_sample() {
+        let spec = GridSpec::try_new(DVec3::new(-1.0, 0.5, 2.0), 0.1, [9, 7, 5]).unwrap();
+        let mut random = 12345u64;
+        for round in 0..20 {
+            // Sparse random insides, and in one round none at all.
+            let values: Vec<f64> = (0..spec.sample_count())
+                .map(|_| {
+                    random = random
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    if round > 0 && (random >> 33) % 17 == 0 {
+                        -1.0
+                    } else {
+                        1.0
+                    }
+                })
+                .collect();
+            let mut expected = Aabb::EMPTY;
+            for (index, v) in values.iter().enumerate() {
+                if *v < 0.0 {
+                    let [i, j, k] = spec.coordinates(index);
+                    expected = expected.including(spec.position(i, j, k));
+                }
+            }
+            let grid = SdfGrid::try_from_values(spec, values).unwrap();
+            assert_eq!(
+                grid.inside_samples_box(),
+                (!expected.is_empty()).then_some(expected),
+                "round {round}"
+            );
+        }
+    }
 
     #[test]
     fn grid_trilinear_reproduces_linear_fields_exactly() {

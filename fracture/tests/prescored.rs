@@ -685,7 +685,7 @@ fn prescored_a_table_top_broken_from_above_gives_back_what_its_supports_pushed()
     let g = world.gravity();
     let support = Shape::Cuboid(Cuboid::try_new(DVec3::new(0.1, 0.45, 1.0)).unwrap());
     for x in [-1.3, 1.3] {
-        let desc = BodyDesc::fixed(Collider::from_shape(support.clone(), 0.05).unwrap());
+        let desc = BodyDesc::fixed(Collider::from_shape(support, 0.05).unwrap());
         world.add_body(desc.with_position(DVec3::new(x, 0.45, 0.0))).unwrap();
     }
     let top = world

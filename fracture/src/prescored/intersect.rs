@@ -12,8 +12,8 @@
 use glam::{DMat3, DVec3};
 use hashbrown::HashMap;
 use rayon::prelude::*;
-use shatter_collision::SdfGrid;
 use shatter_collision::mass_properties::VolumeIntegrals;
+use shatter_collision::{GridSpec, SdfGrid};
 
 use super::pattern::FracturePattern;
 use super::placement::Placement;
@@ -39,49 +39,82 @@ impl Component {
         self.sums.count
     }
 
-    /// Volume integrals of its cells (cubes of side `spacing` around its samples), body frame.
-    pub fn integrals(&self, spacing: f64) -> VolumeIntegrals {
-        self.sums.integrals(spacing)
+    /// Volume integrals of its cells (cubes of one spacing around its samples on the lattice
+    /// `spec`), body frame.
+    pub fn integrals(&self, spec: &GridSpec) -> VolumeIntegrals {
+        self.sums.integrals(spec)
     }
 }
 
-/// Sums over lattice samples of `1`, `x` and `x x^T`: the volume integrals of the cubes of one
-/// spacing around them, once the spacing is known.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Sums over lattice samples of `1`, their indices `n = (i, j, k)` and `n n^T`: the volume
+/// integrals of the cubes of one spacing around them once the lattice is known. Integer sums are
+/// exact, so they do not depend on the order the samples come in and the pieces of a body add up
+/// to the body exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct CellSums {
     count: usize,
-    first: DVec3,
-    second: DMat3,
-}
-
-impl Default for CellSums {
-    /// No samples: all zero (a derived `Default` would start `second` at glam's identity).
-    fn default() -> Self {
-        Self {
-            count: 0,
-            first: DVec3::ZERO,
-            second: DMat3::ZERO,
-        }
-    }
+    /// Sum of `n`.
+    first: [i64; 3],
+    /// Sum of `n n^T`: xx, yy, zz, xy, xz, yz.
+    second: [i64; 6],
 }
 
 impl CellSums {
-    /// Adds the sample at `x`.
-    fn add(&mut self, x: DVec3) {
+    /// Adds the sample at lattice indices `(i, j, k)`.
+    #[inline]
+    fn add(&mut self, [i, j, k]: [usize; 3]) {
+        let (i, j, k) = (i as i64, j as i64, k as i64);
         self.count += 1;
-        self.first += x;
-        self.second += DMat3::from_cols(x * x.x, x * x.y, x * x.z);
+        self.first[0] += i;
+        self.first[1] += j;
+        self.first[2] += k;
+        self.second[0] += i * i;
+        self.second[1] += j * j;
+        self.second[2] += k * k;
+        self.second[3] += i * j;
+        self.second[4] += i * k;
+        self.second[5] += j * k;
     }
 
-    /// Volume integrals of the cubes of side `spacing` centred on the samples: each cube adds
-    /// `h^3 (1, x, x x^T + h^2/12 I)`.
-    fn integrals(&self, spacing: f64) -> VolumeIntegrals {
-        let cube = spacing * spacing * spacing;
+    /// Adds the samples `i` in `begin..end` of the row `(j, k)`.
+    #[inline]
+    fn add_row(&mut self, begin: usize, end: usize, j: usize, k: usize) {
+        // Sums of i and i^2 over 0..n, in closed form.
+        let sum = |n: i64| n * (n - 1) / 2;
+        let squares = |n: i64| (n - 1) * n * (2 * n - 1) / 6;
+        let (b, e, j, k) = (begin as i64, end as i64, j as i64, k as i64);
+        let m = e - b;
+        let si = sum(e) - sum(b);
+        let sii = squares(e) - squares(b);
+        self.count += m as usize;
+        self.first[0] += si;
+        self.first[1] += j * m;
+        self.first[2] += k * m;
+        self.second[0] += sii;
+        self.second[1] += j * j * m;
+        self.second[2] += k * k * m;
+        self.second[3] += j * si;
+        self.second[4] += k * si;
+        self.second[5] += j * k * m;
+    }
+
+    /// Volume integrals of the cubes of side `h` centred on the samples `x = o + h n` of the
+    /// lattice `spec`: each cube adds `h^3 (1, x, x x^T + h^2/12 I)`, and summed over the samples
+    /// `sum x = N o + h S1`, `sum x x^T = N o o^T + h (o S1^T + S1 o^T) + h^2 S2`.
+    fn integrals(&self, spec: &GridSpec) -> VolumeIntegrals {
+        let (o, h) = (spec.origin, spec.spacing);
+        let cube = h * h * h;
         let n = self.count as f64;
+        let s1 = DVec3::new(self.first[0] as f64, self.first[1] as f64, self.first[2] as f64);
+        let [xx, yy, zz, xy, xz, yz] = self.second.map(|v| v as f64);
+        let s2 = DMat3::from_cols(DVec3::new(xx, xy, xz), DVec3::new(xy, yy, yz), DVec3::new(xz, yz, zz));
+        let outer = |a: DVec3, b: DVec3| DMat3::from_cols(a * b.x, a * b.y, a * b.z);
+        let first = o * n + s1 * h;
+        let second = outer(o, o) * n + (outer(o, s1) + outer(s1, o)) * h + s2 * (h * h);
         VolumeIntegrals {
             volume: n * cube,
-            first: self.first * cube,
-            second: (self.second + DMat3::from_diagonal(DVec3::splat(n * spacing * spacing / 12.0))) * cube,
+            first: first * cube,
+            second: (second + DMat3::from_diagonal(DVec3::splat(n * h * h / 12.0))) * cube,
         }
     }
 }
@@ -108,10 +141,13 @@ pub(crate) fn intersect(body: &SdfGrid, pattern: &FracturePattern, placement: &P
         .zip(body.values().par_chunks(nx * ny))
         .enumerate()
         .for_each(|(k, (labels, values))| {
+            // Neighbouring samples mostly share a region: the previous one's is tried first.
+            let mut hint = NONE;
             for (slot, (label, value)) in labels.iter_mut().zip(values).enumerate() {
                 if *value < 0.0 {
                     let x = spec.position(slot % nx, slot / nx, k);
-                    *label = pattern.locate(placement.to_pattern(x));
+                    *label = pattern.locate_near(placement.to_pattern(x), hint);
+                    hint = *label;
                 }
             }
         });
@@ -124,62 +160,112 @@ pub(crate) fn intersect(body: &SdfGrid, pattern: &FracturePattern, placement: &P
 }
 
 /// Connected components of equal labels over the six face neighbours, numbered by first sample.
+///
+/// Works on runs (maximal stretches of one label along a lattice row) rather than samples: runs
+/// of equal label that overlap in the row below or the plane before are joined in a union-find
+/// whose roots are the lowest runs, so numbering roots in run order numbers components by their
+/// first sample. Memory is read row by row, and each run's sums come in closed form; a
+/// sample-by-sample flood fill jumps across the lattice and costs several times as much.
 fn flood_fill(body: &SdfGrid, labels: &[u32]) -> (Vec<u32>, Vec<Component>) {
-    let spec = body.spec();
-    let [nx, ny, nz] = spec.dims;
-    let mut components = vec![NONE; labels.len()];
-    let mut parts = Vec::new();
-    let mut stack = Vec::new();
-    for start in 0..labels.len() {
-        if labels[start] == NONE || components[start] != NONE {
-            continue;
-        }
-        let id = parts.len() as u32;
-        let region = labels[start];
-        let mut part = Component {
-            region,
-            sums: CellSums::default(),
-            low: [usize::MAX; 3],
-            high: [0; 3],
-        };
-        components[start] = id;
-        stack.push(start);
-        while let Some(index) = stack.pop() {
-            let [i, j, k] = spec.coordinates(index);
-            let x = spec.position(i, j, k);
-            part.sums.add(x);
-            for (a, c) in [i, j, k].into_iter().enumerate() {
-                part.low[a] = part.low[a].min(c);
-                part.high[a] = part.high[a].max(c);
+    let [nx, ny, nz] = body.spec().dims;
+    let mut runs: Vec<Run> = Vec::new();
+    // Runs of row `r = j + ny k` are `runs[row_start[r]..row_start[r + 1]]`.
+    let mut row_start = Vec::with_capacity(ny * nz + 1);
+    for (row, row_labels) in labels.chunks_exact(nx).enumerate() {
+        row_start.push(runs.len() as u32);
+        let mut i = 0;
+        while i < nx {
+            let label = row_labels[i];
+            let begin = i;
+            while i < nx && row_labels[i] == label {
+                i += 1;
             }
-            let mut visit = |n: usize| {
-                if labels[n] == region && components[n] == NONE {
-                    components[n] = id;
-                    stack.push(n);
+            if label != NONE {
+                runs.push(Run {
+                    row,
+                    begin,
+                    end: i,
+                    label,
+                });
+            }
+        }
+    }
+    row_start.push(runs.len() as u32);
+    let mut parent: Vec<u32> = (0..runs.len() as u32).collect();
+    for row in 0..ny * nz {
+        let (j, k) = (row % ny, row / ny);
+        let here = row_start[row] as usize..row_start[row + 1] as usize;
+        for before in [(j > 0).then(|| row - 1), (k > 0).then(|| row - ny)]
+            .into_iter()
+            .flatten()
+        {
+            let there = row_start[before] as usize..row_start[before + 1] as usize;
+            // Both rows' runs are sorted along the row: walk them together.
+            let (mut a, mut b) = (here.start, there.start);
+            while a < here.end && b < there.end {
+                let (ra, rb) = (&runs[a], &runs[b]);
+                if ra.begin < rb.end && rb.begin < ra.end && ra.label == rb.label {
+                    union(&mut parent, a as u32, b as u32);
                 }
-            };
-            if i > 0 {
-                visit(index - 1);
-            }
-            if i + 1 < nx {
-                visit(index + 1);
-            }
-            if j > 0 {
-                visit(index - nx);
-            }
-            if j + 1 < ny {
-                visit(index + nx);
-            }
-            if k > 0 {
-                visit(index - nx * ny);
-            }
-            if k + 1 < nz {
-                visit(index + nx * ny);
+                if ra.end <= rb.end {
+                    a += 1;
+                } else {
+                    b += 1;
+                }
             }
         }
-        parts.push(part);
+    }
+    let mut components = vec![NONE; labels.len()];
+    let mut parts: Vec<Component> = Vec::new();
+    let mut id_of_root = vec![NONE; runs.len()];
+    for (r, run) in runs.iter().enumerate() {
+        let root = find(&mut parent, r as u32) as usize;
+        if id_of_root[root] == NONE {
+            id_of_root[root] = parts.len() as u32;
+            parts.push(Component {
+                region: run.label,
+                sums: CellSums::default(),
+                low: [usize::MAX; 3],
+                high: [0; 3],
+            });
+        }
+        let id = id_of_root[root];
+        let (j, k) = (run.row % ny, run.row / ny);
+        components[run.row * nx + run.begin..run.row * nx + run.end].fill(id);
+        let part = &mut parts[id as usize];
+        part.sums.add_row(run.begin, run.end, j, k);
+        part.low = [part.low[0].min(run.begin), part.low[1].min(j), part.low[2].min(k)];
+        part.high = [part.high[0].max(run.end - 1), part.high[1].max(j), part.high[2].max(k)];
     }
     (components, parts)
+}
+
+/// A maximal stretch of one label along a lattice row: samples `begin..end` of row `row`.
+struct Run {
+    row: usize,
+    begin: usize,
+    end: usize,
+    label: u32,
+}
+
+/// The root of `x`'s set, halving the path on the way.
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        let up = parent[parent[x as usize] as usize];
+        parent[x as usize] = up;
+        x = up;
+    }
+    x
+}
+
+/// Joins the sets of `a` and `b`; the lower root stays the root.
+fn union(parent: &mut [u32], a: u32, b: u32) {
+    let (ra, rb) = (find(parent, a), find(parent, b));
+    if ra < rb {
+        parent[rb as usize] = ra;
+    } else if rb < ra {
+        parent[ra as usize] = rb;
+    }
 }
 
 /// Volume integrals of the cubes of one spacing around the negative samples of `grid` (its
@@ -190,11 +276,10 @@ pub fn lattice_integrals(grid: &SdfGrid) -> VolumeIntegrals {
     let mut sums = CellSums::default();
     for (index, value) in grid.values().iter().enumerate() {
         if *value < 0.0 {
-            let [i, j, k] = spec.coordinates(index);
-            sums.add(spec.position(i, j, k));
+            sums.add(spec.coordinates(index));
         }
     }
-    sums.integrals(spec.spacing)
+    sums.integrals(spec)
 }
 
 /// What happens to a component below the minimum fragment volume.
@@ -288,4 +373,77 @@ pub(crate) fn group(body: &SdfGrid, cut: &Intersection, min_cells: usize, debris
         }
     }
     Grouping { fragments, removed }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shatter_integrators::SplitMix64;
+
+    /// A component as the oracle finds it: region, sums, lowest and highest indices.
+    type Found = (u32, CellSums, [usize; 3], [usize; 3]);
+
+    /// Sample-by-sample flood fill: the oracle.
+    fn flood_fill_by_samples(dims: [usize; 3], labels: &[u32]) -> (Vec<u32>, Vec<Found>) {
+        let [nx, ny, nz] = dims;
+        let mut components = vec![NONE; labels.len()];
+        let mut parts = Vec::new();
+        for start in 0..labels.len() {
+            if labels[start] == NONE || components[start] != NONE {
+                continue;
+            }
+            let id = parts.len() as u32;
+            let (mut sums, mut low, mut high) = (CellSums::default(), [usize::MAX; 3], [0; 3]);
+            components[start] = id;
+            let mut stack = vec![start];
+            while let Some(s) = stack.pop() {
+                let at = [s % nx, (s / nx) % ny, s / (nx * ny)];
+                sums.add(at);
+                for a in 0..3 {
+                    low[a] = low[a].min(at[a]);
+                    high[a] = high[a].max(at[a]);
+                }
+                let [i, j, k] = at;
+                let neighbours = [
+                    (i > 0).then(|| s - 1),
+                    (i + 1 < nx).then_some(s + 1),
+                    (j > 0).then(|| s - nx),
+                    (j + 1 < ny).then_some(s + nx),
+                    (k > 0).then(|| s - nx * ny),
+                    (k + 1 < nz).then_some(s + nx * ny),
+                ];
+                for n in neighbours.into_iter().flatten() {
+                    if labels[n] == labels[start] && components[n] == NONE {
+                        components[n] = id;
+                        stack.push(n);
+                    }
+                }
+            }
+            parts.push((labels[start], sums, low, high));
+        }
+        (components, parts)
+    }
+
+    #[test]
+    fn prescored_runs_find_the_components_a_flood_fill_finds() {
+        let spec = GridSpec::try_new(DVec3::new(-0.3, 0.1, 0.7), 0.05, [13, 9, 7]).unwrap();
+        let mut random = SplitMix64::new(5);
+        for round in 0..40 {
+            // Few labels and many gaps make components of every shape: U-turns that join late,
+            // pieces touching only along an edge (not joined), single samples.
+            let regions = 1 + round % 4;
+            let labels: Vec<u32> = (0..spec.sample_count())
+                .map(|_| {
+                    let r = (random.next_f64() * (regions + 1) as f64) as u32;
+                    if r == regions as u32 { NONE } else { r }
+                })
+                .collect();
+            let grid = SdfGrid::try_from_values(spec, vec![-1.0; spec.sample_count()]).unwrap();
+            let (components, parts) = flood_fill(&grid, &labels);
+            let (expected_components, expected) = flood_fill_by_samples(spec.dims, &labels);
+            assert_eq!(components, expected_components, "round {round}");
+            let found: Vec<_> = parts.iter().map(|p| (p.region, p.sums, p.low, p.high)).collect();
+            assert_eq!(found, expected, "round {round}");
+        }
+    }
 }

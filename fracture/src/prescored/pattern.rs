@@ -173,6 +173,26 @@ impl FracturePattern {
         }
     }
 
+    /// [`FracturePattern::locate`] for a point expected to lie in region `hint` (a neighbouring
+    /// sample's): a point clearly inside a power cell is that cell's by its planes alone, without
+    /// the candidates' search. Same answer as `locate`: the shortcut is taken only beyond a margin
+    /// far above the round-off by which planes and power distances could disagree.
+    #[inline]
+    pub fn locate_near(&self, point: DVec3, hint: u32) -> u32 {
+        const MARGIN: f64 = 1e-9;
+        let inside_box = point.cmpge(DVec3::ZERO).all() && point.cmple(DVec3::ONE).all();
+        match &self.regions {
+            Regions::Power(diagram) if inside_box && (hint as usize) < diagram.len() => {
+                if diagram.value_capped(hint as usize, point, -MARGIN) < -MARGIN {
+                    hint
+                } else {
+                    self.locate(point)
+                }
+            }
+            _ => self.locate(point),
+        }
+    }
+
     /// The level set of `region` at `point` (pattern space, pattern units): negative inside.
     #[inline]
     pub fn value(&self, region: u32, point: DVec3) -> f64 {

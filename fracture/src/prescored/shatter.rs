@@ -118,7 +118,7 @@ pub fn shatter(
     let integrals = |components: &[u32]| {
         components
             .iter()
-            .map(|&c| cut.parts[c as usize].integrals(spacing))
+            .map(|&c| cut.parts[c as usize].integrals(body.spec()))
             .fold(Default::default(), |sum: shatter_collision::VolumeIntegrals, i| {
                 sum.plus(i)
             })
@@ -332,7 +332,7 @@ impl Cutter<'_> {
         }
         // The regions' particles on the cut faces, thinned by bins of the particle spacing.
         // Planes of the lattice are scanned in parallel, then binned in order.
-        let found: Vec<Vec<(u32, Option<DVec3>, DVec3)>> = (0..nz)
+        let found: Vec<Vec<(u32, DVec3)>> = (0..nz)
             .into_par_iter()
             .map(|k| {
                 let mut found = Vec::new();
@@ -340,65 +340,97 @@ impl Cutter<'_> {
                     for i in 0..nx {
                         let s = spec.index(i, j, k);
                         let c = self.cut.components[s];
-                        if c == NONE || self.fragment_of[c as usize] == NONE {
-                            continue;
-                        }
-                        let f = self.fragment_of[c as usize];
-                        let neighbours = [
-                            (i > 0).then(|| s - 1),
-                            (i + 1 < nx).then_some(s + 1),
-                            (j > 0).then(|| s - nx),
-                            (j + 1 < ny).then_some(s + nx),
-                            (k > 0).then(|| s - nx * ny),
-                            (k + 1 < nz).then_some(s + nx * ny),
-                        ];
-                        let mut on_cut = false;
-                        let mut on_surface = false;
-                        for n in neighbours.into_iter().flatten() {
-                            let d = self.cut.components[n];
-                            if d == NONE {
-                                on_surface = true;
-                            } else if self.fragment_of[d as usize] != f {
-                                on_cut |= self.cut.labels[n] != self.cut.labels[s];
-                                on_surface |= self.fragment_of[d as usize] == NONE;
-                            }
-                        }
-                        if !(on_cut || on_surface) {
+                        if c == NONE || self.fragment_of[c as usize] == NONE || !self.faces(s, [i, j, k]).0 {
                             continue;
                         }
                         let x = spec.position(i, j, k);
-                        let point = on_cut
-                            .then(|| {
-                                let region = self.cut.labels[s];
-                                self.placement
-                                    .to_body(self.pattern.project(region, self.placement.to_pattern(x)))
-                            })
-                            .filter(|p| self.body.value(*p) <= 0.0 && (*p - x).length() <= 2.0 * spec.spacing);
-                        found.push((f, point, x));
+                        let region = self.cut.labels[s];
+                        let p = self
+                            .placement
+                            .to_body(self.pattern.project(region, self.placement.to_pattern(x)));
+                        if self.body.value(p) <= 0.0 && (p - x).length() <= 2.0 * spec.spacing {
+                            found.push((self.fragment_of[c as usize], p));
+                        }
                     }
                 }
                 found
             })
             .collect();
-        let mut bins: Vec<HashSet<[i64; 3]>> = vec![HashSet::new(); count];
-        let mut boundary: Vec<Vec<DVec3>> = vec![Vec::new(); count];
-        for (f, point, x) in found.into_iter().flatten() {
-            if let Some(p) = point {
-                let bin = (p / spacing).floor().as_i64vec3().to_array();
-                if bins[f as usize].insert(bin) {
-                    particles[f as usize].push(p);
-                }
-            }
-            boundary[f as usize].push(x);
-        }
-        // A fragment the parent's particles missed and no cut face reached (a sliver at the
-        // resolution of the lattice) takes its outermost samples.
-        for (f, list) in particles.iter_mut().enumerate() {
-            if list.is_empty() {
-                list.append(&mut boundary[f]);
-            }
+        // Each fragment's cut-face points, in lattice order, thinned by bins of the particle
+        // spacing: fragments in parallel, each in order, so the result is the same on any pool.
+        let mut cut_points: Vec<Vec<DVec3>> = vec![Vec::new(); count];
+        for (f, p) in found.into_iter().flatten() {
+            cut_points[f as usize].push(p);
         }
         particles
+            .par_iter_mut()
+            .zip(cut_points)
+            .enumerate()
+            .for_each(|(f, (list, points))| {
+                let mut bins: HashSet<[i64; 3]> = HashSet::with_capacity(points.len());
+                for p in points {
+                    if bins.insert((p / spacing).floor().as_i64vec3().to_array()) {
+                        list.push(p);
+                    }
+                }
+                // A fragment the parent's particles missed and no cut face reached (a sliver at
+                // the resolution of the lattice) takes its outermost samples.
+                if list.is_empty() {
+                    list.extend(self.outermost_samples(f as u32));
+                }
+            });
+        particles
+    }
+
+    /// Whether lattice sample `s` (at lattice indices `at`, inside a kept fragment) lies on a cut
+    /// face (next to a sample of another fragment and another region) and whether it lies on the
+    /// fragment's outer surface (next to a sample outside the parent or of a removed piece).
+    fn faces(&self, s: usize, [i, j, k]: [usize; 3]) -> (bool, bool) {
+        let [nx, ny, nz] = self.body.spec().dims;
+        let f = self.fragment_of[self.cut.components[s] as usize];
+        let neighbours = [
+            (i > 0).then(|| s - 1),
+            (i + 1 < nx).then_some(s + 1),
+            (j > 0).then(|| s - nx),
+            (j + 1 < ny).then_some(s + nx),
+            (k > 0).then(|| s - nx * ny),
+            (k + 1 < nz).then_some(s + nx * ny),
+        ];
+        let mut on_cut = false;
+        let mut on_surface = false;
+        for n in neighbours.into_iter().flatten() {
+            let d = self.cut.components[n];
+            if d == NONE {
+                on_surface = true;
+            } else if self.fragment_of[d as usize] != f {
+                on_cut |= self.cut.labels[n] != self.cut.labels[s];
+                on_surface |= self.fragment_of[d as usize] == NONE;
+            }
+        }
+        (on_cut, on_surface)
+    }
+
+    /// Fragment `f`'s lattice samples on a cut face or its outer surface, body frame, in
+    /// lattice order.
+    fn outermost_samples(&self, f: u32) -> Vec<DVec3> {
+        let spec = self.body.spec();
+        let mut samples = Vec::new();
+        for k in 0..spec.dims[2] {
+            for j in 0..spec.dims[1] {
+                for i in 0..spec.dims[0] {
+                    let s = spec.index(i, j, k);
+                    let c = self.cut.components[s];
+                    if c == NONE || self.fragment_of[c as usize] != f {
+                        continue;
+                    }
+                    let (on_cut, on_surface) = self.faces(s, [i, j, k]);
+                    if on_cut || on_surface {
+                        samples.push(spec.position(i, j, k));
+                    }
+                }
+            }
+        }
+        samples
     }
 
     /// Fragment `f`'s level set at the samples of the parent's lattice around its cells (grown by
