@@ -240,6 +240,20 @@ fn flood_fill(body: &SdfGrid, labels: &[u32]) -> (Vec<u32>, Vec<Component>) {
     (components, parts)
 }
 
+/// The samples sharing a face with sample `s` at lattice indices `[i, j, k]` of a lattice of
+/// `dims` samples (`None` past its edges).
+#[inline]
+pub(crate) fn face_neighbours([nx, ny, nz]: [usize; 3], s: usize, [i, j, k]: [usize; 3]) -> [Option<usize>; 6] {
+    [
+        (i > 0).then(|| s - 1),
+        (i + 1 < nx).then_some(s + 1),
+        (j > 0).then(|| s - nx),
+        (j + 1 < ny).then_some(s + nx),
+        (k > 0).then(|| s - nx * ny),
+        (k + 1 < nz).then_some(s + nx * ny),
+    ]
+}
+
 /// A maximal stretch of one label along a lattice row: samples `begin..end` of row `row`.
 struct Run {
     row: usize,
@@ -385,7 +399,7 @@ mod tests {
 
     /// Sample-by-sample flood fill: the oracle.
     fn flood_fill_by_samples(dims: [usize; 3], labels: &[u32]) -> (Vec<u32>, Vec<Found>) {
-        let [nx, ny, nz] = dims;
+        let [nx, ny, _] = dims;
         let mut components = vec![NONE; labels.len()];
         let mut parts = Vec::new();
         for start in 0..labels.len() {
@@ -403,15 +417,7 @@ mod tests {
                     low[a] = low[a].min(at[a]);
                     high[a] = high[a].max(at[a]);
                 }
-                let [i, j, k] = at;
-                let neighbours = [
-                    (i > 0).then(|| s - 1),
-                    (i + 1 < nx).then_some(s + 1),
-                    (j > 0).then(|| s - nx),
-                    (j + 1 < ny).then_some(s + nx),
-                    (k > 0).then(|| s - nx * ny),
-                    (k + 1 < nz).then_some(s + nx * ny),
-                ];
+                let neighbours = face_neighbours(dims, s, at);
                 for n in neighbours.into_iter().flatten() {
                     if labels[n] == labels[start] && components[n] == NONE {
                         components[n] = id;

@@ -16,7 +16,7 @@ use shatter_collision::{Aabb, BodyMassProperties, GridSpec, Pose, SdfGrid};
 use shatter_engine::BodyDesc;
 use shatter_integrators::RigidState;
 
-use super::intersect::{Debris, Grouping, Intersection, NONE, group, intersect};
+use super::intersect::{Debris, Grouping, Intersection, NONE, face_neighbours, group, intersect};
 use super::pattern::FracturePattern;
 use super::placement::{Alignment, Placement};
 use crate::error::FractureError;
@@ -385,17 +385,9 @@ impl Cutter<'_> {
     /// Whether lattice sample `s` (at lattice indices `at`, inside a kept fragment) lies on a cut
     /// face (next to a sample of another fragment and another region) and whether it lies on the
     /// fragment's outer surface (next to a sample outside the parent or of a removed piece).
-    fn faces(&self, s: usize, [i, j, k]: [usize; 3]) -> (bool, bool) {
-        let [nx, ny, nz] = self.body.spec().dims;
+    fn faces(&self, s: usize, at: [usize; 3]) -> (bool, bool) {
         let f = self.fragment_of[self.cut.components[s] as usize];
-        let neighbours = [
-            (i > 0).then(|| s - 1),
-            (i + 1 < nx).then_some(s + 1),
-            (j > 0).then(|| s - nx),
-            (j + 1 < ny).then_some(s + nx),
-            (k > 0).then(|| s - nx * ny),
-            (k + 1 < nz).then_some(s + nx * ny),
-        ];
+        let neighbours = face_neighbours(self.body.spec().dims, s, at);
         let mut on_cut = false;
         let mut on_surface = false;
         for n in neighbours.into_iter().flatten() {
