@@ -175,8 +175,9 @@ impl FracturePattern {
 
     /// [`FracturePattern::locate`] for a point expected to lie in region `hint` (a neighbouring
     /// sample's): a point clearly inside a power cell is that cell's by its planes alone, without
-    /// the candidates' search. Same answer as `locate`: the shortcut is taken only beyond a margin
-    /// far above the round-off by which planes and power distances could disagree.
+    /// the candidates' search. The shortcut is taken only for points deeper inside the hinted
+    /// cell than a margin far above the round-off by which its planes and the power distances
+    /// could disagree, so the answer is `locate`'s.
     #[inline]
     pub fn locate_near(&self, point: DVec3, hint: u32) -> u32 {
         const MARGIN: f64 = 1e-9;
