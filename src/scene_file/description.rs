@@ -15,8 +15,10 @@ use crate::collision::{Shape, TriMesh};
 pub use crate::fracture::energized::{Breakable, EnergizedSettings, Reinjection};
 use crate::integrators::BodyKind;
 
-/// A validated scene: the world's settings, its bodies and the joints between them.
-#[derive(Clone, Debug, PartialEq)]
+/// A validated scene: the world's settings, its bodies and the joints between them. Two
+/// descriptions are equal when they describe the same scene, wherever they were read from (the
+/// base directory is not compared).
+#[derive(Clone, Debug)]
 pub struct SceneDescription {
     /// Free text for people reading the file.
     pub description: Option<String>,
@@ -217,6 +219,31 @@ impl BodyDescription {
             MassDescription::Mass(mass) => Some(mass),
             MassDescription::Density(density) => self.shape.volume().map(|v| v * density),
         }
+    }
+}
+
+impl PartialEq for SceneDescription {
+    fn eq(&self, other: &Self) -> bool {
+        // Destructured so that a new field cannot be left out of the comparison unnoticed.
+        let Self {
+            description,
+            gravity,
+            dt,
+            frames,
+            bodies,
+            joints,
+            energized,
+            prescored,
+            base_directory: _,
+        } = self;
+        *description == other.description
+            && *gravity == other.gravity
+            && *dt == other.dt
+            && *frames == other.frames
+            && *bodies == other.bodies
+            && *joints == other.joints
+            && *energized == other.energized
+            && *prescored == other.prescored
     }
 }
 
