@@ -599,6 +599,25 @@ fn prescored_bad_input_is_refused_by_name() {
     near(PrescoredFracture::new(bad).unwrap_err(), "cooldown");
 }
 
+/// A 25 cm steel ball at `position` moving down at 12 m/s.
+fn falling_ball(position: DVec3) -> BodyDesc {
+    let shape = Shape::Sphere(shatter_collision::Sphere::try_new(0.25).unwrap());
+    BodyDesc::dynamic(Collider::from_shape(shape, 0.05).unwrap())
+        .with_density(7800.0)
+        .with_position(position)
+        .with_velocity(DVec3::new(0.0, -12.0, 0.0), DVec3::ZERO)
+}
+
+/// Makes `wall` (the test wall) breakable with the radial pattern at `threshold` N s, on the
+/// wall's 150-cell lattice, and registers the model with default settings.
+fn register_breakable(world: &mut World, wall: shatter_engine::BodyId, threshold: f64) {
+    let mut model = PrescoredFracture::new(PrescoredSettings::default()).unwrap();
+    model
+        .make_breakable(world, wall, Arc::new(radial().clone()), threshold, 150)
+        .unwrap();
+    world.add_fracture_model(Box::new(model));
+}
+
 #[test]
 fn prescored_wall_hit_by_a_ball_breaks_in_the_world_and_keeps_momentum() {
     let mut world = World::new();
@@ -606,20 +625,8 @@ fn prescored_wall_hit_by_a_ball_breaks_in_the_world_and_keeps_momentum() {
     let wall = world
         .add_body(BodyDesc::dynamic(Collider::from_shape(wall_shape(), 0.05).unwrap()).with_density(2300.0))
         .unwrap();
-    let ball_shape = Shape::Sphere(shatter_collision::Sphere::try_new(0.25).unwrap());
-    let ball = world
-        .add_body(
-            BodyDesc::dynamic(Collider::from_shape(ball_shape, 0.05).unwrap())
-                .with_density(7800.0)
-                .with_position(DVec3::new(0.3, 0.6, -0.2))
-                .with_velocity(DVec3::new(0.0, -12.0, 0.0), DVec3::ZERO),
-        )
-        .unwrap();
-    let mut model = PrescoredFracture::new(PrescoredSettings::default()).unwrap();
-    model
-        .make_breakable(&world, wall, Arc::new(radial().clone()), 500.0, 150)
-        .unwrap();
-    world.add_fracture_model(Box::new(model));
+    let ball = world.add_body(falling_ball(DVec3::new(0.3, 0.6, -0.2))).unwrap();
+    register_breakable(&mut world, wall, 500.0);
     let momentum = |world: &World| -> (DVec3, DVec3) {
         world.bodies().ids().fold((DVec3::ZERO, DVec3::ZERO), |(p, l), id| {
             let view = world.body(id).unwrap();
@@ -695,20 +702,8 @@ fn prescored_a_table_top_broken_from_above_gives_back_what_its_supports_pushed()
                 .with_position(DVec3::new(0.0, 1.0, 0.0)),
         )
         .unwrap();
-    let ball_shape = Shape::Sphere(shatter_collision::Sphere::try_new(0.25).unwrap());
-    world
-        .add_body(
-            BodyDesc::dynamic(Collider::from_shape(ball_shape, 0.05).unwrap())
-                .with_density(7800.0)
-                .with_position(DVec3::new(0.3, 1.4, -0.2))
-                .with_velocity(DVec3::new(0.0, -12.0, 0.0), DVec3::ZERO),
-        )
-        .unwrap();
-    let mut model = PrescoredFracture::new(PrescoredSettings::default()).unwrap();
-    model
-        .make_breakable(&world, top, Arc::new(radial().clone()), 2000.0, 150)
-        .unwrap();
-    world.add_fracture_model(Box::new(model));
+    world.add_body(falling_ball(DVec3::new(0.3, 1.4, -0.2))).unwrap();
+    register_breakable(&mut world, top, 2000.0);
     for _ in 0..4 {
         // Kinetic energy once gravity alone has acted for a step: no contact may add to it.
         let with_gravity: f64 = world

@@ -6,8 +6,7 @@ use shatter_engine::World;
 
 /// A scene stepped for timing: one run goes on across criterion's samples and is rebuilt
 /// (untimed) when it has taken `steps` steps, so a mean covers whole runs. Rebuilding at the start
-/// of every sample instead would time only each run's first steps. `build` may itself step the
-/// world (untimed) to where the timed part of the run begins.
+/// of every sample instead would time only each run's first steps.
 pub struct RunningScene<F: Fn() -> World> {
     build: F,
     world: World,
@@ -16,7 +15,7 @@ pub struct RunningScene<F: Fn() -> World> {
 }
 
 impl<F: Fn() -> World> RunningScene<F> {
-    /// The scene `build` makes, rebuilt every `steps` timed steps.
+    /// The scene `build` makes, rebuilt every `steps` steps.
     pub fn new(build: F, steps: usize) -> Self {
         let world = build();
         Self {

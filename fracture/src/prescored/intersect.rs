@@ -151,7 +151,7 @@ pub(crate) fn intersect(body: &SdfGrid, pattern: &FracturePattern, placement: &P
                 }
             }
         });
-    let (components, parts) = flood_fill(body, &labels);
+    let (components, parts) = connected_components(body, &labels);
     Intersection {
         labels,
         components,
@@ -166,7 +166,7 @@ pub(crate) fn intersect(body: &SdfGrid, pattern: &FracturePattern, placement: &P
 /// whose roots are the lowest runs, so numbering roots in run order numbers components by their
 /// first sample. Memory is read row by row, and each run's sums come in closed form; a
 /// sample-by-sample flood fill jumps across the lattice and costs several times as much.
-fn flood_fill(body: &SdfGrid, labels: &[u32]) -> (Vec<u32>, Vec<Component>) {
+fn connected_components(body: &SdfGrid, labels: &[u32]) -> (Vec<u32>, Vec<Component>) {
     let [nx, ny, nz] = body.spec().dims;
     let mut runs: Vec<Run> = Vec::new();
     // Runs of row `r = j + ny k` are `runs[row_start[r]..row_start[r + 1]]`.
@@ -445,7 +445,7 @@ mod tests {
                 })
                 .collect();
             let grid = SdfGrid::try_from_values(spec, vec![-1.0; spec.sample_count()]).unwrap();
-            let (components, parts) = flood_fill(&grid, &labels);
+            let (components, parts) = connected_components(&grid, &labels);
             let (expected_components, expected) = flood_fill_by_samples(spec.dims, &labels);
             assert_eq!(components, expected_components, "round {round}");
             let found: Vec<_> = parts.iter().map(|p| (p.region, p.sums, p.low, p.high)).collect();

@@ -406,10 +406,11 @@ impl Cutter<'_> {
     /// lattice order.
     fn outermost_samples(&self, f: u32) -> Vec<DVec3> {
         let spec = self.body.spec();
+        let (low, high) = self.cell_box(f);
         let mut samples = Vec::new();
-        for k in 0..spec.dims[2] {
-            for j in 0..spec.dims[1] {
-                for i in 0..spec.dims[0] {
+        for k in low[2]..=high[2] {
+            for j in low[1]..=high[1] {
+                for i in low[0]..=high[0] {
                     let s = spec.index(i, j, k);
                     let c = self.cut.components[s];
                     if c == NONE || self.fragment_of[c as usize] != f {
@@ -425,22 +426,29 @@ impl Cutter<'_> {
         samples
     }
 
+    /// Lowest and highest lattice indices of fragment `f`'s samples.
+    fn cell_box(&self, f: u32) -> ([usize; 3], [usize; 3]) {
+        let mut low = [usize::MAX; 3];
+        let mut high = [0; 3];
+        for &c in &self.grouping.fragments[f as usize] {
+            let part = &self.cut.parts[c as usize];
+            for a in 0..3 {
+                low[a] = low[a].min(part.low[a]);
+                high[a] = high[a].max(part.high[a]);
+            }
+        }
+        (low, high)
+    }
+
     /// Fragment `f`'s level set at the samples of the parent's lattice around its cells (grown by
     /// [`PADDING`] samples, beyond the lattice where the cells reach its edge): the lattice
     /// values themselves, so a fragment and its own fragments stay on one lattice and nothing
     /// is interpolated.
     fn grid(&self, f: u32) -> Result<SdfGrid, FractureError> {
         let spec = self.body.spec();
-        let parts = &self.grouping.fragments[f as usize];
-        let mut low = [i64::MAX; 3];
-        let mut high = [i64::MIN; 3];
-        for &c in parts {
-            let part = &self.cut.parts[c as usize];
-            for a in 0..3 {
-                low[a] = low[a].min(part.low[a] as i64 - PADDING);
-                high[a] = high[a].max(part.high[a] as i64 + PADDING);
-            }
-        }
+        let (cells_low, cells_high) = self.cell_box(f);
+        let low = cells_low.map(|l| l as i64 - PADDING);
+        let high = cells_high.map(|h| h as i64 + PADDING);
         let dims = [0, 1, 2].map(|a| (high[a] - low[a] + 1) as usize);
         let origin = spec.origin + DVec3::new(low[0] as f64, low[1] as f64, low[2] as f64) * spec.spacing;
         let sub = GridSpec::try_new(origin, spec.spacing, dims)?;
