@@ -254,7 +254,7 @@ impl SdfGrid {
         let spec = &self.spec;
         let local = (point - spec.origin) / spec.spacing;
         let [nx, ny, nz] = spec.dims;
-        let cell = |x: f64, n: usize| (x.floor().max(0.0) as usize).min(n - 2);
+        let cell = |x: f64, n: usize| (x as usize).min(n - 2);
         let (i, j, k) = (cell(local.x, nx), cell(local.y, ny), cell(local.z, nz));
         let t = local - DVec3::new(i as f64, j as f64, k as f64);
         let node_gradient = |i: usize, j: usize, k: usize| {
@@ -282,7 +282,9 @@ impl SdfGrid {
         let spec = &self.spec;
         let local = (point - spec.origin) / spec.spacing;
         let [nx, ny, nz] = spec.dims;
-        let cell = |x: f64, n: usize| (x.floor().max(0.0) as usize).min(n - 2);
+        // The float-to-integer cast truncates and saturates (negative and NaN to 0): the floor
+        // of a point inside the grid, without a call to libm's floor.
+        let cell = |x: f64, n: usize| (x as usize).min(n - 2);
         let (i, j, k) = (cell(local.x, nx), cell(local.y, ny), cell(local.z, nz));
         let t = local - DVec3::new(i as f64, j as f64, k as f64);
         let base = spec.index(i, j, k);

@@ -39,7 +39,9 @@ pub use broad_phase::{BroadPhase, BroadPhaseSettings, ProxyId, ProxyKind};
 pub use error::{GeometryError, MeshDefects};
 pub use grid::{GridSpec, SdfGrid};
 pub use mass_properties::{BodyMassProperties, VolumeIntegrals};
-pub use narrow_phase::{Collider, Contact, ContactManifold, FeatureId, Geometry, collide, collide_into};
+pub use narrow_phase::{
+    Closing, Collider, Contact, ContactManifold, FeatureId, Geometry, collide, collide_closing_into, collide_into,
+};
 pub use pose::Pose;
 pub use shapes::{Capsule, Cuboid, HalfSpace, Shape, SignedDistance, Sphere};
 pub use tet_mesh::TetMesh;

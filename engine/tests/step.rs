@@ -5,8 +5,9 @@ mod common;
 
 use common::{FRAME, G, ball, cuboid, ground, weightless};
 use glam::{DQuat, DVec3};
+use shatter_collision::{Collider, TriMesh};
 use shatter_engine::{BodyDesc, EngineError, Material, Stage, World};
-use shatter_integrators::SplitMix64;
+use shatter_integrators::{MassProperties, SplitMix64};
 
 #[test]
 fn step_refuses_bad_time_steps_by_name_and_changes_nothing() {
@@ -351,7 +352,7 @@ fn slide(angle: f64, mu: f64, steps: usize) -> f64 {
         friction: mu,
         restitution: 0.0,
     };
-    let plane = shatter_collision::Collider::from_shape(shatter_collision::Shape::HalfSpace(slope), 1.0).unwrap();
+    let plane = Collider::from_shape(shatter_collision::Shape::HalfSpace(slope), 1.0).unwrap();
     world.add_body(BodyDesc::fixed(plane).with_material(material)).unwrap();
     let he = DVec3::new(0.3, 0.1, 0.2);
     let tilt = DQuat::from_rotation_z(-angle);
@@ -413,5 +414,47 @@ fn step_many_sliding_boxes_each_feel_coulomb_friction_from_their_own_contacts() 
             (v.x - expected).abs() < 1e-6 && v.y.abs() < 1e-6 && v.z.abs() < 1e-6,
             "box {k} moves at {v}, not {expected} m/s along x"
         );
+    }
+}
+
+/// Speculative contacts only where the step can close the gap: two level-set boxes (and two
+/// balls, the exact path) 6 cm apart, three times the margin, at frame rate. Moving apart,
+/// sliding past or spinning about the line between them closes nothing, so they have no contact
+/// (a margin bounding every direction of motion gave them four); moving together at 5 m/s (17 cm
+/// a step) they have one and stop short of each other.
+#[test]
+fn step_speculative_contacts_only_where_the_step_can_close_the_gap() {
+    let level_set_box = || Collider::from_mesh(&TriMesh::cuboid(DVec3::splat(0.1)), 20, 0.04).unwrap();
+    let shapes: [(&str, Box<dyn Fn() -> Collider>, f64); 2] = [
+        ("level-set boxes", Box::new(level_set_box), 0.1),
+        ("balls", Box::new(|| ball(0.1)), 0.1),
+    ];
+    for (name, collider, half) in shapes {
+        let gap = 0.06;
+        for (motion, linear, angular, touch) in [
+            ("apart", DVec3::new(-5.0, 0.0, 0.0), DVec3::ZERO, false),
+            ("sliding", DVec3::new(0.0, 5.0, 0.0), DVec3::ZERO, false),
+            ("spinning", DVec3::ZERO, DVec3::new(20.0, 0.0, 0.0), false),
+            ("together", DVec3::new(5.0, 0.0, 0.0), DVec3::ZERO, true),
+        ] {
+            let mut world = weightless();
+            let mass = MassProperties::solid_cuboid(8.0, DVec3::splat(half)).unwrap();
+            let desc = || BodyDesc::dynamic(collider()).with_mass_properties(mass);
+            let a = world.add_body(desc().with_velocity(linear, angular)).unwrap();
+            let b = world
+                .add_body(desc().with_position(DVec3::X * (2.0 * half + gap)))
+                .unwrap();
+            let report = world.step(FRAME).unwrap();
+            assert_eq!(
+                report.contacts > 0,
+                touch,
+                "{name} {motion}: {} contacts",
+                report.contacts
+            );
+            let apart = world.state(b).unwrap().position.x - world.state(a).unwrap().position.x - 2.0 * half;
+            if touch {
+                assert!(apart > -2e-3, "{name} {motion}: {apart} m apart after the step");
+            }
+        }
     }
 }

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 
+use super::clusters::ParticleClusters;
 use crate::aabb::Aabb;
 use crate::error::GeometryError;
 use crate::grid::{GridSpec, SdfGrid};
@@ -29,6 +30,8 @@ pub struct Collider {
     geometry: Geometry,
     /// Surface particles, body frame; shared between clones.
     particles: Arc<[DVec3]>,
+    /// The particles in small balls for the narrow phase; shared between clones.
+    clusters: Arc<ParticleClusters>,
     /// Box around the solid (not the grid's padding); `None` for unbounded shapes.
     bounds: Option<Aabb>,
     /// Where a level set's grid frame sits in the body frame (`x_body = frame * x_grid`);
@@ -52,6 +55,7 @@ impl Collider {
         };
         Ok(Self {
             geometry: Geometry::Shape(shape),
+            clusters: Arc::new(ParticleClusters::new(&particles)),
             particles: particles.into(),
             bounds: shape.bounds(),
             grid_frame: None,
@@ -105,6 +109,7 @@ impl Collider {
         };
         Ok(Self {
             geometry: Geometry::LevelSet(grid),
+            clusters: Arc::new(ParticleClusters::new(&particles)),
             particles: particles.into(),
             bounds: Some(bounds),
             grid_frame: (!identity).then_some(frame),
@@ -144,6 +149,23 @@ impl Collider {
         &self.particles
     }
 
+    /// The surface particles in clusters (clusters.rs).
+    pub fn clusters(&self) -> &ParticleClusters {
+        &self.clusters
+    }
+
+    /// How fast [`Collider::distance`] can change with the point: `|d(p) - d(q)| <= L |p - q|`.
+    /// One for analytic shapes (exact distances). For a level set, the trilinear interpolant of
+    /// samples of a distance changes by at most one per unit along each axis (each partial
+    /// derivative blends differences of neighbouring samples, each at most the spacing), so
+    /// `sqrt(3)` inside the grid, and the distance outside it adds at most one more.
+    pub fn distance_lipschitz(&self) -> f64 {
+        match self.geometry {
+            Geometry::Shape(_) => 1.0,
+            Geometry::LevelSet(_) => 3f64.sqrt() + 1.0,
+        }
+    }
+
     /// Box around the solid in body frame; `None` for a half-space.
     pub fn local_bounds(&self) -> Option<Aabb> {
         self.bounds
@@ -161,6 +183,28 @@ impl Collider {
                     (value, frame.orientation * gradient)
                 }
             },
+        }
+    }
+
+    /// The rigid map from body frame to the geometry's own frame (the grid frame of a level set
+    /// laid out in one, else the identity), as a rotation matrix and offset: for callers that
+    /// look up many points of one pose with [`Collider::distance_in_geometry_frame`].
+    pub fn to_geometry_frame(&self) -> (DMat3, DVec3) {
+        match &self.grid_frame {
+            None => (DMat3::IDENTITY, DVec3::ZERO),
+            Some(frame) => {
+                let inverse = DMat3::from_quat(frame.orientation.inverse());
+                (inverse, -(inverse * frame.position))
+            }
+        }
+    }
+
+    /// [`Collider::distance`] at a point already in the geometry's own frame
+    /// ([`Collider::to_geometry_frame`]).
+    pub fn distance_in_geometry_frame(&self, point: DVec3) -> f64 {
+        match &self.geometry {
+            Geometry::Shape(shape) => shape.distance(point),
+            Geometry::LevelSet(grid) => grid.value(point),
         }
     }
 

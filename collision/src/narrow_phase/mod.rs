@@ -16,10 +16,13 @@ mod ball;
 mod box_box;
 mod box_face;
 mod capsule;
+mod closing;
+pub mod clusters;
 mod collider;
 pub mod reduce;
 mod sampled;
 
+pub use closing::Closing;
 pub use collider::{Collider, Geometry};
 
 use glam::DVec3;
@@ -135,6 +138,19 @@ pub fn collide_into(
     margin: f64,
     manifold: &mut ContactManifold,
 ) -> Result<(), GeometryError> {
+    collide_closing_into(a, pose_a, b, pose_b, &Closing::at_rest(margin), manifold)
+}
+
+/// [`collide_into`] for moving bodies: speculative contacts are kept as far apart as the pair's
+/// motion `closing` can close within its step along each contact's normal (see [`Closing`]).
+pub fn collide_closing_into(
+    a: &Collider,
+    pose_a: &Pose,
+    b: &Collider,
+    pose_b: &Pose,
+    closing: &Closing,
+    manifold: &mut ContactManifold,
+) -> Result<(), GeometryError> {
     manifold.contacts.clear();
     manifold.separation = 0.0;
     for (name, pose) in [("pose of body A", pose_a), ("pose of body B", pose_b)] {
@@ -146,18 +162,41 @@ pub fn collide_into(
             ));
         }
     }
-    if !(margin.is_finite() && margin >= 0.0) {
+    if !(closing.margin.is_finite() && closing.margin >= 0.0) {
         return Err(GeometryError::invalid(
             "contact margin",
-            margin,
+            closing.margin,
             "a non-negative finite distance in metres",
         ));
     }
-    if !analytic::collide(a, pose_a, b, pose_b, margin, manifold) {
-        let candidates = sampled::collide(a, pose_a, b, pose_b, margin);
+    let motion = [closing.dt, closing.linear.length(), closing.angular.length()];
+    if !(motion.iter().all(|x| x.is_finite()) && closing.dt >= 0.0 && closing.anchor.is_finite()) {
+        return Err(GeometryError::invalid(
+            "relative motion of the pair",
+            format!("{closing:?}"),
+            "a finite step, velocities and anchor",
+        ));
+    }
+    let margin = pair_margin(closing, a, pose_a, b, pose_b);
+    if analytic::collide(a, pose_a, b, pose_b, margin, manifold) {
+        manifold.contacts.retain(|c| closing.keeps(c));
+    } else {
+        let candidates = sampled::collide(a, pose_a, b, pose_b, closing, margin);
         reduce::reduce_into(&candidates, manifold);
     }
     Ok(())
+}
+
+/// The largest gap any contact of the pair can have under `closing` ([`Closing::pair_margin`]),
+/// m, measured from the body of smaller reach (a bounded one; the margin alone when neither is).
+pub fn pair_margin(closing: &Closing, a: &Collider, pose_a: &Pose, b: &Collider, pose_b: &Pose) -> f64 {
+    let reach = |c: &Collider| c.local_bounds().map(|b| b.min.abs().max(b.max.abs()).length());
+    match (reach(a), reach(b)) {
+        (Some(ra), Some(rb)) if rb < ra => closing.pair_margin(pose_b.position, rb),
+        (Some(ra), _) => closing.pair_margin(pose_a.position, ra),
+        (None, Some(rb)) => closing.pair_margin(pose_b.position, rb),
+        (None, None) => closing.margin,
+    }
 }
 
 /// The shape of a collider, if it is analytic.

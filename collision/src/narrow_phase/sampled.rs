@@ -1,66 +1,107 @@
 //! The general narrow phase: each body's surface particles against the other body's signed
 //! distance (Su 2009 section 4.1).
 
-use super::{Collider, Contact, FeatureId};
+use super::{Closing, Collider, Contact, FeatureId};
 use crate::pose::Pose;
 
-/// Every particle of either body within `margin` of the other body, as a contact (unreduced).
-pub(super) fn collide(a: &Collider, pose_a: &Pose, b: &Collider, pose_b: &Pose, margin: f64) -> Vec<Contact> {
+/// Every particle of either body that `closing` keeps (and within `margin`, the pair's largest
+/// gap, [`super::pair_margin`]), as a contact (unreduced).
+pub(super) fn collide(
+    a: &Collider,
+    pose_a: &Pose,
+    b: &Collider,
+    pose_b: &Pose,
+    closing: &Closing,
+    margin: f64,
+) -> Vec<Contact> {
     let mut contacts = Vec::new();
-    particles_against(a, pose_a, b, pose_b, margin, false, &mut contacts);
-    particles_against(b, pose_b, a, pose_a, margin, true, &mut contacts);
+    let pair = Pair { closing, margin };
+    pair.particles_against(a, pose_a, b, pose_b, false, &mut contacts);
+    pair.particles_against(b, pose_b, a, pose_a, true, &mut contacts);
     contacts
 }
 
-/// Contacts of `source`'s particles inside `target` (within the margin). `swapped` says that
-/// `source` is body B of the pair, which flips the normal so it still points from B to A.
-fn particles_against(
-    source: &Collider,
-    source_pose: &Pose,
-    target: &Collider,
-    target_pose: &Pose,
+/// The pair's motion and largest gap.
+struct Pair<'a> {
+    closing: &'a Closing,
     margin: f64,
-    swapped: bool,
-    out: &mut Vec<Contact>,
-) {
-    if source.particles().is_empty() {
-        return;
-    }
-    let (rotation, offset) = target_pose.relative_to(source_pose);
-    let reach = target.local_bounds().map(|b| b.expanded(margin));
-    let target_rotation = target_pose.orientation;
-    for (index, particle) in source.particles().iter().enumerate() {
-        let local = rotation * *particle + offset;
-        if reach.is_some_and(|r| !r.contains_point(local)) {
-            continue;
+}
+
+impl Pair<'_> {
+    /// Contacts of `source`'s particles inside `target` or near enough to it. `swapped` says
+    /// that `source` is body B of the pair, which flips the normal so it still points from B to
+    /// A. Particles go cluster by cluster (clusters.rs): a cluster's ball is skipped when it is
+    /// farther from the target than any of its points can close, by the target's box or by its
+    /// distance at the ball's centre.
+    fn particles_against(
+        &self,
+        source: &Collider,
+        source_pose: &Pose,
+        target: &Collider,
+        target_pose: &Pose,
+        swapped: bool,
+        out: &mut Vec<Contact>,
+    ) {
+        let (rotation, offset) = target_pose.relative_to(source_pose);
+        // Straight from the source's frame to the target's geometry (grid) frame.
+        let (to_geometry, geometry_offset) = target.to_geometry_frame();
+        let (rotation_g, offset_g) = (to_geometry * rotation, to_geometry * offset + geometry_offset);
+        let bounds = target.local_bounds();
+        let target_rotation = target_pose.orientation;
+        let lipschitz = target.distance_lipschitz();
+        let clusters = source.clusters();
+        for cluster in clusters.clusters() {
+            let centre = rotation * cluster.centre + offset;
+            // The farthest any contact of the ball may be: at most the pair's, usually far less.
+            let limit = self
+                .closing
+                .reach_near(source_pose.transform_point(cluster.centre), cluster.radius)
+                .min(self.margin);
+            let clear = limit + cluster.radius;
+            if bounds.is_some_and(|b| b.distance_squared(centre) > clear * clear)
+                || target.distance_in_geometry_frame(rotation_g * cluster.centre + offset_g)
+                    - lipschitz * cluster.radius
+                    >= limit
+            {
+                continue;
+            }
+            for &(particle, index) in clusters.members(cluster) {
+                let local = rotation * particle + offset;
+                if bounds.is_some_and(|b| b.distance_squared(local) > limit * limit) {
+                    continue;
+                }
+                let distance = target.distance_in_geometry_frame(rotation_g * particle + offset_g);
+                if distance >= limit {
+                    continue;
+                }
+                let (_, gradient) = target.distance_and_gradient(local);
+                let length = gradient.length();
+                if !(length > 0.0) {
+                    continue;
+                }
+                // Outward from the target; that is from B to A when the target is B.
+                let outward = target_rotation * (gradient / length);
+                let normal = if swapped { -outward } else { outward };
+                let world = source_pose.transform_point(particle);
+                if distance > self.closing.margin && distance > self.closing.reach_along(world, normal) {
+                    continue;
+                }
+                let depth = -distance;
+                // The particle is on the source's surface, `depth` inside the target: the target's
+                // surface is `depth` further along the target's outward normal.
+                let index = index as usize;
+                out.push(Contact {
+                    point: world + outward * (0.5 * depth),
+                    normal,
+                    depth,
+                    feature: if swapped {
+                        FeatureId::of_b(index)
+                    } else {
+                        FeatureId::of_a(index)
+                    },
+                });
+            }
         }
-        let distance = target.distance(local);
-        if distance >= margin {
-            continue;
-        }
-        let (_, gradient) = target.distance_and_gradient(local);
-        let length = gradient.length();
-        if !(length > 0.0) {
-            continue;
-        }
-        // Outward from the target; that is from B to A when the target is B.
-        let outward = target_rotation * (gradient / length);
-        let world = source_pose.transform_point(*particle);
-        let depth = -distance;
-        // The particle is on the source's surface, `depth` inside the target: the target's surface
-        // is `depth` further along the target's outward normal.
-        let point = world + outward * (0.5 * depth);
-        let (normal, feature) = if swapped {
-            (-outward, FeatureId::of_b(index))
-        } else {
-            (outward, FeatureId::of_a(index))
-        };
-        out.push(Contact {
-            point,
-            normal,
-            depth,
-            feature,
-        });
     }
 }
 
@@ -78,7 +119,7 @@ mod tests {
         // The ball (A) sits on top of the cube (B), 2 cm deep.
         let pose_cube = Pose::new(DVec3::ZERO, DQuat::IDENTITY);
         let pose_ball = Pose::from_position(DVec3::new(0.0, 0.98, 0.0));
-        let contacts = collide(&ball, &pose_ball, &cube, &pose_cube, 0.0);
+        let contacts = collide(&ball, &pose_ball, &cube, &pose_cube, &Closing::at_rest(0.0), 0.0);
         assert!(!contacts.is_empty());
         for c in &contacts {
             assert!(c.normal.y > 0.9, "{c:?}");

@@ -3,19 +3,23 @@
 //! Every pair goes through `shatter_collision::collide` at the poses of the start of the step, in
 //! parallel, unless the manifold cache (`manifold_cache.rs`) carries its manifold over from an
 //! earlier step (a resting pair) or knows it is still apart; the results are collected in pair
-//! order (already sorted by body handle), so the list is the same whatever the thread count. The contact margin of a pair is the world's margin plus
-//! the distance the pair can close within the step (relative speed of the centres plus each
-//! body's angular speed times its reach), so every contact the step could make is present as a
-//! speculative contact: the collision pass then tests it at the predicted positions and the solve
-//! keeps it from closing more than its gap.
+//! order (already sorted by body handle), so the list is the same whatever the thread count.
+//!
+//! Every contact the step could make is present as a speculative contact, which the collision
+//! pass then tests at the predicted positions and the solve keeps from closing more than its gap.
+//! A speculative contact is kept only where the step can close its gap: within the world's margin
+//! plus what the relative velocity of the two bodies at its point (gravity of this step included)
+//! closes along its normal in `dt` (`shatter_collision::Closing`, which says why). The pair's
+//! largest such gap bounds the manifold cache and the tests that cannot look along a normal first.
 //!
 //! Friction and restitution of a pair are combined here (geometric mean of the frictions, the
 //! larger restitution; see [`crate::Material`]).
 
 use glam::DVec3;
 use rayon::prelude::*;
-use shatter_collision::{Contact, ContactManifold, collide_into};
-use shatter_integrators::RigidState;
+use shatter_collision::narrow_phase::pair_margin;
+use shatter_collision::{Closing, Contact, ContactManifold, collide_closing_into};
+use shatter_integrators::BodyKind;
 
 use crate::contact_cache::WarmStart;
 use crate::contacts::{ContactPoint, PairContacts, tangent_basis};
@@ -33,11 +37,13 @@ fn reach(bodies: &BodyStore, dense: usize) -> f64 {
         .map_or(0.0, |b| b.min.abs().max(b.max.abs()).length())
 }
 
-/// How far the two bodies can close in `dt`, m: an upper bound from their velocities.
-fn closing_distance(a: &RigidState, reach_a: f64, b: &RigidState, reach_b: f64, dt: f64) -> f64 {
-    let linear = (a.linear_velocity - b.linear_velocity).length();
-    let angular = a.body_angular_velocity.length() * reach_a + b.body_angular_velocity.length() * reach_b;
-    (linear + angular) * dt
+/// A body's centre, velocity and angular velocity as the solve will see them (world frame, m,
+/// m/s, rad/s): an awake dynamic body's velocity already carries this step's gravity.
+fn motion(bodies: &BodyStore, dense: usize, gravity: DVec3, dt: f64) -> [DVec3; 3] {
+    let state = &bodies.states()[dense];
+    let falls = bodies.kinds()[dense] == BodyKind::Dynamic && bodies.is_moving(dense);
+    let pushed = if falls { gravity * dt } else { DVec3::ZERO };
+    [state.position, state.linear_velocity + pushed, state.angular_velocity()]
 }
 
 /// Candidate pairs per parallel task. Fixed, so the tasks (and everything they write) do not
@@ -92,6 +98,8 @@ pub(crate) struct Narrow<'a> {
     pub(crate) margin: f64,
     /// [`crate::WorldSettings::contact_reuse_distance`], m.
     pub(crate) reuse_distance: f64,
+    /// The world's gravity, m/s^2.
+    pub(crate) gravity: DVec3,
 }
 
 impl<'a> Narrow<'a> {
@@ -104,6 +112,7 @@ impl<'a> Narrow<'a> {
             dt,
             margin: settings.contact_margin,
             reuse_distance: settings.contact_reuse_distance,
+            gravity: settings.gravity,
         }
     }
 }
@@ -132,8 +141,11 @@ impl Chunk {
                 cursor += 1;
             }
             let (reach_a, reach_b) = (reach(bodies, a as usize), reach(bodies, b as usize));
-            let margin = job.margin + closing_distance(va.state, reach_a, vb.state, reach_b, job.dt);
             let poses = [va.pose(), vb.pose()];
+            let [ma, mb] = [a, b].map(|dense| motion(bodies, dense as usize, job.gravity, job.dt));
+            let closing = Closing::of_bodies(job.margin, job.dt, ma, mb);
+            let (ca, cb) = (&va.record.collider, &vb.record.collider);
+            let margin = pair_margin(&closing, ca, &poses[0], cb, &poses[1]);
             let relative = Relative::of(&poses[0], reach_a, &poses[1], reach_b);
             let start = self.contacts.len();
             let reused = previous
@@ -145,10 +157,19 @@ impl Chunk {
                 if cached.count == 0 || self.contacts.len() > start {
                     self.entries.push(Entry::Kept(cursor as u32));
                 }
+                // Only those the step can close, as a fresh test keeps.
+                let mut kept = start;
+                for k in start..self.contacts.len() {
+                    if closing.keeps(&self.contacts[k]) {
+                        self.contacts[kept] = self.contacts[k];
+                        kept += 1;
+                    }
+                }
+                self.contacts.truncate(kept);
                 self.carried += usize::from(self.contacts.len() > start);
             } else {
-                let [(ca, pa), (cb, pb)] = [(&va.record.collider, &poses[0]), (&vb.record.collider, &poses[1])];
-                if let Err(error) = collide_into(ca, pa, cb, pb, margin, &mut self.manifold) {
+                let (pa, pb) = (&poses[0], &poses[1]);
+                if let Err(error) = collide_closing_into(ca, pa, cb, pb, &closing, &mut self.manifold) {
                     self.error = Some(EngineError::geometry("narrow phase")(error));
                     return;
                 }
