@@ -424,12 +424,9 @@ fn step_many_sliding_boxes_each_feel_coulomb_friction_from_their_own_contacts() 
 /// a step) they have one and stop short of each other.
 #[test]
 fn step_speculative_contacts_only_where_the_step_can_close_the_gap() {
-    let level_set_box = || Collider::from_mesh(&TriMesh::cuboid(DVec3::splat(0.1)), 20, 0.04).unwrap();
-    let shapes: [(&str, Box<dyn Fn() -> Collider>, f64); 2] = [
-        ("level-set boxes", Box::new(level_set_box), 0.1),
-        ("balls", Box::new(|| ball(0.1)), 0.1),
-    ];
-    for (name, collider, half) in shapes {
+    let half = 0.1;
+    let level_set_box = Collider::from_mesh(&TriMesh::cuboid(DVec3::splat(half)), 20, 0.04).unwrap();
+    for (name, collider) in [("level-set boxes", level_set_box), ("balls", ball(half))] {
         let gap = 0.06;
         for (motion, linear, angular, touch) in [
             ("apart", DVec3::new(-5.0, 0.0, 0.0), DVec3::ZERO, false),
@@ -439,7 +436,7 @@ fn step_speculative_contacts_only_where_the_step_can_close_the_gap() {
         ] {
             let mut world = weightless();
             let mass = MassProperties::solid_cuboid(8.0, DVec3::splat(half)).unwrap();
-            let desc = || BodyDesc::dynamic(collider()).with_mass_properties(mass);
+            let desc = || BodyDesc::dynamic(collider.clone()).with_mass_properties(mass);
             let a = world.add_body(desc().with_velocity(linear, angular)).unwrap();
             let b = world
                 .add_body(desc().with_position(DVec3::X * (2.0 * half + gap)))
