@@ -37,27 +37,38 @@ pub(crate) struct IslandsReport {
     pub(crate) failures: Vec<String>,
 }
 
-/// One island: its bodies (global indices, ascending), its rows (global indices, ascending), and
-/// the memory its solve works in. Kept from step to step so that, once grown, a step allocates
-/// nothing here.
+/// One island: its bodies (global indices, ascending) and its rows (global indices, ascending).
 #[derive(Debug, Default)]
 pub(crate) struct Island {
     bodies: Vec<u32>,
     rows: Vec<usize>,
     /// Whether a kinematic body is among `bodies` (then they need sorting once listed).
     touches_kinematic: bool,
-    /// The island's bodies and rows renumbered to local indices, as the solver takes them.
+}
+
+/// The memory one island's solve works in: its bodies and rows renumbered to local indices, as
+/// the solver takes them, the solver's workspace and what the solve returned. Slots are handed to
+/// the islands by size, the largest island the first slot, so each slot grows to about the same
+/// size step after step: given out by island order instead, every slot grew in turn to the
+/// largest island of a shattering pile (gigabytes kept, and the pages faulted in afresh each time
+/// one grew).
+#[derive(Debug, Default)]
+pub(crate) struct IslandSlot {
     local_bodies: Vec<SolverBody>,
     local_rows: Vec<Row>,
     workspace: SolverWorkspace,
-    /// What the island's solve returned.
     result: Option<Result<SolveReport, SolverError>>,
 }
 
-/// The islands of the last solve, kept for their memory.
+/// The islands of the last solve and the slots they were solved in, kept for their memory.
 #[derive(Debug, Default)]
 pub(crate) struct IslandScratch {
     islands: Vec<Island>,
+    slots: Vec<IslandSlot>,
+    /// Island numbers from the largest island down: island `by_size[s]` is solved in slot `s`.
+    by_size: Vec<usize>,
+    /// The slot of each island.
+    slot_of: Vec<u32>,
     /// Island number of each union-find root, `u32::MAX` for none yet.
     number: Vec<u32>,
     /// The bodies' islands, and each body's root.
@@ -79,13 +90,16 @@ pub(crate) fn solve_islands(
         split: vec![SplitVelocity::default(); bodies.len()],
         ..IslandsReport::default()
     };
-    let islands = &mut scratch.islands[..count];
+    if scratch.slots.len() < count {
+        scratch.slots.resize_with(count, IslandSlot::default);
+    }
+    let (islands, slots) = (&scratch.islands[..count], &mut scratch.slots[..count]);
     // One island holding every body and row (a pile, a pyramid): solved in place, no renumbering.
     if let [island] = islands
         && island.bodies.len() == bodies.len()
         && island.rows.len() == rows.len()
     {
-        let result = solve_with(&mut island.workspace, bodies, rows, dt, settings);
+        let result = solve_with(&mut slots[0].workspace, bodies, rows, dt, settings);
         let failed = result.is_err();
         merge_report(&mut outcome, island, result, |k| k);
         if failed {
@@ -95,51 +109,63 @@ pub(crate) fn solve_islands(
         }
         return outcome;
     }
-    // Islands of one make go to the solver four at a time (module docs). The islands stay in their
-    // slots, each keeping its workspace (grown to its size, the shock order cached there); only
-    // references to them are sorted by make.
+    // Slots by size (the struct's docs); islands of one make go to the solver four at a time
+    // (module docs), neighbours in the size order.
     let make = |island: &Island| (island.rows.len(), island.bodies.len());
-    let mut sorted: Vec<&mut Island> = islands.iter_mut().collect();
-    sorted.sort_by_key(|island| make(island));
-    let mut groups: Vec<SmallVec<[&mut Island; ISLANDS_TOGETHER]>> = Vec::new();
-    for island in sorted {
+    let by_size = &mut scratch.by_size;
+    by_size.clear();
+    by_size.extend(0..count);
+    by_size.sort_by_key(|&k| (core::cmp::Reverse(make(&islands[k])), k));
+    let mut groups: Vec<SmallVec<[(&Island, &mut IslandSlot); ISLANDS_TOGETHER]>> = Vec::new();
+    for (&k, slot) in by_size.iter().zip(slots.iter_mut()) {
+        let island = &islands[k];
         match groups.last_mut() {
-            Some(group) if group.len() < ISLANDS_TOGETHER && make(group[0]) == make(island) => group.push(island),
-            _ => groups.push(smallvec::smallvec![island]),
+            Some(group) if group.len() < ISLANDS_TOGETHER && make(group[0].0) == make(island) => {
+                group.push((island, slot))
+            }
+            _ => groups.push(smallvec::smallvec![(island, slot)]),
         }
     }
     let (global_bodies, global_rows) = (&*bodies, &*rows);
     groups.par_iter_mut().for_each(|group| {
-        for island in group.iter_mut() {
-            island.renumber(global_bodies, global_rows);
+        for (island, slot) in group.iter_mut() {
+            slot.renumber(island, global_bodies, global_rows);
         }
         let mut solves: SmallVec<[IslandSolve<'_>; ISLANDS_TOGETHER]> = group
             .iter_mut()
-            .map(|island| IslandSolve {
-                workspace: &mut island.workspace,
-                bodies: &mut island.local_bodies,
-                rows: &mut island.local_rows,
+            .map(|(_, slot)| IslandSolve {
+                workspace: &mut slot.workspace,
+                bodies: &mut slot.local_bodies,
+                rows: &mut slot.local_rows,
             })
             .collect();
         let results = solve_together(&mut solves, dt, settings);
         drop(solves);
-        for (island, result) in group.iter_mut().zip(results) {
-            island.result = Some(result);
+        for ((_, slot), result) in group.iter_mut().zip(results) {
+            slot.result = Some(result);
         }
     });
     drop(groups);
-    for island in islands.iter_mut() {
-        let Some(result) = island.result.take() else {
+    // Merged in island order, as the report's lists are.
+    let slot_of = &mut scratch.slot_of;
+    slot_of.clear();
+    slot_of.resize(count, 0);
+    for (slot, &k) in scratch.by_size.iter().enumerate() {
+        slot_of[k] = slot as u32;
+    }
+    for (k, island) in scratch.islands[..count].iter().enumerate() {
+        let slot = &mut scratch.slots[slot_of[k] as usize];
+        let Some(result) = slot.result.take() else {
             continue;
         };
         let solved = result.is_ok();
-        merge_report(&mut outcome, island, result, |k| island.bodies[k] as usize);
+        merge_report(&mut outcome, island, result, |j| island.bodies[j] as usize);
         if solved {
-            for (k, &global) in island.bodies.iter().enumerate() {
-                bodies[global as usize] = island.local_bodies[k];
+            for (j, &global) in island.bodies.iter().enumerate() {
+                bodies[global as usize] = slot.local_bodies[j];
             }
-            for (k, &global) in island.rows.iter().enumerate() {
-                let local = &island.local_rows[k];
+            for (j, &global) in island.rows.iter().enumerate() {
+                let local = &slot.local_rows[j];
                 (rows[global].lambda, rows[global].warm) = (local.lambda, local.warm);
             }
         } else {
@@ -173,16 +199,15 @@ fn merge_report(
     }
 }
 
-impl Island {
-    /// Copies the island's bodies and rows out of the step's `bodies` and `rows` into its local
-    /// lists, renumbered: bodies by their place in the island's body list, friction rows' normal
+impl IslandSlot {
+    /// Copies `island`'s bodies and rows out of the step's `bodies` and `rows` into the slot's
+    /// local lists, renumbered: bodies by their place in the island's body list, friction rows' normal
     /// rows by their place in its row list (both lists ascending, so a binary search finds them;
     /// a kinematic body shared by several islands gets its own number in each). Reads only, so the
     /// islands renumber in parallel.
-    fn renumber(&mut self, bodies: &[SolverBody], rows: &[Row]) {
+    fn renumber(&mut self, island: &Island, bodies: &[SolverBody], rows: &[Row]) {
+        let (members, own_rows) = (&island.bodies, &island.rows);
         let Self {
-            bodies: members,
-            rows: own_rows,
             local_bodies,
             local_rows,
             ..
