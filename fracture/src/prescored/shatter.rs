@@ -164,14 +164,16 @@ pub fn shatter(
         .into_par_iter()
         .map(|f| cutter.grid(f as u32))
         .collect::<Result<Vec<_>, _>>()?;
+    // Each fragment's body on its own (collected in fragment order, the first failure kept).
     let fragments = grids
-        .into_iter()
-        .enumerate()
-        .map(|(f, level_set)| {
+        .into_par_iter()
+        .zip(particles.par_drain(..))
+        .zip(fragment_mass.par_iter())
+        .map(|((level_set, particles), &mass)| {
             let piece = LevelSetPiece {
-                mass: fragment_mass[f],
+                mass,
                 level_set,
-                particles: std::mem::take(&mut particles[f]),
+                particles,
             };
             level_set_fragment_desc(piece, &parent.pose, &motion)
         })
