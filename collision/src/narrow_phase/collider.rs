@@ -34,6 +34,8 @@ pub struct Collider {
     clusters: Arc<ParticleClusters>,
     /// Box around the solid (not the grid's padding); `None` for unbounded shapes.
     bounds: Option<Aabb>,
+    /// The same in the geometry's own frame (a level set's grid frame), where it is tighter.
+    geometry_bounds: Option<Aabb>,
     /// Where a level set's grid frame sits in the body frame (`x_body = frame * x_grid`);
     /// `None` when the grid is given in the body frame itself.
     grid_frame: Option<Pose>,
@@ -58,6 +60,7 @@ impl Collider {
             clusters: Arc::new(ParticleClusters::new(&particles)),
             particles: particles.into(),
             bounds: shape.bounds(),
+            geometry_bounds: shape.bounds(),
             grid_frame: None,
         })
     }
@@ -112,6 +115,7 @@ impl Collider {
             clusters: Arc::new(ParticleClusters::new(&particles)),
             particles: particles.into(),
             bounds: Some(bounds),
+            geometry_bounds: Some(local),
             grid_frame: (!identity).then_some(frame),
         })
     }
@@ -197,6 +201,11 @@ impl Collider {
                 (inverse, -(inverse * frame.position))
             }
         }
+    }
+
+    /// [`Collider::local_bounds`] in the geometry's own frame ([`Collider::to_geometry_frame`]).
+    pub fn geometry_bounds(&self) -> Option<Aabb> {
+        self.geometry_bounds
     }
 
     /// [`Collider::distance`] at a point already in the geometry's own frame

@@ -1,6 +1,8 @@
 //! The general narrow phase: each body's surface particles against the other body's signed
 //! distance (Su 2009 section 4.1).
 
+use glam::DMat3;
+
 use super::{Closing, Collider, Contact, FeatureId};
 use crate::pose::Pose;
 
@@ -43,37 +45,37 @@ impl Pair<'_> {
         out: &mut Vec<Contact>,
     ) {
         let (rotation, offset) = target_pose.relative_to(source_pose);
-        // Straight from the source's frame to the target's geometry (grid) frame.
+        // Particles are tested in the target's geometry (grid) frame, straight from the
+        // source's frame: one transform each, against the tighter box of that frame.
         let (to_geometry, geometry_offset) = target.to_geometry_frame();
         let (rotation_g, offset_g) = (to_geometry * rotation, to_geometry * offset + geometry_offset);
-        let bounds = target.local_bounds();
+        let bounds = target.geometry_bounds();
         let target_rotation = target_pose.orientation;
+        let source_rotation = DMat3::from_quat(source_pose.orientation);
         let lipschitz = target.distance_lipschitz();
         let clusters = source.clusters();
         for cluster in clusters.clusters() {
-            let centre = rotation * cluster.centre + offset;
-            // The farthest any contact of the ball may be: at most the pair's, usually far less.
-            let limit = self
-                .closing
-                .reach_near(source_pose.transform_point(cluster.centre), cluster.radius)
-                .min(self.margin);
+            let centre = rotation_g * cluster.centre + offset_g;
+            // The farthest any contact of the ball may be: at most the pair's, usually far less
+            // (`Closing::reach_near`).
+            let world_centre = source_pose.position + source_rotation * cluster.centre;
+            let limit = self.closing.reach_near(world_centre, cluster.radius).min(self.margin);
             let clear = limit + cluster.radius;
             if bounds.is_some_and(|b| b.distance_squared(centre) > clear * clear)
-                || target.distance_in_geometry_frame(rotation_g * cluster.centre + offset_g)
-                    - lipschitz * cluster.radius
-                    >= limit
+                || target.distance_in_geometry_frame(centre) - lipschitz * cluster.radius >= limit
             {
                 continue;
             }
             for &(particle, index) in clusters.members(cluster) {
-                let local = rotation * particle + offset;
-                if bounds.is_some_and(|b| b.distance_squared(local) > limit * limit) {
+                let in_geometry = rotation_g * particle + offset_g;
+                if bounds.is_some_and(|b| b.distance_squared(in_geometry) > limit * limit) {
                     continue;
                 }
-                let distance = target.distance_in_geometry_frame(rotation_g * particle + offset_g);
+                let distance = target.distance_in_geometry_frame(in_geometry);
                 if distance >= limit {
                     continue;
                 }
+                let local = rotation * particle + offset;
                 let (_, gradient) = target.distance_and_gradient(local);
                 let length = gradient.length();
                 if !(length > 0.0) {
@@ -82,7 +84,7 @@ impl Pair<'_> {
                 // Outward from the target; that is from B to A when the target is B.
                 let outward = target_rotation * (gradient / length);
                 let normal = if swapped { -outward } else { outward };
-                let world = source_pose.transform_point(particle);
+                let world = source_pose.position + source_rotation * particle;
                 if distance > self.closing.margin && distance > self.closing.reach_along(world, normal) {
                     continue;
                 }
