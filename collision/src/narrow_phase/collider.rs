@@ -203,6 +203,12 @@ impl Collider {
         }
     }
 
+    /// The farthest the solid reaches from the body's origin (its centre of mass), m: the length
+    /// of the bounds' farthest corner; `None` for a half-space.
+    pub fn reach(&self) -> Option<f64> {
+        self.bounds.map(|b| b.min.abs().max(b.max.abs()).length())
+    }
+
     /// [`Collider::local_bounds`] in the geometry's own frame ([`Collider::to_geometry_frame`]).
     pub fn geometry_bounds(&self) -> Option<Aabb> {
         self.geometry_bounds

@@ -190,8 +190,7 @@ pub fn collide_closing_into(
 /// The largest gap any contact of the pair can have under `closing` ([`Closing::pair_margin`]),
 /// m, measured from the body of smaller reach (a bounded one; the margin alone when neither is).
 pub fn pair_margin(closing: &Closing, a: &Collider, pose_a: &Pose, b: &Collider, pose_b: &Pose) -> f64 {
-    let reach = |c: &Collider| c.local_bounds().map(|b| b.min.abs().max(b.max.abs()).length());
-    match (reach(a), reach(b)) {
+    match (a.reach(), b.reach()) {
         (Some(ra), Some(rb)) if rb < ra => closing.pair_margin(pose_b.position, rb),
         (Some(ra), _) => closing.pair_margin(pose_a.position, ra),
         (None, Some(rb)) => closing.pair_margin(pose_b.position, rb),

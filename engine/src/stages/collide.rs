@@ -31,10 +31,7 @@ use crate::store::BodyStore;
 /// Largest distance from a body's origin (its centre of mass) to its bounds, m; zero for
 /// unbounded bodies.
 fn reach(bodies: &BodyStore, dense: usize) -> f64 {
-    bodies.records()[dense]
-        .collider
-        .local_bounds()
-        .map_or(0.0, |b| b.min.abs().max(b.max.abs()).length())
+    bodies.records()[dense].collider.reach().unwrap_or(0.0)
 }
 
 /// A body's centre, velocity and angular velocity as the solve will see them (world frame, m,
