@@ -212,6 +212,26 @@ mod tests {
         assert!(Closing::at_rest(0.0).keeps(&contact(DVec3::ZERO, DVec3::X, -0.01)));
     }
 
+    #[test]
+    fn closing_refuses_a_non_finite_motion_by_name() {
+        use crate::narrow_phase::{Collider, ContactManifold, collide_closing_into};
+        use crate::pose::Pose;
+        use crate::shapes::{Shape, Sphere};
+        let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.5).unwrap()), 0.2).unwrap();
+        let (pa, pb) = (Pose::IDENTITY, Pose::from_position(DVec3::X));
+        let mut bad = Closing::at_rest(0.01);
+        bad.linear = DVec3::new(f64::NAN, 0.0, 0.0);
+        let mut manifold = ContactManifold::default();
+        let error = collide_closing_into(&ball, &pa, &ball, &pb, &bad, &mut manifold).unwrap_err();
+        assert!(error.to_string().contains("relative motion"), "{error}");
+        bad = Closing {
+            dt: -1.0,
+            ..Closing::at_rest(0.01)
+        };
+        assert!(collide_closing_into(&ball, &pa, &ball, &pb, &bad, &mut manifold).is_err());
+        assert!(manifold.is_empty());
+    }
+
     /// The normal-free bounds are at least every normal's reach for points they cover.
     #[test]
     fn closing_bounds_without_a_normal_cover_every_normal() {

@@ -169,12 +169,20 @@ pub fn collide_closing_into(
             "a non-negative finite distance in metres",
         ));
     }
-    let motion = [closing.dt, closing.linear.length(), closing.angular.length()];
-    if !(motion.iter().all(|x| x.is_finite()) && closing.dt >= 0.0 && closing.anchor.is_finite()) {
+    let [spin_a, spin_b] = closing.spins;
+    let vectors = [
+        closing.anchor,
+        closing.linear,
+        closing.angular,
+        closing.centre_b,
+        spin_a,
+        spin_b,
+    ];
+    if !(closing.dt.is_finite() && closing.dt >= 0.0 && vectors.iter().all(|v| v.is_finite())) {
         return Err(GeometryError::invalid(
             "relative motion of the pair",
             format!("{closing:?}"),
-            "a finite step, velocities and anchor",
+            "a finite step >= 0 and finite centres and velocities",
         ));
     }
     let margin = pair_margin(closing, a, pose_a, b, pose_b);
