@@ -137,8 +137,13 @@ impl Closing {
 
     /// Whether `contact` (normal from B to A, depth negative for a gap) can close within the step.
     pub fn keeps(&self, contact: &Contact) -> bool {
-        let gap = -contact.depth;
-        gap <= self.margin || gap <= self.reach_along(contact.point, contact.normal)
+        self.keeps_gap(-contact.depth, contact.point, contact.normal)
+    }
+
+    /// Whether a gap of `gap` m at world point `point` along unit `normal` (from B to A) can
+    /// close within the step ([`Closing::keeps`] before the contact is made).
+    pub fn keeps_gap(&self, gap: f64, point: DVec3, normal: DVec3) -> bool {
+        gap <= self.margin || gap <= self.reach_along(point, normal)
     }
 }
 

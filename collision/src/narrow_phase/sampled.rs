@@ -85,7 +85,7 @@ impl Pair<'_> {
                 let outward = target_rotation * (gradient / length);
                 let normal = if swapped { -outward } else { outward };
                 let world = source_pose.position + source_rotation * particle;
-                if distance > self.closing.margin && distance > self.closing.reach_along(world, normal) {
+                if !self.closing.keeps_gap(distance, world, normal) {
                     continue;
                 }
                 let depth = -distance;
@@ -113,6 +113,86 @@ mod tests {
     use crate::narrow_phase::collide as collide_pair;
     use crate::shapes::{Cuboid, Shape, Sphere};
     use glam::{DQuat, DVec3};
+
+    /// Every particle of `source` tested one by one, the rule spelled out: inside the pair's
+    /// largest gap and kept by the pair's motion.
+    fn brute_force(
+        source: &Collider,
+        source_pose: &Pose,
+        target: &Collider,
+        target_pose: &Pose,
+        closing: &Closing,
+        margin: f64,
+        swapped: bool,
+    ) -> Vec<(FeatureId, f64)> {
+        let mut found = Vec::new();
+        for (index, &particle) in source.particles().iter().enumerate() {
+            let world = source_pose.transform_point(particle);
+            let local = target_pose.inverse_transform_point(world);
+            let (distance, gradient) = target.distance_and_gradient(local);
+            let outward = target_pose.orientation * gradient.normalize();
+            let normal = if swapped { -outward } else { outward };
+            if distance < margin && closing.keeps_gap(distance, world, normal) {
+                let feature = if swapped {
+                    FeatureId::of_b(index)
+                } else {
+                    FeatureId::of_a(index)
+                };
+                found.push((feature, distance));
+            }
+        }
+        found
+    }
+
+    /// Skipping clusters changes nothing: over random poses and motions of a level-set slab
+    /// (its grid in a turned frame, as fragments have) and a ball, the sampled contacts are the
+    /// particles a one-by-one test keeps, with the same depths.
+    #[test]
+    fn sampled_clusters_find_what_testing_every_particle_finds() {
+        use crate::grid::GridSpec;
+        use crate::trimesh::TriMesh;
+        use shatter_integrators::SplitMix64;
+        let half = DVec3::new(0.3, 0.1, 0.2);
+        let mesh = TriMesh::cuboid(half);
+        let spec = GridSpec::with_resolution(mesh.bounds().unwrap(), 24, 3).unwrap();
+        let grid = crate::level_set::level_set_from_mesh(&mesh, spec).unwrap();
+        let particles = crate::particles::sample_surface(&mesh, 0.04, 0).unwrap();
+        let frame = Pose::new(DVec3::new(0.01, -0.02, 0.0), DQuat::from_rotation_z(0.3));
+        let moved: Vec<DVec3> = particles.iter().map(|&p| frame.transform_point(p)).collect();
+        let slab = Collider::from_level_set_in_frame(std::sync::Arc::new(grid), frame, moved).unwrap();
+        let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.15).unwrap()), 0.03).unwrap();
+        let mut rng = SplitMix64::new(11);
+        let mut v = |scale: f64| DVec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)) * scale;
+        let mut compared = 0;
+        for _ in 0..300 {
+            let pose_a = Pose::new(v(0.1), DQuat::from_scaled_axis(v(1.5)).normalize());
+            let pose_b = Pose::new(pose_a.position + v(0.35), DQuat::from_scaled_axis(v(1.5)).normalize());
+            let closing = Closing::of_bodies(
+                0.01,
+                1.0 / 30.0,
+                [pose_a.position, v(3.0), v(8.0)],
+                [pose_b.position, v(3.0), v(8.0)],
+            );
+            for (a, b) in [(&slab, &ball), (&ball, &slab), (&slab, &slab)] {
+                let margin = super::super::pair_margin(&closing, a, &pose_a, b, &pose_b);
+                let mut fast: Vec<(FeatureId, f64)> = collide(a, &pose_a, b, &pose_b, &closing, margin)
+                    .iter()
+                    .map(|c| (c.feature, -c.depth))
+                    .collect();
+                let mut slow = brute_force(a, &pose_a, b, &pose_b, &closing, margin, false);
+                slow.extend(brute_force(b, &pose_b, a, &pose_a, &closing, margin, true));
+                fast.sort_by_key(|c| c.0);
+                slow.sort_by_key(|c| c.0);
+                assert_eq!(fast.len(), slow.len(), "{fast:?}\n{slow:?}");
+                for (f, s) in fast.iter().zip(&slow) {
+                    assert_eq!(f.0, s.0);
+                    assert!((f.1 - s.1).abs() < 1e-9, "{f:?} {s:?}");
+                }
+                compared += fast.len();
+            }
+        }
+        assert!(compared > 500, "only {compared} contacts compared");
+    }
 
     #[test]
     fn sampled_contacts_point_from_b_to_a_for_both_bodies_particles() {

@@ -2,11 +2,11 @@
 //!
 //! Each body's box is the union of its world box at the start of the step and at the end the
 //! body would reach with its current velocities (`x + h v`, `exp(h w) R`), grown by half the
-//! contact margin, so that a pair that could meet within the step is not missed (two boxes grown
-//! by half the margin each overlap exactly when the boxes are within the margin of each other
-//! along every axis; growing each by the whole margin paired bodies twice as far apart, which in
-//! a pile of small pieces was four times the pairs the narrow phase then found apart) (the swept box of Box2D's
-//! `b2FinalizeBodies`). Every bounded body is a proxy of the collision crate's [`BroadPhase`]
+//! contact margin, so that a pair that could meet within the step is not missed (the swept box
+//! of Box2D's `b2FinalizeBodies`). Two boxes grown by half the margin each overlap exactly when
+//! they are within the margin of each other along every axis; growing each by the whole margin
+//! paired bodies up to twice the margin apart, which the narrow phase then only found apart (a
+//! seventh of the pairs of the shattered table scene). Every bounded body is a proxy of the collision crate's [`BroadPhase`]
 //! (static bodies in its static tree), keyed by its handle; each step gives every proxy its swept
 //! box and the displacement `h v`, and the broad phase reports the pairs of overlapping fat boxes,
 //! doing work only for the proxies whose fat box had to change.
