@@ -34,6 +34,7 @@ use glam::{DMat3, DVec3};
 
 use super::box_face::{ReferenceFace, face_contacts};
 use super::{Contact, ContactManifold, FeatureId};
+use crate::aabb::Aabb;
 use crate::pose::Pose;
 use crate::shapes::Cuboid;
 
@@ -62,6 +63,18 @@ impl Obb {
             center: pose.position,
             axes: [m.x_axis, m.y_axis, m.z_axis],
             half: cuboid.half_extents().to_array(),
+        }
+    }
+
+    /// `bounds` (a box in a frame at `frame` in the body frame: `x_body = frame * x`) of a body
+    /// at `pose`.
+    pub(super) fn of_bounds(bounds: &Aabb, frame: &Pose, pose: &Pose) -> Self {
+        let orientation = pose.orientation * frame.orientation;
+        let m = DMat3::from_quat(orientation);
+        Self {
+            center: pose.transform_point(frame.transform_point(bounds.center())),
+            axes: [m.x_axis, m.y_axis, m.z_axis],
+            half: (0.5 * bounds.size()).to_array(),
         }
     }
 
@@ -127,6 +140,13 @@ pub(super) fn collide(
             manifold.contacts.push(edge_contact(&a, &b, i, j, normal, depth));
         }
     }
+}
+
+/// The gap between boxes `a` and `b` along an axis that separates them by `margin` m or more,
+/// m, if there is one: a lower bound of the distance between any point of one and any of the
+/// other.
+pub(super) fn gap_beyond(a: &Obb, b: &Obb, margin: f64) -> Option<f64> {
+    least_overlap(a, b, margin, 0.0).err()
 }
 
 /// The overlap along the chosen axis and the axis (with the preferences of the module docs,

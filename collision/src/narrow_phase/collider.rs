@@ -95,9 +95,14 @@ impl Collider {
                 "a finite pose with a unit rotation",
             ));
         }
-        let local = inside_bounds(&grid).ok_or(GeometryError::Empty {
+        let inside = inside_bounds(&grid).ok_or(GeometryError::Empty {
             what: "level set (no negative sample)",
         })?;
+        // The box holds the particles too, so that a body whose box is apart from another's has
+        // no particle near it (the narrow phase skips such pairs whole).
+        let local = particles
+            .iter()
+            .fold(inside, |b, p| b.including(frame.inverse_transform_point(*p)));
         let identity = frame == Pose::IDENTITY;
         let bounds = if identity {
             local

@@ -87,8 +87,9 @@ pub struct ContactManifold {
     /// The contacts.
     pub contacts: SmallVec<[Contact; MAX_CONTACTS]>,
     /// Without contacts: a distance the two surfaces are known to be apart by, m (at least the
-    /// margin), from the separating axis or the closest feature that ended the test; zero when
-    /// the test measured none (particle pairs) or found contacts. A caller may skip testing the
+    /// margin), from the separating axis or the closest feature that ended the test (for
+    /// particle pairs, an axis separating the bodies' boxes); zero when the test measured none
+    /// or found contacts. A caller may skip testing the
     /// pair again while no point of one body moves by more than this minus the margin relative
     /// to the other: no projection gap closes faster than the bodies move.
     pub separation: f64,
@@ -188,6 +189,8 @@ pub fn collide_closing_into(
     let margin = pair_margin(closing, a, pose_a, b, pose_b);
     if analytic::collide(a, pose_a, b, pose_b, margin, manifold) {
         manifold.contacts.retain(|c| closing.keeps(c));
+    } else if let Some(gap) = sampled::boxes_apart(a, pose_a, b, pose_b, margin) {
+        manifold.separation = gap;
     } else {
         let candidates = sampled::collide(a, pose_a, b, pose_b, closing, margin);
         reduce::reduce_into(&candidates, manifold);

@@ -3,6 +3,7 @@
 
 use glam::DMat3;
 
+use super::box_box::{Obb, gap_beyond};
 use super::{Closing, Collider, Contact, FeatureId};
 use crate::pose::Pose;
 
@@ -21,6 +22,19 @@ pub(super) fn collide(
     pair.particles_against(a, pose_a, b, pose_b, false, &mut contacts);
     pair.particles_against(b, pose_b, a, pose_a, true, &mut contacts);
     contacts
+}
+
+/// The gap between the two bodies' boxes (each in its geometry frame, holding its solid and its
+/// particles) when an axis separates them by more than `margin` m, the pair's largest gap: then
+/// no particle of either is within `margin` of the other's box, and the particle test would skip
+/// every one of them. A pile's candidate pairs are mostly such diagonal neighbours, and this
+/// costs one axis test against two bodies' worth of cluster tests; the gap also lets the manifold
+/// cache skip the pair while it stays apart.
+pub(super) fn boxes_apart(a: &Collider, pose_a: &Pose, b: &Collider, pose_b: &Pose, margin: f64) -> Option<f64> {
+    let (box_a, box_b) = (a.geometry_bounds()?, b.geometry_bounds()?);
+    let obb_a = Obb::of_bounds(&box_a, &a.grid_frame(), pose_a);
+    let obb_b = Obb::of_bounds(&box_b, &b.grid_frame(), pose_b);
+    gap_beyond(&obb_a, &obb_b, margin).filter(|&gap| gap > margin)
 }
 
 /// The pair's motion and largest gap.
@@ -192,6 +206,60 @@ mod tests {
             }
         }
         assert!(compared > 500, "only {compared} contacts compared");
+    }
+
+    /// The box test skips only pairs without contacts, and its gap is a true lower bound: over
+    /// random poses of a turned level-set slab and a ball, whenever it finds the boxes apart the
+    /// particle-by-particle test finds no contact and no particle of one body is nearer than the
+    /// gap to any particle of the other.
+    #[test]
+    fn sampled_boxes_apart_only_where_no_particle_is_near() {
+        use crate::grid::GridSpec;
+        use crate::trimesh::TriMesh;
+        use shatter_integrators::SplitMix64;
+        let half = DVec3::new(0.3, 0.05, 0.2);
+        let mesh = TriMesh::cuboid(half);
+        let spec = GridSpec::with_resolution(mesh.bounds().unwrap(), 24, 3).unwrap();
+        let grid = crate::level_set::level_set_from_mesh(&mesh, spec).unwrap();
+        let particles = crate::particles::sample_surface(&mesh, 0.04, 0).unwrap();
+        let frame = Pose::new(DVec3::new(0.01, -0.02, 0.0), DQuat::from_rotation_z(0.3));
+        let moved: Vec<DVec3> = particles.iter().map(|&p| frame.transform_point(p)).collect();
+        let slab = Collider::from_level_set_in_frame(std::sync::Arc::new(grid), frame, moved).unwrap();
+        let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.15).unwrap()), 0.03).unwrap();
+        let mut rng = SplitMix64::new(5);
+        let mut v = |scale: f64| DVec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)) * scale;
+        let (mut apart, mut touching) = (0, 0);
+        for _ in 0..400 {
+            let pose_a = Pose::new(v(0.1), DQuat::from_scaled_axis(v(1.5)).normalize());
+            let pose_b = Pose::new(pose_a.position + v(0.5), DQuat::from_scaled_axis(v(1.5)).normalize());
+            let closing = Closing::of_bodies(
+                0.01,
+                1.0 / 30.0,
+                [pose_a.position, v(1.0), v(3.0)],
+                [pose_b.position, v(1.0), v(3.0)],
+            );
+            for (a, b) in [(&slab, &ball), (&slab, &slab)] {
+                let margin = super::super::pair_margin(&closing, a, &pose_a, b, &pose_b);
+                let mut found = brute_force(a, &pose_a, b, &pose_b, &closing, margin, false);
+                found.extend(brute_force(b, &pose_b, a, &pose_a, &closing, margin, true));
+                let Some(gap) = boxes_apart(a, &pose_a, b, &pose_b, margin) else {
+                    touching += usize::from(!found.is_empty());
+                    continue;
+                };
+                apart += 1;
+                assert!(
+                    gap > margin && found.is_empty(),
+                    "gap {gap}, margin {margin}: {found:?}"
+                );
+                for p in a.particles() {
+                    for q in b.particles() {
+                        let distance = pose_a.transform_point(*p).distance(pose_b.transform_point(*q));
+                        assert!(distance >= gap - 1e-12, "particles {distance} m apart, gap {gap}");
+                    }
+                }
+            }
+        }
+        assert!(apart > 100 && touching > 50, "{apart} pairs apart, {touching} touching");
     }
 
     #[test]
