@@ -1,5 +1,5 @@
 //! Su 2009 Fig. 7: a wall hit in its lower right corner breaks into small pieces there and large
-//! ones far away; about a second later a second ball hits one of the large pieces, which breaks
+//! ones far away; about half a second later a second ball hits one of the large pieces, which breaks
 //! again: fragments are ordinary bodies that carry the pattern on.
 //!
 //! What to look for: two fracture events in the table, the second one's body being "a fragment",

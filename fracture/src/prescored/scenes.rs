@@ -219,7 +219,7 @@ pub fn corner() -> Result<PrescoredScene, FractureError> {
     let mut scene = PrescoredScene::new()?;
     let wall = scene.wall(0.0, "wall")?;
     scene.ball(DVec3::new(1.2, 0.3, 0.8), DVec3::new(0.0, 0.0, -12.0), "ball_corner")?;
-    scene.ball(DVec3::new(-0.8, 1.4, 7.0), DVec3::new(0.0, 0.0, -12.0), "ball_second")?;
+    scene.ball(DVec3::new(-0.8, 1.4, 7.0), DVec3::new(0.0, 0.0, -15.0), "ball_second")?;
     let mut model = PrescoredFracture::new(settings())?;
     model.make_breakable(&scene.world, wall, Arc::new(dartboard()?), 2000.0, WALL_CELLS)?;
     Ok(scene.finish(model))

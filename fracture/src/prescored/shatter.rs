@@ -480,5 +480,9 @@ impl Cutter<'_> {
     }
 }
 
-/// Samples of padding around a fragment's cells in its level set.
-const PADDING: i64 = 2;
+/// Samples of padding around a fragment's cells in its level set. One is enough: the surface
+/// lies within a spacing of the fragment's inside samples, so the padding layer holds every
+/// sign change, and beyond the grid `SdfGrid::value` goes on as the distance to its box, which
+/// only the contact margin reads. Two layers cost 40 % more samples on the wall's small pieces
+/// near the impact (most of a fracture event's time), and the tests hold with one.
+const PADDING: i64 = 1;
