@@ -173,24 +173,33 @@ impl FracturePattern {
         }
     }
 
-    /// [`FracturePattern::locate`] for a point expected to lie in region `hint` (a neighbouring
-    /// sample's): a point clearly inside a power cell is that cell's by its planes alone, without
-    /// the candidates' search. The shortcut is taken only for points deeper inside the hinted
-    /// cell than a margin far above the round-off by which its planes and the power distances
-    /// could disagree, so the answer is `locate`'s.
-    #[inline]
-    pub fn locate_near(&self, point: DVec3, hint: u32) -> u32 {
-        const MARGIN: f64 = 1e-9;
-        let inside_box = point.cmpge(DVec3::ZERO).all() && point.cmple(DVec3::ONE).all();
+    /// How many of the points `start + t step` (pattern space), `t = 0, 1, ...` below `count`,
+    /// from the first on, [`FracturePattern::locate`] gives to `region`, as far as a power
+    /// cell's planes show it at once: the points inside the cell and the pattern's box deeper
+    /// than [`LOCATE_MARGIN`] (the planes along the line are affine in `t`, so the run's end
+    /// comes from one pass over them). Zero where that does not show (then `locate` decides),
+    /// and always for level-set regions.
+    pub fn inside_run(&self, region: u32, start: DVec3, step: DVec3, count: usize) -> usize {
         match &self.regions {
-            Regions::Power(diagram) if inside_box && (hint as usize) < diagram.len() => {
-                if diagram.value_capped(hint as usize, point, -MARGIN) < -MARGIN {
-                    hint
-                } else {
-                    self.locate(point)
+            Regions::Power(diagram) if (region as usize) < diagram.len() => {
+                let domain = (DVec3::ZERO, DVec3::ONE);
+                diagram.inside_run(region as usize, start, step, count, LOCATE_MARGIN, domain)
+            }
+            _ => 0,
+        }
+    }
+
+    /// The level set of `region` (pattern units) at the points `start + t step` (pattern space),
+    /// `t = 0, 1, ...` below `out.len()`, into `out`; for a power cell the same values as
+    /// [`FracturePattern::value`] point by point, up to round-off.
+    pub fn row_values(&self, region: u32, start: DVec3, step: DVec3, out: &mut [f64]) {
+        match &self.regions {
+            Regions::Power(diagram) => diagram.row_values(region as usize, start, step, out),
+            Regions::LevelSets(grids) => {
+                for (t, o) in out.iter_mut().enumerate() {
+                    *o = grids[region as usize].value(start + step * t as f64);
                 }
             }
-            _ => self.locate(point),
         }
     }
 
@@ -235,6 +244,12 @@ impl FracturePattern {
         &self.regions
     }
 }
+
+/// How deep inside a power cell (pattern units) a point must lie for its planes alone to say it
+/// is the cell's: far above the round-off by which the planes and the power distances could
+/// disagree, and by which a point reached in steps along a line differs from one computed on its
+/// own.
+const LOCATE_MARGIN: f64 = 1e-9;
 
 /// A power cell may own some point within `radius` of `centre` only if its power distance at the
 /// centre exceeds the lowest by no more than the most that difference can fall over `radius`

@@ -114,6 +114,50 @@ impl PowerDiagram {
         m
     }
 
+    /// Level set of cell `i` at the points `start + t step`, `t = 0, 1, ...` below `out.len()`,
+    /// into `out`: plane by plane, each affine in `t`, so a row costs a multiply, an add and a
+    /// max per plane and point (against a dot product and a transform per point one by one).
+    pub fn row_values(&self, i: usize, start: DVec3, step: DVec3, out: &mut [f64]) {
+        out.fill(f64::NEG_INFINITY);
+        for plane in self.planes(i) {
+            let (d0, ds) = (plane.distance(start), plane.normal.dot(step));
+            for (t, o) in out.iter_mut().enumerate() {
+                *o = o.max(d0 + ds * t as i32 as f64);
+            }
+        }
+    }
+
+    /// How many of the points `start + t step`, `t = 0, 1, ...` below `count`, from the first
+    /// on, lie inside cell `i` deeper than `depth` and inside `domain` (min, max corners) by
+    /// `depth`: each plane's distance is affine in `t`, so each plane bounds the run at once.
+    pub fn inside_run(
+        &self,
+        i: usize,
+        start: DVec3,
+        step: DVec3,
+        count: usize,
+        depth: f64,
+        domain: (DVec3, DVec3),
+    ) -> usize {
+        let mut run = count as f64;
+        // Keeps t where `d0 + t ds < -depth`, for t from zero.
+        let mut bound = |d0: f64, ds: f64| {
+            if !(d0 < -depth) {
+                run = 0.0;
+            } else if ds > 0.0 {
+                run = run.min(((-depth - d0) / ds).ceil());
+            }
+        };
+        for plane in self.planes(i) {
+            bound(plane.distance(start), plane.normal.dot(step));
+        }
+        for axis in 0..3 {
+            bound(domain.0[axis] - start[axis], -step[axis]);
+            bound(start[axis] - domain.1[axis], step[axis]);
+        }
+        run.max(0.0) as usize
+    }
+
     /// The closest point to `point` on the face of cell `i` that decides its level set there
     /// (the plane of largest signed distance): exact on the cell's boundary near that face.
     pub fn project(&self, i: usize, point: DVec3) -> DVec3 {

@@ -253,26 +253,27 @@ impl Cutter<'_> {
             && (local.y as usize) < spec.dims[1]
             && (local.z as usize) < spec.dims[2])
             .then(|| spec.index(local.x as usize, local.y as usize, local.z as usize));
-        self.combine(f, x, self.body.value(x), nearest)
+        let far = FAR_CELLS * spec.spacing;
+        self.combine(f, self.body.value(x), nearest, |_, region| {
+            self.placement.region_value_capped(self.pattern, region, x, far)
+        })
     }
 
-    /// Fragment `f`'s level set at body-frame `x` where the parent's level set is `body` and the
-    /// lattice sample nearest `x` is `nearest` (if `x` is on the lattice at all).
-    fn combine(&self, f: u32, x: DVec3, body: f64, nearest: Option<usize>) -> f64 {
+    /// Fragment `f`'s level set at a point where the parent's level set is `body`, the lattice
+    /// sample nearest the point is `nearest` (if it is on the lattice at all) and
+    /// `region_value(k, region)` is the level set there of the region of the fragment's `k`-th
+    /// component (m; any value beyond [`FAR_CELLS`] spacings will do where it is beyond).
+    fn combine(&self, f: u32, body: f64, nearest: Option<usize>, region_value: impl Fn(usize, u32) -> f64) -> f64 {
         let spacing = self.body.spec().spacing;
         // Beyond this distance from a fragment only the sign of its level set matters (the
         // narrow phase tests particles against it), so a value already past it decides.
-        let far = FAR_CELLS * spacing;
-        if body > far {
+        if body > FAR_CELLS * spacing {
             return body;
         }
         let mut value = f64::INFINITY;
-        for &c in &self.grouping.fragments[f as usize] {
+        for (k, &c) in self.grouping.fragments[f as usize].iter().enumerate() {
             let region = self.cut.parts[c as usize].region;
-            let mut v = self
-                .placement
-                .region_value_capped(self.pattern, region, x, far)
-                .max(body);
+            let mut v = region_value(k, region).max(body);
             if let (true, Some(s)) = (self.split[region as usize], nearest) {
                 let other = self.cut.components[s];
                 if self.cut.labels[s] == region && other != NONE && self.fragment_of[other as usize] != f {
@@ -456,10 +457,20 @@ impl Cutter<'_> {
         let sub = GridSpec::try_new(origin, spec.spacing, dims)?;
         let [nx, ny, _] = dims;
         let mut values = vec![0.0; sub.sample_count()];
+        let components = &self.grouping.fragments[f as usize];
+        // The regions' level sets a row at a time (`FracturePattern::row_values`), pattern units.
+        let (placement, scale) = (self.placement, self.placement.scale);
+        let step = placement.to_pattern(sub.position(1, 0, 0)) - placement.to_pattern(sub.position(0, 0, 0));
         values.par_chunks_mut(nx * ny).enumerate().for_each(|(k, plane)| {
             let gk = low[2] + k as i64;
+            let mut regions = vec![0.0; nx * components.len()];
             for j in 0..ny {
                 let gj = low[1] + j as i64;
+                let start = placement.to_pattern(sub.position(0, j, k));
+                for (&c, row) in components.iter().zip(regions.chunks_exact_mut(nx)) {
+                    self.pattern
+                        .row_values(self.cut.parts[c as usize].region, start, step, row);
+                }
                 for i in 0..nx {
                     let gi = low[0] + i as i64;
                     let x = sub.position(i, j, k);
@@ -471,7 +482,7 @@ impl Cutter<'_> {
                         Some(s) => self.body.values()[s],
                         None => self.body.value(x),
                     };
-                    let value = self.combine(f, x, body, index);
+                    let value = self.combine(f, body, index, |c, _| regions[c * nx + i] * scale);
                     plane[i + nx * j] = value;
                 }
             }
