@@ -161,12 +161,16 @@ impl PowerDiagram {
     /// The closest point to `point` on the face of cell `i` that decides its level set there
     /// (the plane of largest signed distance): exact on the cell's boundary near that face.
     pub fn project(&self, i: usize, point: DVec3) -> DVec3 {
-        let plane = self
-            .planes(i)
-            .iter()
-            .max_by(|a, b| a.distance(point).total_cmp(&b.distance(point)));
-        match plane {
-            Some(plane) => point - plane.normal * plane.distance(point),
+        let mut nearest: Option<(f64, &Plane)> = None;
+        for plane in self.planes(i) {
+            let d = plane.distance(point);
+            // The last of equal distances, as `max_by` keeps it.
+            if nearest.is_none_or(|(best, _)| d >= best) {
+                nearest = Some((d, plane));
+            }
+        }
+        match nearest {
+            Some((d, plane)) => point - plane.normal * d,
             None => point,
         }
     }
