@@ -69,7 +69,7 @@ pub(crate) fn start(
         velocities,
         lambdas,
         warm,
-        response,
+        warm_scratch,
         runs,
         immovable,
         shock,
@@ -118,7 +118,7 @@ pub(crate) fn start(
             rows,
             lambdas,
             velocities,
-            (warm, response),
+            (warm, warm_scratch),
             budgets,
             &mut report,
         );

@@ -28,53 +28,85 @@ use shatter_integrators::ClampVerdict;
 /// Without it a pair's budget holds only what the sweeps removed, which is next to nothing once
 /// the warm start is good, and the random 1000-box pile at 60 Hz kept rocking at 4 cm/s for 20 s
 /// where with it every box was asleep within 8 s.
+///
+/// The rows are read in four passes (bounds; `P` and the response; `Q`; the impulses), the rest
+/// from a short list of the clamped rows' figures (`WarmScratch`): a large island's prepared rows
+/// are tens of megabytes, so each pass over them costs what its memory traffic does, and the
+/// seven passes this was written with first were a fifth of a 4000-body pile's solve.
 pub(crate) fn warm_start(
     prepared: &[Prepared],
     rows: &[Row],
     lambdas: &mut [f64],
     velocities: &mut [Twist],
-    (warm, response): (&mut Vec<f64>, &mut Vec<Twist>),
+    (warm, scratch): (&mut Vec<f64>, &mut WarmScratch),
     budgets: &mut [f64],
     report: &mut SolveReport,
 ) {
     warm.clear();
     warm.resize(rows.len(), 0.0);
-    for pass_friction in [false, true] {
-        for (index, row) in prepared.iter().enumerate() {
-            if row.active && row.friction.is_some() == pass_friction {
+    // Friction rows are bounded by their normal rows' warm impulses: those that come after the
+    // normal rows they read (the usual layout) are bounded in the same pass, the others after.
+    let WarmScratch {
+        response,
+        clamped,
+        deferred,
+    } = scratch;
+    deferred.clear();
+    let mut unclamped = false;
+    for (index, row) in prepared.iter().enumerate() {
+        if !row.active {
+            continue;
+        }
+        match row.friction {
+            Some((_, end, _)) if end > index => deferred.push(index),
+            _ => {
                 let (lower, upper) = bounds(row, warm);
                 warm[index] = clamp(rows[index].warm, lower, upper);
             }
         }
+        unclamped |= !row.energy_clamp && warm[index] != 0.0;
+    }
+    for &index in deferred.iter() {
+        let row = &prepared[index];
+        let (lower, upper) = bounds(row, warm);
+        warm[index] = clamp(rows[index].warm, lower, upper);
+        unclamped |= !row.energy_clamp && warm[index] != 0.0;
     }
     // Rows without the clamp first, so that the clamped set is measured at the velocities it acts on.
-    for (index, row) in prepared.iter().enumerate() {
-        if row.active && !row.energy_clamp && warm[index] != 0.0 {
-            lambdas[index] = warm[index];
-            row.apply(velocities, warm[index]);
+    if unclamped {
+        for (index, row) in prepared.iter().enumerate() {
+            if row.active && !row.energy_clamp && warm[index] != 0.0 {
+                lambdas[index] = warm[index];
+                row.apply(velocities, warm[index]);
+            }
         }
     }
     // P = sum_i lambda_i J_i v; the response M^-1 sum_i J_i^T lambda_i gives Q below.
     response.clear();
     response.resize(velocities.len(), Twist::default());
+    clamped.clear();
     let mut slope = 0.0;
     for (index, row) in prepared.iter().enumerate() {
         if row.active && row.energy_clamp && warm[index] != 0.0 {
-            slope += warm[index] * row.relative_velocity(velocities);
+            let before = row.relative_velocity(velocities);
+            slope += warm[index] * before;
             row.apply(response, warm[index]);
+            clamped.push(ClampedWarm {
+                index,
+                pair: row.pair,
+                lambda: warm[index],
+                before,
+                response: 0.0,
+            });
         }
     }
-    let clamped = || {
-        prepared
-            .iter()
-            .zip(warm.iter())
-            .filter(|(row, lambda)| row.active && row.energy_clamp && **lambda != 0.0)
-    };
-    let curvature: f64 = clamped()
-        .map(|(row, lambda)| lambda * row.relative_velocity(response))
-        .sum();
+    let mut curvature = 0.0;
+    for entry in clamped.iter_mut() {
+        entry.response = prepared[entry.index].relative_velocity(response);
+        curvature += entry.lambda * entry.response;
+    }
     let factor = clamp_row_increment_within(slope, curvature, 1.0, 0.0);
-    let count = clamped().count();
+    let count = clamped.len();
     match factor.verdict {
         ClampVerdict::Scaled => report.scaled_increments += count,
         ClampVerdict::Dropped => report.dropped_increments += count,
@@ -92,10 +124,9 @@ pub(crate) fn warm_start(
     let scale = factor.scale;
     if scale > 0.0 {
         let mut removed = 0.0;
-        for (row, lambda) in clamped() {
-            let (before, response) = (row.relative_velocity(velocities), row.relative_velocity(response));
-            let share = -scale * lambda * (before + 0.5 * scale * response);
-            budgets[row.pair] += share;
+        for entry in clamped.iter() {
+            let share = -scale * entry.lambda * (entry.before + 0.5 * scale * entry.response);
+            budgets[entry.pair] += share;
             removed += share;
         }
         let credited: f64 = budgets.iter().map(|b| b.max(0.0)).sum();
@@ -108,13 +139,37 @@ pub(crate) fn warm_start(
             *budget = budget.max(0.0) * fraction;
         }
     }
-    for (index, row) in prepared.iter().enumerate() {
-        if row.active && row.energy_clamp && warm[index] != 0.0 {
-            let lambda = warm[index] * scale;
-            lambdas[index] = lambda;
-            row.apply(velocities, lambda);
-        }
+    for entry in clamped.iter() {
+        let lambda = entry.lambda * scale;
+        lambdas[entry.index] = lambda;
+        prepared[entry.index].apply(velocities, lambda);
     }
+}
+
+/// One energy-clamped row with a warm impulse, as the warm start measured it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ClampedWarm {
+    /// The row.
+    index: usize,
+    /// Its body pair's budget.
+    pair: usize,
+    /// Its warm impulse clamped to its bounds, N s.
+    lambda: f64,
+    /// `J v` before the clamped rows act, m/s.
+    before: f64,
+    /// `J` of the set's velocity response, m/s.
+    response: f64,
+}
+
+/// The warm start's memory, kept between solves (workspace.rs).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WarmScratch {
+    /// Velocity response of the energy-clamped warm impulses per slot.
+    response: Vec<Twist>,
+    /// The energy-clamped rows with a warm impulse, in row order.
+    clamped: Vec<ClampedWarm>,
+    /// Friction rows bounded after the others.
+    deferred: Vec<usize>,
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use crate::shock::{ShockOrder, ShockScratch};
 use crate::split::SplitBuffers;
 use crate::together::TogetherScratch;
 use crate::twist::Twist;
+use crate::warm_start::WarmScratch;
 
 /// Reusable scratch memory for [`solve_with`](crate::pgs::solve_with): capacity only, no state.
 #[derive(Default)]
@@ -32,8 +33,8 @@ pub struct SolverWorkspace {
     /// Warm-start impulses clamped to the rows' bounds, N s; after the sweeps, the sweeps' impulses
     /// (the next step's warm start).
     pub(crate) warm: Vec<f64>,
-    /// Velocity response of the energy-clamped warm impulses.
-    pub(crate) response: Vec<Twist>,
+    /// The warm start's memory.
+    pub(crate) warm_scratch: WarmScratch,
     /// `(first, end)` of each run of swept rows between one pair of bodies.
     pub(crate) runs: Vec<(usize, usize)>,
     /// The runs dealt into batches swept four at a time.
