@@ -12,6 +12,14 @@
 //! [`super::Collider::distance_lipschitz`]): both tests are exact bounds, so a skipped particle is
 //! always one the per-particle test would have rejected.
 //!
+//! Large bodies (a cylinder's or a bunny's fragments: thousands of particles) have hundreds of
+//! clusters, most of them far from the other body of a pair; the clusters are therefore grouped
+//! again, runs of [`GROUP_SIZE`] along the same curve, each group a ball around its clusters'
+//! balls, tested first with the same bounds. A group's bounds hold for every ball inside it (a
+//! ball within the group's ball is no nearer the other body, and what the pair's motion can close
+//! near it is no more: `Closing::reach_near` grows with the distance from the bodies' centres plus
+//! the radius), so the skipping stays exact.
+//!
 //! Particles keep their indices (feature ids, which warm starting matches from step to step); the
 //! clusters list them in curve order beside their positions.
 
@@ -22,6 +30,9 @@ use crate::aabb::Aabb;
 /// Particles per cluster: small enough that a ball is a fraction of a fragment a few centimetres
 /// across, large enough that the ball test saves most of the per-particle work.
 pub const CLUSTER_SIZE: usize = 8;
+
+/// Clusters per group.
+pub const GROUP_SIZE: usize = 8;
 
 /// Bits per axis of the Morton code.
 const MORTON_BITS: u32 = 10;
@@ -39,9 +50,23 @@ pub struct Cluster {
     pub end: u32,
 }
 
+/// One ball of clusters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Group {
+    /// Centre of the ball, body frame, m.
+    pub centre: DVec3,
+    /// Radius of the ball: every member cluster's ball is inside it, m.
+    pub radius: f64,
+    /// The member clusters: `clusters[start..end]` of [`ParticleClusters`].
+    pub start: u32,
+    /// One past the last member.
+    pub end: u32,
+}
+
 /// A body's particles in clusters.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParticleClusters {
+    groups: Box<[Group]>,
     clusters: Box<[Cluster]>,
     /// Every particle once, cluster by cluster: its position (body frame, m) and its index in the
     /// body's particle list.
@@ -82,8 +107,43 @@ impl ParticleClusters {
                     end: start + run.len() as u32,
                 }
             })
+            .collect::<Box<[Cluster]>>();
+        let groups = clusters
+            .chunks(GROUP_SIZE)
+            .enumerate()
+            .map(|(k, run)| {
+                let corners = run
+                    .iter()
+                    .flat_map(|c| [c.centre - DVec3::splat(c.radius), c.centre + DVec3::splat(c.radius)]);
+                let centre = Aabb::from_points(corners).center();
+                let radius = run
+                    .iter()
+                    .map(|c| (c.centre - centre).length() + c.radius)
+                    .fold(0.0, f64::max);
+                let start = (k * GROUP_SIZE) as u32;
+                Group {
+                    centre,
+                    radius,
+                    start,
+                    end: start + run.len() as u32,
+                }
+            })
             .collect();
-        Self { clusters, members }
+        Self {
+            groups,
+            clusters,
+            members,
+        }
+    }
+
+    /// The groups of clusters.
+    pub fn groups(&self) -> &[Group] {
+        &self.groups
+    }
+
+    /// The clusters of `group`.
+    pub fn group_clusters(&self, group: &Group) -> &[Cluster] {
+        &self.clusters[group.start as usize..group.end as usize]
     }
 
     /// The clusters.
@@ -130,6 +190,16 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&s| s));
+        // Every cluster once, in its group's ball.
+        let mut in_groups = 0;
+        for group in clusters.groups() {
+            for cluster in clusters.group_clusters(group) {
+                assert!((cluster.centre - group.centre).length() + cluster.radius <= group.radius * (1.0 + 1e-12));
+                assert_eq!(cluster.start as usize, in_groups * CLUSTER_SIZE);
+                in_groups += 1;
+            }
+        }
+        assert_eq!(in_groups, clusters.clusters().len());
         // The curve keeps runs compact: its balls are less than half the size of balls around
         // runs of eight taken in the given (random) order.
         let mean = clusters.clusters().iter().map(|c| c.radius).sum::<f64>() / clusters.clusters().len() as f64;

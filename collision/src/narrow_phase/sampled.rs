@@ -1,7 +1,7 @@
 //! The general narrow phase: each body's surface particles against the other body's signed
 //! distance (Su 2009 section 4.1).
 
-use glam::DMat3;
+use glam::{DMat3, DVec3};
 
 use super::box_box::{Obb, gap_beyond};
 use super::{Closing, Collider, Contact, FeatureId};
@@ -67,55 +67,64 @@ impl Pair<'_> {
         let target_rotation = target_pose.orientation;
         let source_rotation = DMat3::from_quat(source_pose.orientation);
         let lipschitz = target.distance_lipschitz();
+        // A ball (body frame) is clear of the target when it lies beyond the box or the distance
+        // at its centre by more than any contact near it may be apart (`Closing::reach_near`,
+        // at most the pair's margin, usually far less); otherwise, that farthest contact.
+        let near = |centre: DVec3, radius: f64| {
+            let in_geometry = rotation_g * centre + offset_g;
+            let world_centre = source_pose.position + source_rotation * centre;
+            let limit = self.closing.reach_near(world_centre, radius).min(self.margin);
+            let clear = limit + radius;
+            let apart = bounds.is_some_and(|b| b.distance_squared(in_geometry) > clear * clear)
+                || target.distance_in_geometry_frame(in_geometry) - lipschitz * radius >= limit;
+            (!apart).then_some(limit)
+        };
         let clusters = source.clusters();
-        for cluster in clusters.clusters() {
-            let centre = rotation_g * cluster.centre + offset_g;
-            // The farthest any contact of the ball may be: at most the pair's, usually far less
-            // (`Closing::reach_near`).
-            let world_centre = source_pose.position + source_rotation * cluster.centre;
-            let limit = self.closing.reach_near(world_centre, cluster.radius).min(self.margin);
-            let clear = limit + cluster.radius;
-            if bounds.is_some_and(|b| b.distance_squared(centre) > clear * clear)
-                || target.distance_in_geometry_frame(centre) - lipschitz * cluster.radius >= limit
-            {
+        for group in clusters.groups() {
+            if near(group.centre, group.radius).is_none() {
                 continue;
             }
-            for &(particle, index) in clusters.members(cluster) {
-                let in_geometry = rotation_g * particle + offset_g;
-                if bounds.is_some_and(|b| b.distance_squared(in_geometry) > limit * limit) {
+            for cluster in clusters.group_clusters(group) {
+                let Some(limit) = near(cluster.centre, cluster.radius) else {
                     continue;
+                };
+                for &(particle, index) in clusters.members(cluster) {
+                    let in_geometry = rotation_g * particle + offset_g;
+                    if bounds.is_some_and(|b| b.distance_squared(in_geometry) > limit * limit) {
+                        continue;
+                    }
+                    let distance = target.distance_in_geometry_frame(in_geometry);
+                    if distance >= limit {
+                        continue;
+                    }
+                    let local = rotation * particle + offset;
+                    let (_, gradient) = target.distance_and_gradient(local);
+                    let length = gradient.length();
+                    if !(length > 0.0) {
+                        continue;
+                    }
+                    // Outward from the target; that is from B to A when the target is B.
+                    let outward = target_rotation * (gradient / length);
+                    let normal = if swapped { -outward } else { outward };
+                    let world = source_pose.position + source_rotation * particle;
+                    if !self.closing.keeps_gap(distance, world, normal) {
+                        continue;
+                    }
+                    let depth = -distance;
+                    // The particle is on the source's surface, `depth` inside the target: the target's
+                    // surface is `depth` further along the target's outward normal.
+                    let index = index as usize;
+                    out.push(Contact {
+                        point: world + outward * (0.5 * depth),
+                        normal,
+                        depth,
+                        feature: if swapped {
+                            FeatureId::of_b(index)
+                        } else {
+                            FeatureId::of_a(index)
+                        },
+                    });
                 }
-                let distance = target.distance_in_geometry_frame(in_geometry);
-                if distance >= limit {
-                    continue;
-                }
-                let local = rotation * particle + offset;
-                let (_, gradient) = target.distance_and_gradient(local);
-                let length = gradient.length();
-                if !(length > 0.0) {
-                    continue;
-                }
-                // Outward from the target; that is from B to A when the target is B.
-                let outward = target_rotation * (gradient / length);
-                let normal = if swapped { -outward } else { outward };
-                let world = source_pose.position + source_rotation * particle;
-                if !self.closing.keeps_gap(distance, world, normal) {
-                    continue;
-                }
-                let depth = -distance;
-                // The particle is on the source's surface, `depth` inside the target: the target's
-                // surface is `depth` further along the target's outward normal.
-                let index = index as usize;
-                out.push(Contact {
-                    point: world + outward * (0.5 * depth),
-                    normal,
-                    depth,
-                    feature: if swapped {
-                        FeatureId::of_b(index)
-                    } else {
-                        FeatureId::of_a(index)
-                    },
-                });
             }
         }
     }
