@@ -37,37 +37,55 @@ pub const GROUP_SIZE: usize = 8;
 /// Bits per axis of the Morton code.
 const MORTON_BITS: u32 = 10;
 
-/// One ball of particles.
+/// A ball around a run of members: particles for a cluster, clusters for a group.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Cluster {
+pub struct Ball {
     /// Centre of the ball, body frame, m.
     pub centre: DVec3,
-    /// Radius of the ball: every member is within it of the centre, m.
+    /// Radius of the ball: every member (every member's ball, for a group) is within it, m.
     pub radius: f64,
-    /// The members: `members[start..end]` of [`ParticleClusters`].
+    /// The members: a cluster's are `members[start..end]` of [`ParticleClusters`], a group's
+    /// `clusters[start..end]`.
     pub start: u32,
     /// One past the last member.
     pub end: u32,
 }
 
-/// One ball of clusters.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Group {
-    /// Centre of the ball, body frame, m.
-    pub centre: DVec3,
-    /// Radius of the ball: every member cluster's ball is inside it, m.
-    pub radius: f64,
-    /// The member clusters: `clusters[start..end]` of [`ParticleClusters`].
-    pub start: u32,
-    /// One past the last member.
-    pub end: u32,
+/// Balls around consecutive runs of `size` of `items`, each item a ball itself (centre and
+/// radius; zero for a point): each ball is centred on the box of its run's balls.
+fn balls_of_runs<T>(items: &[T], size: usize, ball: impl Fn(&T) -> (DVec3, f64)) -> Box<[Ball]> {
+    items
+        .chunks(size)
+        .enumerate()
+        .map(|(k, run)| {
+            let corners = run.iter().flat_map(|item| {
+                let (centre, radius) = ball(item);
+                [centre - DVec3::splat(radius), centre + DVec3::splat(radius)]
+            });
+            let centre = Aabb::from_points(corners).center();
+            let radius = run
+                .iter()
+                .map(|item| {
+                    let (c, r) = ball(item);
+                    (c - centre).length() + r
+                })
+                .fold(0.0, f64::max);
+            let start = (k * size) as u32;
+            Ball {
+                centre,
+                radius,
+                start,
+                end: start + run.len() as u32,
+            }
+        })
+        .collect()
 }
 
 /// A body's particles in clusters.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParticleClusters {
-    groups: Box<[Group]>,
-    clusters: Box<[Cluster]>,
+    groups: Box<[Ball]>,
+    clusters: Box<[Ball]>,
     /// Every particle once, cluster by cluster: its position (body frame, m) and its index in the
     /// body's particle list.
     members: Box<[(DVec3, u32)]>,
@@ -93,42 +111,8 @@ impl ParticleClusters {
             .collect();
         order.sort_unstable();
         let members: Box<[(DVec3, u32)]> = order.iter().map(|&(_, i)| (particles[i as usize], i)).collect();
-        let clusters = members
-            .chunks(CLUSTER_SIZE)
-            .enumerate()
-            .map(|(k, run)| {
-                let centre = Aabb::from_points(run.iter().map(|m| m.0)).center();
-                let radius = run.iter().map(|m| (m.0 - centre).length()).fold(0.0, f64::max);
-                let start = (k * CLUSTER_SIZE) as u32;
-                Cluster {
-                    centre,
-                    radius,
-                    start,
-                    end: start + run.len() as u32,
-                }
-            })
-            .collect::<Box<[Cluster]>>();
-        let groups = clusters
-            .chunks(GROUP_SIZE)
-            .enumerate()
-            .map(|(k, run)| {
-                let corners = run
-                    .iter()
-                    .flat_map(|c| [c.centre - DVec3::splat(c.radius), c.centre + DVec3::splat(c.radius)]);
-                let centre = Aabb::from_points(corners).center();
-                let radius = run
-                    .iter()
-                    .map(|c| (c.centre - centre).length() + c.radius)
-                    .fold(0.0, f64::max);
-                let start = (k * GROUP_SIZE) as u32;
-                Group {
-                    centre,
-                    radius,
-                    start,
-                    end: start + run.len() as u32,
-                }
-            })
-            .collect();
+        let clusters = balls_of_runs(&members, CLUSTER_SIZE, |m| (m.0, 0.0));
+        let groups = balls_of_runs(&clusters, GROUP_SIZE, |c| (c.centre, c.radius));
         Self {
             groups,
             clusters,
@@ -137,22 +121,22 @@ impl ParticleClusters {
     }
 
     /// The groups of clusters.
-    pub fn groups(&self) -> &[Group] {
+    pub fn groups(&self) -> &[Ball] {
         &self.groups
     }
 
     /// The clusters of `group`.
-    pub fn group_clusters(&self, group: &Group) -> &[Cluster] {
+    pub fn group_clusters(&self, group: &Ball) -> &[Ball] {
         &self.clusters[group.start as usize..group.end as usize]
     }
 
     /// The clusters.
-    pub fn clusters(&self) -> &[Cluster] {
+    pub fn clusters(&self) -> &[Ball] {
         &self.clusters
     }
 
     /// The members of `cluster`: position (body frame, m) and particle index.
-    pub fn members(&self, cluster: &Cluster) -> &[(DVec3, u32)] {
+    pub fn members(&self, cluster: &Ball) -> &[(DVec3, u32)] {
         &self.members[cluster.start as usize..cluster.end as usize]
     }
 }

@@ -167,15 +167,11 @@ mod tests {
         found
     }
 
-    /// Skipping clusters changes nothing: over random poses and motions of a level-set slab
-    /// (its grid in a turned frame, as fragments have) and a ball, the sampled contacts are the
-    /// particles a one-by-one test keeps, with the same depths.
-    #[test]
-    fn sampled_clusters_find_what_testing_every_particle_finds() {
+    /// A level-set box of half extents `half` whose grid lies in a turned frame (as fragments'
+    /// do), particles about 4 cm apart, and a ball of 15 cm.
+    fn slab_and_ball(half: DVec3) -> (Collider, Collider) {
         use crate::grid::GridSpec;
         use crate::trimesh::TriMesh;
-        use shatter_integrators::SplitMix64;
-        let half = DVec3::new(0.3, 0.1, 0.2);
         let mesh = TriMesh::cuboid(half);
         let spec = GridSpec::with_resolution(mesh.bounds().unwrap(), 24, 3).unwrap();
         let grid = crate::level_set::level_set_from_mesh(&mesh, spec).unwrap();
@@ -184,6 +180,16 @@ mod tests {
         let moved: Vec<DVec3> = particles.iter().map(|&p| frame.transform_point(p)).collect();
         let slab = Collider::from_level_set_in_frame(std::sync::Arc::new(grid), frame, moved).unwrap();
         let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.15).unwrap()), 0.03).unwrap();
+        (slab, ball)
+    }
+
+    /// Skipping clusters changes nothing: over random poses and motions of a level-set slab
+    /// (its grid in a turned frame, as fragments have) and a ball, the sampled contacts are the
+    /// particles a one-by-one test keeps, with the same depths.
+    #[test]
+    fn sampled_clusters_find_what_testing_every_particle_finds() {
+        use shatter_integrators::SplitMix64;
+        let (slab, ball) = slab_and_ball(DVec3::new(0.3, 0.1, 0.2));
         let mut rng = SplitMix64::new(11);
         let mut v = |scale: f64| DVec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)) * scale;
         let mut compared = 0;
@@ -223,18 +229,8 @@ mod tests {
     /// gap to any particle of the other.
     #[test]
     fn sampled_boxes_apart_only_where_no_particle_is_near() {
-        use crate::grid::GridSpec;
-        use crate::trimesh::TriMesh;
         use shatter_integrators::SplitMix64;
-        let half = DVec3::new(0.3, 0.05, 0.2);
-        let mesh = TriMesh::cuboid(half);
-        let spec = GridSpec::with_resolution(mesh.bounds().unwrap(), 24, 3).unwrap();
-        let grid = crate::level_set::level_set_from_mesh(&mesh, spec).unwrap();
-        let particles = crate::particles::sample_surface(&mesh, 0.04, 0).unwrap();
-        let frame = Pose::new(DVec3::new(0.01, -0.02, 0.0), DQuat::from_rotation_z(0.3));
-        let moved: Vec<DVec3> = particles.iter().map(|&p| frame.transform_point(p)).collect();
-        let slab = Collider::from_level_set_in_frame(std::sync::Arc::new(grid), frame, moved).unwrap();
-        let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.15).unwrap()), 0.03).unwrap();
+        let (slab, ball) = slab_and_ball(DVec3::new(0.3, 0.05, 0.2));
         let mut rng = SplitMix64::new(5);
         let mut v = |scale: f64| DVec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)) * scale;
         let (mut apart, mut touching) = (0, 0);
