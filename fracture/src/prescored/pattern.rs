@@ -176,9 +176,9 @@ impl FracturePattern {
     /// How many of the points `start + t step` (pattern space), `t = 0, 1, ...` below `count`,
     /// from the first on, [`FracturePattern::locate`] gives to `region`, as far as a power
     /// cell's planes show it at once: the points inside the cell and the pattern's box deeper
-    /// than [`LOCATE_MARGIN`] (the planes along the line are affine in `t`, so the run's end
-    /// comes from one pass over them). Zero where that does not show (then `locate` decides),
-    /// and always for level-set regions.
+    /// than 1e-9 of the box, far above round-off (the planes along the line are affine in `t`,
+    /// so the run's end comes from one pass over them). Zero where that does not show (then
+    /// `locate` decides), and always for level-set regions.
     pub fn inside_run(&self, region: u32, start: DVec3, step: DVec3, count: usize) -> usize {
         match &self.regions {
             Regions::Power(diagram) if (region as usize) < diagram.len() => {
