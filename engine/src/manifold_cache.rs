@@ -23,10 +23,10 @@
 //!
 //! Pairs without contacts are kept too when the test measured how far apart they were (the gap
 //! along the separating axis, above a plane, or between the boxes of two particle bodies;
-//! `ContactManifold::separation`): no projection
-//! gap closes faster than the bodies move, so while every point has moved by less than the gap
-//! minus the margin the pair is still without contacts, exactly as a fresh test would find. In a
-//! pile these are the diagonal neighbours, as many as the touching pairs.
+//! `ContactManifold::separation`): no projection gap closes faster than the bodies move, so
+//! while every point has moved by less than the gap minus the margin the pair is still without
+//! contacts, exactly as a fresh test would find. In a pile these are the diagonal neighbours, as
+//! many as the touching pairs.
 //!
 //! Rejected: Bullet's persistent manifolds, which refresh last step's points the same way but
 //! still run the narrow phase every step to add new ones: that is the cost this cache removes.

@@ -89,9 +89,9 @@ pub struct ContactManifold {
     /// Without contacts: a distance the two surfaces are known to be apart by, m (at least the
     /// margin), from the separating axis or the closest feature that ended the test (for
     /// particle pairs, an axis separating the bodies' boxes); zero when the test measured none
-    /// or found contacts. A caller may skip testing the
-    /// pair again while no point of one body moves by more than this minus the margin relative
-    /// to the other: no projection gap closes faster than the bodies move.
+    /// or found contacts. A caller may skip testing the pair again while no point of one body
+    /// moves by more than this minus the margin relative to the other: no projection gap closes
+    /// faster than the bodies move.
     pub separation: f64,
 }
 

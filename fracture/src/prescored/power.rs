@@ -315,4 +315,56 @@ mod tests {
         let on_face = diagram.project(1, DVec3::new(0.45, 1.0, 2.0));
         assert!((on_face - DVec3::new(0.5, 1.0, 2.0)).length() < 1e-12);
     }
+
+    /// Along a line, the row evaluation gives the cell's level set point by point (to
+    /// round-off), and the run a cell keeps is every leading point inside it and the box by the
+    /// depth and no point that is not: random cells (every other site a neighbour), random lines.
+    #[test]
+    fn prescored_power_rows_match_the_points_one_by_one() {
+        use shatter_integrators::SplitMix64;
+        let mut random = SplitMix64::new(23);
+        let mut point = |low: f64, high: f64| {
+            DVec3::new(
+                random.range(low, high),
+                random.range(low, high),
+                random.range(low, high),
+            )
+        };
+        let sites: Vec<DVec3> = (0..12).map(|_| point(0.0, 1.0)).collect();
+        let neighbours: Vec<Vec<u32>> = (0..12u32).map(|i| (0..12).filter(|&j| j != i).collect()).collect();
+        let diagram = PowerDiagram::new(sites, vec![0.0; 12], &neighbours);
+        let (depth, domain) = (1e-9, (DVec3::ZERO, DVec3::ONE));
+        let inside = |i: usize, p: DVec3, slack: f64| {
+            diagram.value(i, p) < -depth + slack
+                && (p - domain.0).min_element() > depth - slack
+                && (domain.1 - p).min_element() > depth - slack
+        };
+        let (mut in_runs, mut rows) = (0, 0);
+        for _ in 0..300 {
+            let (start, step) = (point(-0.2, 1.2), point(-0.04, 0.04));
+            let cell = diagram.nearest(start, 0..12);
+            let mut values = [0.0; 40];
+            diagram.row_values(cell as usize, start, step, &mut values);
+            for (t, value) in values.iter().enumerate() {
+                let alone = diagram.value(cell as usize, start + step * t as f64);
+                assert!((value - alone).abs() < 1e-12, "{value} against {alone}");
+            }
+            let run = diagram.inside_run(cell as usize, start, step, values.len(), depth, domain);
+            let at = |t: usize| start + step * t as f64;
+            assert!(
+                (0..run).all(|t| inside(cell as usize, at(t), 1e-12)),
+                "run {run} too long"
+            );
+            let surely = (0..values.len())
+                .take_while(|&t| inside(cell as usize, at(t), -1e-12))
+                .count();
+            assert!(run >= surely, "run {run}, {surely} points surely inside");
+            in_runs += run;
+            rows += usize::from(run > 0 && run < values.len());
+        }
+        assert!(
+            in_runs > 500 && rows > 50,
+            "{in_runs} points in runs, {rows} runs ending inside the row"
+        );
+    }
 }

@@ -321,10 +321,12 @@ impl Cutter<'_> {
                 match candidates.len() {
                     0 => None,
                     1 => Some(candidates[0]),
+                    // Each candidate's level set once; ties to the lower fragment.
                     _ => candidates
                         .iter()
-                        .min_by(|a, b| self.value(**a, x).total_cmp(&self.value(**b, x)).then(a.cmp(b)))
-                        .copied(),
+                        .map(|&f| (self.value(f, x), f))
+                        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+                        .map(|(_, f)| f),
                 }
             })
             .collect();
