@@ -1,14 +1,14 @@
-//! The linear system of a shock block's free rows (shock_block.rs), and its two solvers.
+//! The linear system of a shock block's free rows (shock_block.rs), and how it is solved.
 //!
-//! The system is `(D + J W) delta = r`: `D` diagonal (each row's `CFM / h` plus the block's
-//! regularization), `J` the free rows' Jacobians on the one moving body (`count x 6`) and `W`
-//! (`6 x count`) that body's velocity change per unit of each row's impulse, the sliding rows'
-//! share included (so `W` is `M^-1 J^T` only without sliding rows, and the matrix unsymmetric).
-//! Its rank part is at most 6, so for more than six rows it is solved through the 6 x 6
-//! capacitance matrix (Woodbury identity)
+//! The system is `S delta = r`, `S = D + J W`: `D` diagonal (each row's `CFM / h` plus the
+//! block's regularization `eps`), `J` the free rows' Jacobians on the one moving body
+//! (`count x 6`) and `W` (`6 x count`) that body's velocity change per unit of each row's impulse,
+//! the sliding rows' share included (so `W` is `M^-1 J^T` only without sliding rows, and the
+//! matrix unsymmetric). Its rank part is at most 6, so it is solved through the 6 x 6 capacitance
+//! matrix (Woodbury identity)
 //!
 //! ```text
-//! (D + J W)^-1 r = D^-1 (r - J y),   (I + W D^-1 J) y = W D^-1 r,
+//! S^-1 r = D^-1 (r - J y),   (I + W D^-1 J) y = W D^-1 r,
 //! ```
 //!
 //! where `y` is the body's velocity change. A box on two supports has 14 free rows, so this is a
@@ -17,8 +17,20 @@
 //! percent. `r - J y` is the small difference of nearly equal terms when `D` is only the
 //! regularization, so one step of iterative refinement against the full system follows; it brings
 //! the rows' residuals back to round-off of the impulses, as elimination on the full matrix gives.
-//! Six rows or fewer are eliminated directly (Gaussian elimination with partial pivoting), which
-//! is cheaper there.
+//!
+//! # Rows that ask for incompatible velocities
+//!
+//! Where the rows cannot all hold (a body pinched between two supports that close on it, or
+//! corners of one face asking for slightly different velocities), `r` has a part outside the
+//! range of `J W`, and `S^-1 r` answers it with opposing impulses of that part over `eps`: a
+//! 0.58 kg ball pinched between two others took 4e6 N s from each side while its velocity hardly
+//! changed, which a fracture model reads as a crushing blow. So the block solves
+//! `delta = S^-1 (S - eps I) S^-1 r` instead (Tikhonov filtering): along each eigenvector of
+//! `A = S - eps I` with eigenvalue `l` it scales `r` by `l / (l + eps)^2`, which is `1 / l` to
+//! within `2 eps / l` where the rows can hold and vanishes where they cannot, so incompatible rows
+//! get the least-squares compromise with the smallest impulses. `(S - eps I) S^-1 r` is formed row
+//! by row as `(Sigma r + eps J y) / D` from the velocity change `y` of the first solve, never from
+//! `S^-1 r` itself, whose size grows as `1 / eps`.
 
 use crate::shock_block::MAX_BLOCK_ROWS;
 
@@ -51,27 +63,33 @@ impl FreeSystem {
         }
     }
 
-    /// Solves `(D + J W) delta = rhs` (module docs); `false` when a pivot vanishes or the result is
-    /// not finite.
-    pub(crate) fn solve(&mut self, rhs: &[f64], delta: &mut [f64]) -> bool {
+    /// Solves the system in the least-squares sense its `regularization` (`eps`, 1/kg, already in
+    /// `D`) stands for (module docs): writes `delta = S^-1 (S - eps I) S^-1 rhs`, `S = D + J W`.
+    /// `false` when a pivot vanishes or the result is not finite.
+    pub(crate) fn solve(&mut self, rhs: &[f64], regularization: f64, delta: &mut [f64]) -> bool {
         let count = self.count;
-        if count <= 6 {
-            // As few unknowns as the body has velocities: elimination on the rows' own matrix is
-            // cheaper than the capacitance form (a ball on a ball has three rows).
-            let mut matrix = [0.0; 36];
-            for i in 0..count {
-                for j in 0..count {
-                    matrix[i * count + j] = dot6(&self.jacobian[i], &self.effect[j]);
-                }
-                matrix[i * count + i] += self.diagonal[i];
-            }
-            let mut b = [0.0; 6];
-            b[..count].copy_from_slice(rhs);
-            return gauss_solve(&mut matrix[..count * count], count, &mut b[..count], delta);
-        }
         if !self.factor() {
             return false;
         }
+        // (S - eps I) S^-1 r, row by row (Sigma r + eps J y) / D with `y` the body's velocity
+        // change under S^-1 r: no term of the size of S^-1 r itself, which grows as 1 / eps.
+        let mut scaled = [0.0; MAX_BLOCK_ROWS];
+        for ((s, &r), &d) in scaled.iter_mut().zip(rhs).zip(&self.diagonal) {
+            *s = r / d;
+        }
+        let moved_by = self.capacitance_solve(&self.velocity_change(&scaled[..count]));
+        let mut filtered = [0.0; MAX_BLOCK_ROWS];
+        for i in 0..count {
+            let (d, j) = (self.diagonal[i], &self.jacobian[i]);
+            filtered[i] = ((d - regularization) * rhs[i] + regularization * dot6(j, &moved_by)) / d;
+        }
+        self.solve_regularized(&filtered[..count], delta)
+    }
+
+    /// Solves `S delta = rhs` itself, `S = D + J W`, after [`Self::factor`], refined once; `false`
+    /// when the result is not finite.
+    fn solve_regularized(&self, rhs: &[f64], delta: &mut [f64]) -> bool {
+        let count = self.count;
         self.apply_inverse(rhs, delta);
         // One refinement step: the residual of the full system, solved again with the same factors.
         let moved_by = self.velocity_change(delta);
@@ -91,6 +109,7 @@ impl FreeSystem {
     /// zero or not finite.
     fn factor(&mut self) -> bool {
         let c = &mut self.capacitance;
+        *c = [[0.0; 6]; 6];
         for i in 0..self.count {
             let (w, j, d) = (&self.effect[i], &self.jacobian[i], self.diagonal[i]);
             for r in 0..6 {
@@ -138,13 +157,8 @@ impl FreeSystem {
         v
     }
 
-    /// `x = (D + J W)^-1 r` with the factors.
-    fn apply_inverse(&self, r: &[f64], x: &mut [f64]) {
-        let mut scaled = [0.0; MAX_BLOCK_ROWS];
-        for ((s, &ri), &d) in scaled.iter_mut().zip(r).zip(&self.diagonal) {
-            *s = ri / d;
-        }
-        let g = self.velocity_change(&scaled[..self.count]);
+    /// `C^-1 g` with the capacitance matrix's factors.
+    fn capacitance_solve(&self, g: &[f64; 6]) -> [f64; 6] {
         let c = &self.capacitance;
         let mut y = [0.0; 6];
         for i in 0..6 {
@@ -161,6 +175,16 @@ impl FreeSystem {
             }
             y[i] = sum / c[i][i];
         }
+        y
+    }
+
+    /// `x = (D + J W)^-1 r` with the factors.
+    fn apply_inverse(&self, r: &[f64], x: &mut [f64]) {
+        let mut scaled = [0.0; MAX_BLOCK_ROWS];
+        for ((s, &ri), &d) in scaled.iter_mut().zip(r).zip(&self.diagonal) {
+            *s = ri / d;
+        }
+        let y = self.capacitance_solve(&self.velocity_change(&scaled[..self.count]));
         for (i, xi) in x.iter_mut().enumerate() {
             *xi = (r[i] - dot6(&self.jacobian[i], &y)) / self.diagonal[i];
         }
@@ -173,6 +197,7 @@ fn dot6(a: &[f64; 6], b: &[f64; 6]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+#[cfg(test)]
 /// Solves `A x = b` for the `n x n` matrix `A` (row-major, overwritten) by Gaussian elimination
 /// with partial pivoting; `b` is overwritten too. Returns `false` when a pivot is zero or not
 /// finite (then `x` is meaningless).
@@ -273,7 +298,8 @@ mod tests {
             let mut eliminated = vec![0.0; count];
             assert!(gauss_solve(&mut matrix, count, &mut rhs.clone(), &mut eliminated));
             let mut refined = vec![0.0; count];
-            assert!(system.solve(&rhs, &mut refined), "case {case}");
+            assert!(system.factor());
+            assert!(system.solve_regularized(&rhs, &mut refined), "case {case}");
             let scale = eliminated.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
             for i in 0..count {
                 assert!(
@@ -293,6 +319,54 @@ mod tests {
                     "case {case} velocity {k}: {} vs {} (speed {speed})",
                     by_capacitance[k],
                     by_elimination[k]
+                );
+            }
+        }
+    }
+
+    /// Rows that ask for incompatible velocities get the least-squares compromise with the
+    /// smallest impulses (the pseudo-inverse solution), not impulses that grow as one over the
+    /// regularization. A body with a diagonal mass (masses `m_k`, one per velocity): rows `+x` and
+    /// `-x` asking for `a` and `b` (`a + b != 0`: they cannot both hold) share `m_x (a - b) / 2`
+    /// as `+-m_x (a - b) / 4`; two rows along `y` asking the same `t` share `m_y t` equally; a row
+    /// alone along velocity `k` gets `m_k c_k`. Two rows take the elimination path, eight the
+    /// capacitance path.
+    #[test]
+    fn shock_block_incompatible_rows_get_least_squares_impulses() {
+        let masses = [2.0, 3.0, 5.0, 0.7, 1.1, 1.3];
+        let unit = |k: usize, sign: f64| -> [f64; 6] { core::array::from_fn(|j| if j == k { sign } else { 0.0 }) };
+        let (a, b, t) = (0.3, 0.1, -0.4);
+        // (velocity, sign, target, expected impulse)
+        let quarter = masses[0] * (a - b) / 4.0;
+        let all = [
+            (0, 1.0, a, quarter),
+            (0, -1.0, b, -quarter),
+            (1, 1.0, t, masses[1] * t / 2.0),
+            (1, 1.0, t, masses[1] * t / 2.0),
+            (2, 1.0, 0.2, masses[2] * 0.2),
+            (3, 1.0, -0.5, masses[3] * -0.5),
+            (4, 1.0, 0.05, masses[4] * 0.05),
+            (5, 1.0, 0.7, masses[5] * 0.7),
+        ];
+        for count in [2, 8] {
+            let rows = &all[..count];
+            let mut system = FreeSystem::new(count);
+            for (i, &(k, sign, _, _)) in rows.iter().enumerate() {
+                system.jacobian[i] = unit(k, sign);
+                system.effect[i] = unit(k, sign / masses[k]);
+            }
+            let largest = rows.iter().map(|&(k, _, _, _)| 1.0 / masses[k]).fold(0.0, f64::max);
+            let regularization = REGULARIZATION * largest;
+            system.diagonal[..count].fill(regularization);
+            let rhs: Vec<f64> = rows.iter().map(|row| row.2).collect();
+            let mut delta = vec![0.0; count];
+            assert!(system.solve(&rhs, regularization, &mut delta));
+            for (i, row) in rows.iter().enumerate() {
+                assert!(
+                    (delta[i] - row.3).abs() <= 1e-6 * row.3.abs().max(0.1),
+                    "{count} rows, row {i}: {} where the least-squares impulse is {}",
+                    delta[i],
+                    row.3
                 );
             }
         }

@@ -25,13 +25,15 @@
 //! where `R_s S mu` carries a sliding row's impulse over to the normal rows it follows and `v_held`
 //! is the velocity after the held rows' impulses. The matrix is unsymmetric with sliding rows and
 //! singular with redundant rows (four coplanar corners constrain three velocities), so it is solved
-//! directly (through its 6 x 6 capacitance matrix, free_rows.rs) after adding `eps`, `1e-8` of its largest
-//! diagonal entry: of all impulses that satisfy the rows, that picks (nearly) the ones closest to the
-//! warm-started impulses, and rows asking for incompatible velocities get a least-squares compromise
-//! instead of huge opposing impulses. The rows are then off by at most `eps` times the impulse change,
-//! as if they had a CFM of that size for this pass. Larger `eps` is measurably worse (1e-6: 12 percent
-//! slower pyramid, 1e-4: 44 percent), smaller lets the incompatibility through (1e-10: three quarters
-//! of the pyramid's groups fail the checks below).
+//! directly (through its 6 x 6 capacitance matrix, free_rows.rs) after adding `eps`, `1e-8` of its
+//! largest diagonal entry, and filtered by it: of all impulses that satisfy the rows, that picks
+//! (nearly) the ones closest to the warm-started impulses, and rows asking for incompatible
+//! velocities (a body pinched between supports closing on it) get the least-squares compromise
+//! with the smallest impulses, not opposing impulses that grow as `1 / eps` (free_rows.rs). Rows
+//! that can hold are then off by about `eps` times the impulse change, as if they had a CFM of
+//! that size for this pass. With the unfiltered solve, larger `eps` was measurably worse (1e-6: 12
+//! percent slower pyramid, 1e-4: 44 percent) and smaller let the incompatibility through (1e-10:
+//! three quarters of the pyramid's groups failed the checks below).
 //!
 //! After each solve the guess is checked against the group's LCP: a free normal row that pulls goes
 //! idle, an idle one that approaches goes free, a free friction row past `mu` times its patch's new
@@ -329,10 +331,11 @@ fn solve_free(
     if !(largest > 0.0 && largest.is_finite()) {
         return false;
     }
+    let regularization = REGULARIZATION * largest;
     for d in &mut system.diagonal[..count] {
-        *d += REGULARIZATION * largest;
+        *d += regularization;
     }
-    system.solve(&rhs[..count], delta)
+    system.solve(&rhs[..count], regularization, delta)
 }
 
 /// Checks the guess (impulses `new`, velocity `v1`) against the group's LCP and moves the rows

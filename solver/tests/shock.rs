@@ -8,7 +8,8 @@ use common::{GRAVITY, bottom_corners, box_inertia, dynamic_body, kinetic_energy,
 use glam::{DQuat, DVec3};
 use proptest::prelude::*;
 use shatter_solver::{
-    ContactPatch, NO_BODY, PatchPoint, PatchRows, Row, Softness, SolverBody, SolverSettings, push_patch_rows, solve,
+    ContactPatch, ContactPoint, NO_BODY, PatchPoint, PatchRows, Row, Softness, SolverBody, SolverSettings,
+    push_contact_rows, push_patch_rows, solve,
 };
 
 const DT: f64 = 1.0 / 30.0;
@@ -255,4 +256,58 @@ fn shock_block_after_the_default_sweeps_solves_a_box_tipping_onto_an_edge_with_h
     solve(&mut bodies, &mut rows, DT, &settings).unwrap();
     assert!(kinetic_energy(&bodies) <= before * (1.0 + 1e-12));
     assert_solves_the_lcp(&bodies[0], &rows, &patch, 1e-6);
+}
+
+/// A 0.5 kg ball wedged between two 10 kg boxes that slide towards each other at 0.5 m/s on the
+/// ground, touching neither the ground nor anything above. The shock pass holds both boxes still
+/// while it solves the ball, so the ball's two contacts ask for velocities it cannot have at once
+/// (the boxes still close on it after the sweeps). Their least-squares compromise costs impulses
+/// of the size of the momenta involved; the block's regularization alone (1e-8 of its diagonal)
+/// once answered with opposing impulses of millions of N s on the ball, which a fracture model
+/// reads as a crushing blow.
+#[test]
+fn shock_block_gives_a_pinched_body_impulses_of_the_momenta_involved() {
+    let half = DVec3::splat(0.5);
+    let (box_mass, ball_mass, radius, speed) = (10.0, 0.5, 0.1, 0.5);
+    let moving_box = |velocity: f64| {
+        dynamic_body(
+            box_mass,
+            box_inertia(box_mass, half),
+            DQuat::IDENTITY,
+            DVec3::new(velocity, 0.0, 0.0),
+            DVec3::ZERO,
+        )
+    };
+    let ball_inertia = DVec3::splat(0.4 * ball_mass * radius * radius);
+    let ball = dynamic_body(ball_mass, ball_inertia, DQuat::IDENTITY, DVec3::ZERO, DVec3::ZERO);
+    let mut bodies = vec![moving_box(speed), moving_box(-speed), ball];
+    let mut rows = Vec::new();
+    for body in [0, 1] {
+        common::box_on_ground(&mut rows, &bodies, body, half, 0.0, 0.5, DT);
+    }
+    // The boxes' faces at x = -0.1 and 0.1 (centres at -0.6 and 0.6, half a metre up), the ball
+    // between them at the origin of that height.
+    for (other, side) in [(0u32, -1.0), (1, 1.0)] {
+        let point = DVec3::new(side * radius, 0.5, 0.0);
+        let box_centre = DVec3::new(side * 0.6, 0.5, 0.0);
+        let contact = ContactPoint::new(
+            2,
+            other,
+            point - DVec3::new(0.0, 0.5, 0.0),
+            point - box_centre,
+            DVec3::new(-side, 0.0, 0.0),
+            0.0,
+            0.5,
+        );
+        push_contact_rows(&mut rows, &bodies, &contact, DT).unwrap();
+    }
+    let before = kinetic_energy(&bodies);
+    solve(&mut bodies, &mut rows, DT, &shock_only()).unwrap();
+    let momenta = 2.0 * box_mass * speed;
+    let largest = rows.iter().map(|row| row.lambda.abs()).fold(0.0, f64::max);
+    assert!(
+        largest <= 2.0 * momenta,
+        "largest impulse {largest} N s against momenta of {momenta} N s"
+    );
+    assert!(kinetic_energy(&bodies) <= before * (1.0 + 1e-12));
 }
