@@ -22,11 +22,15 @@
 //! tested afresh too.
 //!
 //! Pairs without contacts are kept too when the test measured how far apart they were (the gap
-//! along the separating axis, above a plane, or between the boxes of two particle bodies;
+//! along the separating axis, above a plane, between the boxes of two particle bodies, or how far
+//! any particle of a particle pair must move to reach the other body;
 //! `ContactManifold::separation`): no projection gap closes faster than the bodies move, so
 //! while every point has moved by less than the gap minus the margin the pair is still without
-//! contacts, exactly as a fresh test would find. In a pile these are the diagonal neighbours, as
-//! many as the touching pairs.
+//! contacts, exactly as a fresh test would find. For a particle pair, the points that count are
+//! also the frame body's particles near the mover, which turn about the mover's centre at up to
+//! its reach plus the margin plus its translation, so that is the arm of the rotation's chord. In
+//! a pile these are the diagonal neighbours, as many as the touching pairs; in a heap of debris,
+//! the neighbours a few millimetres apart.
 //!
 //! Rejected: Bullet's persistent manifolds, which refresh last step's points the same way but
 //! still run the narrow phase every step to add new ones: that is the cost this cache removes.
@@ -179,11 +183,17 @@ impl CachedManifold {
         // translation, plus the chord 2 sin(theta / 2) r of the rotation at the reach (|(x, y, z)|
         // of a unit quaternion is sin(theta / 2), whatever its sign).
         let turn = DQuat::from_array(self.orientation).inverse() * relative.orientation;
-        let chord = 2.0 * turn.xyz().length() * relative.reach;
-        let moved = (relative.position - DVec3::from_array(self.position)).length() + chord;
+        let chord_per_metre = 2.0 * turn.xyz().length();
+        let translation = (relative.position - DVec3::from_array(self.position)).length();
         if self.count == 0 {
-            return moved < self.separation - margin;
+            // A particle pair's separation also bounds the other body's particles against the
+            // mover's level set: those that could come within the margin lie within the mover's
+            // reach plus the margin plus its centre's translation, and seen from the mover they
+            // turn about its centre at that arm.
+            let arm = relative.reach + margin + translation;
+            return translation + chord_per_metre * arm < self.separation - margin;
         }
+        let moved = translation + chord_per_metre * relative.reach;
         let limit = distance.min(REACH_FRACTION * relative.reach);
         moved < limit && margin <= self.margin + limit
     }

@@ -86,12 +86,14 @@ pub struct Contact {
 pub struct ContactManifold {
     /// The contacts.
     pub contacts: SmallVec<[Contact; MAX_CONTACTS]>,
-    /// Without contacts: a distance the two surfaces are known to be apart by, m (at least the
-    /// margin), from the separating axis or the closest feature that ended the test (for
-    /// particle pairs, an axis separating the bodies' boxes); zero when the test measured none
-    /// or found contacts. A caller may skip testing the pair again while no point of one body
-    /// moves by more than this minus the margin relative to the other: no projection gap closes
-    /// faster than the bodies move.
+    /// Without contacts: a distance the two surfaces are known to be apart by, m, from the
+    /// separating axis or the closest feature that ended the test (for particle pairs, an axis
+    /// separating the bodies' boxes, or else how far any particle must move relative to the
+    /// other body to reach its surface); zero when the test measured none or found contacts. A
+    /// caller may skip testing the pair again while no point of one body moves by more than this
+    /// minus the margin relative to the other (for particle pairs, counting the other body's
+    /// particles near the first as its points): no projection gap closes faster than the bodies
+    /// move.
     pub separation: f64,
 }
 
@@ -192,8 +194,11 @@ pub fn collide_closing_into(
     } else if let Some(gap) = sampled::boxes_apart(a, pose_a, b, pose_b, margin) {
         manifold.separation = gap;
     } else {
-        let candidates = sampled::collide(a, pose_a, b, pose_b, closing, margin);
+        let (candidates, separation) = sampled::collide(a, pose_a, b, pose_b, closing, margin);
         reduce::reduce_into(&candidates, manifold);
+        if manifold.contacts.is_empty() && separation.is_finite() && separation > 0.0 {
+            manifold.separation = separation;
+        }
     }
     Ok(())
 }

@@ -8,7 +8,9 @@ use super::{Closing, Collider, Contact, FeatureId};
 use crate::pose::Pose;
 
 /// Every particle of either body that `closing` keeps (and within `margin`, the pair's largest
-/// gap, [`super::pair_margin`]), as a contact (unreduced).
+/// gap, [`super::pair_margin`]), as a contact (unreduced), and a separation of the pair (see
+/// [`Pair::particles_against`]): while no point of one body moves by more than it minus the
+/// margin relative to the other, the test finds no contact.
 pub(super) fn collide(
     a: &Collider,
     pose_a: &Pose,
@@ -16,12 +18,12 @@ pub(super) fn collide(
     pose_b: &Pose,
     closing: &Closing,
     margin: f64,
-) -> Vec<Contact> {
+) -> (Vec<Contact>, f64) {
     let mut contacts = Vec::new();
     let pair = Pair { closing, margin };
-    pair.particles_against(a, pose_a, b, pose_b, false, &mut contacts);
-    pair.particles_against(b, pose_b, a, pose_a, true, &mut contacts);
-    contacts
+    let of_a = pair.particles_against(a, pose_a, b, pose_b, false, &mut contacts);
+    let of_b = pair.particles_against(b, pose_b, a, pose_a, true, &mut contacts);
+    (contacts, of_a.min(of_b))
 }
 
 /// The gap between the two bodies' boxes (each in its geometry frame, holding its solid and its
@@ -49,6 +51,12 @@ impl Pair<'_> {
     /// A. Particles go cluster by cluster (clusters.rs): a cluster's ball is skipped when it is
     /// farther from the target than any of its points can close, by the target's box or by its
     /// distance at the ball's centre.
+    ///
+    /// Returns a separation, m: the least bound, over the particles, of how far a particle must
+    /// move relative to the target before it can reach the target's surface. A bound from the
+    /// target's box is the box distance (it changes no faster than the point moves); one from the
+    /// target's distance is that distance over its Lipschitz bound (a level set's interpolated
+    /// distance may change up to `sqrt(3) + 1` times faster than the point moves).
     fn particles_against(
         &self,
         source: &Collider,
@@ -57,7 +65,7 @@ impl Pair<'_> {
         target_pose: &Pose,
         swapped: bool,
         out: &mut Vec<Contact>,
-    ) {
+    ) -> f64 {
         let (rotation, offset) = target_pose.relative_to(source_pose);
         // Particles are tested in the target's geometry (grid) frame, straight from the
         // source's frame: one transform each, against the tighter box of that frame.
@@ -69,31 +77,52 @@ impl Pair<'_> {
         let lipschitz = target.distance_lipschitz();
         // A ball (body frame) is clear of the target when it lies beyond the box or the distance
         // at its centre by more than any contact near it may be apart (`Closing::reach_near`,
-        // at most the pair's margin, usually far less); otherwise, that farthest contact.
-        let near = |centre: DVec3, radius: f64| {
+        // at most the pair's margin, usually far less): then `Err` with the separation its points
+        // have at least; otherwise `Ok` with that farthest contact.
+        let near = |centre: DVec3, radius: f64| -> Result<f64, f64> {
             let in_geometry = rotation_g * centre + offset_g;
             let world_centre = source_pose.position + source_rotation * centre;
             let limit = self.closing.reach_near(world_centre, radius).min(self.margin);
             let clear = limit + radius;
-            let apart = bounds.is_some_and(|b| b.distance_squared(in_geometry) > clear * clear)
-                || target.distance_in_geometry_frame(in_geometry) - lipschitz * radius >= limit;
-            (!apart).then_some(limit)
+            if let Some(squared) = bounds.map(|b| b.distance_squared(in_geometry))
+                && squared > clear * clear
+            {
+                return Err(squared.sqrt() - radius);
+            }
+            let below = target.distance_in_geometry_frame(in_geometry) - lipschitz * radius;
+            if below >= limit {
+                return Err(below / lipschitz);
+            }
+            Ok(limit)
         };
+        // The separation so far, and the least squared box distance of the particles the box
+        // skipped (one root at the end).
+        let mut separation = f64::INFINITY;
+        let mut boxed = f64::INFINITY;
         let clusters = source.clusters();
         for group in clusters.groups() {
-            if near(group.centre, group.radius).is_none() {
+            if let Err(apart) = near(group.centre, group.radius) {
+                separation = separation.min(apart);
                 continue;
             }
             for cluster in clusters.group_clusters(group) {
-                let Some(limit) = near(cluster.centre, cluster.radius) else {
-                    continue;
+                let limit = match near(cluster.centre, cluster.radius) {
+                    Ok(limit) => limit,
+                    Err(apart) => {
+                        separation = separation.min(apart);
+                        continue;
+                    }
                 };
                 for &(particle, index) in clusters.members(cluster) {
                     let in_geometry = rotation_g * particle + offset_g;
-                    if bounds.is_some_and(|b| b.distance_squared(in_geometry) > limit * limit) {
+                    if let Some(squared) = bounds.map(|b| b.distance_squared(in_geometry))
+                        && squared > limit * limit
+                    {
+                        boxed = boxed.min(squared);
                         continue;
                     }
                     let distance = target.distance_in_geometry_frame(in_geometry);
+                    separation = separation.min(distance / lipschitz);
                     if distance >= limit {
                         continue;
                     }
@@ -127,6 +156,7 @@ impl Pair<'_> {
                 }
             }
         }
+        separation.min(boxed.sqrt())
     }
 }
 
@@ -205,6 +235,7 @@ mod tests {
             for (a, b) in [(&slab, &ball), (&ball, &slab), (&slab, &slab)] {
                 let margin = super::super::pair_margin(&closing, a, &pose_a, b, &pose_b);
                 let mut fast: Vec<(FeatureId, f64)> = collide(a, &pose_a, b, &pose_b, &closing, margin)
+                    .0
                     .iter()
                     .map(|c| (c.feature, -c.depth))
                     .collect();
@@ -267,6 +298,103 @@ mod tests {
         assert!(apart > 100 && touching > 50, "{apart} pairs apart, {touching} touching");
     }
 
+    /// A particle pair's separation is a bound and it holds: over random poses of a turned
+    /// level-set slab and a ball (and two slabs) that the test finds apart, no particle is nearer
+    /// the other body than the separation by its own bound (its box distance, or its distance
+    /// over the Lipschitz bound), and moving the body of smaller reach towards the other by up to
+    /// the separation minus the margin (its centre's translation `t` plus the chord of its turn at
+    /// an arm of its reach plus the margin plus `|t|`, the manifold cache's rule), the
+    /// particle-by-particle test still finds no contact.
+    #[test]
+    fn sampled_separation_holds_while_the_bodies_move_less_than_it() {
+        use crate::narrow_phase::{ContactManifold, collide_closing_into};
+        use shatter_integrators::SplitMix64;
+        let (slab, ball) = slab_and_ball(DVec3::new(0.3, 0.05, 0.2));
+        let mut rng = SplitMix64::new(17);
+        let margin = 0.01;
+        let closing = Closing::at_rest(margin);
+        let (mut moved, mut unit_moves) = (0, 0);
+        for _ in 0..400 {
+            let v = |rng: &mut SplitMix64, scale: f64| {
+                DVec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)) * scale
+            };
+            let pose_a = Pose::new(v(&mut rng, 0.1), DQuat::from_scaled_axis(v(&mut rng, 1.5)).normalize());
+            let pose_b = Pose::new(
+                pose_a.position + v(&mut rng, 0.45),
+                DQuat::from_scaled_axis(v(&mut rng, 1.5)).normalize(),
+            );
+            for (a, b) in [(&slab, &ball), (&slab, &slab)] {
+                let mut manifold = ContactManifold::default();
+                collide_closing_into(a, &pose_a, b, &pose_b, &closing, &mut manifold).unwrap();
+                let separation = manifold.separation;
+                if !manifold.is_empty() || separation <= margin {
+                    continue;
+                }
+                // No particle is nearer than its bound: its box distance, or its distance over
+                // the target's Lipschitz bound.
+                let bound = |source: &Collider, source_pose: &Pose, target: &Collider, target_pose: &Pose| {
+                    let (to_geometry, offset) = target.to_geometry_frame();
+                    let bounds = target.geometry_bounds().unwrap();
+                    let lipschitz = target.distance_lipschitz();
+                    source.particles().iter().fold(f64::INFINITY, |least, &p| {
+                        let local = target_pose.inverse_transform_point(source_pose.transform_point(p));
+                        let in_geometry = to_geometry * local + offset;
+                        let boxed = bounds.distance_squared(in_geometry).sqrt();
+                        least.min(boxed.max(target.distance_in_geometry_frame(in_geometry) / lipschitz))
+                    })
+                };
+                let least = bound(a, &pose_a, b, &pose_b).min(bound(b, &pose_b, a, &pose_a));
+                assert!(
+                    separation <= least + 1e-12,
+                    "separation {separation} above the bound {least}"
+                );
+                // B moves when its reach is the smaller (as the cache picks), else A.
+                let b_moves = b.reach().unwrap() <= a.reach().unwrap();
+                let reach = if b_moves { b.reach() } else { a.reach() }.unwrap();
+                // Towards the other body, along or across, and turning about axes across the way.
+                let (mover, other) = if b_moves {
+                    (&pose_b, &pose_a)
+                } else {
+                    (&pose_a, &pose_b)
+                };
+                let towards = (other.position - mover.position).normalize();
+                for k in 0..20 {
+                    let direction = (towards + v(&mut rng, 0.5 * (k % 2) as f64)).normalize();
+                    let axis = towards.cross(v(&mut rng, 1.0)).normalize();
+                    let share = if k < 10 { 1.0 } else { rng.range(0.0, 1.0) };
+                    let room = (separation - margin) * rng.range(0.5, 0.999);
+                    let t = room * share;
+                    // Solve t + 2 sin(angle / 2) (reach + margin + t) = room for the angle.
+                    let chord = (room - t) / (reach + margin + t);
+                    let angle = 2.0 * (0.5 * chord).min(1.0).asin();
+                    let turn = |pose: &Pose| {
+                        Pose::new(
+                            pose.position + direction * t,
+                            (pose.orientation * DQuat::from_axis_angle(axis, angle)).normalize(),
+                        )
+                    };
+                    let (new_a, new_b) = if b_moves {
+                        (pose_a, turn(&pose_b))
+                    } else {
+                        (turn(&pose_a), pose_b)
+                    };
+                    let mut found = brute_force(a, &new_a, b, &new_b, &closing, margin, false);
+                    found.extend(brute_force(b, &new_b, a, &new_a, &closing, margin, true));
+                    assert!(
+                        found.is_empty(),
+                        "separation {separation}, moved {t} and turned {angle}: {found:?}"
+                    );
+                    unit_moves += 1;
+                }
+                moved += 1;
+            }
+        }
+        assert!(
+            moved > 50 && unit_moves > 1000,
+            "{moved} pairs apart, {unit_moves} moves"
+        );
+    }
+
     #[test]
     fn sampled_contacts_point_from_b_to_a_for_both_bodies_particles() {
         let cube = Collider::from_shape(Shape::Cuboid(Cuboid::try_new(DVec3::splat(0.5)).unwrap()), 0.1).unwrap();
@@ -274,7 +402,7 @@ mod tests {
         // The ball (A) sits on top of the cube (B), 2 cm deep.
         let pose_cube = Pose::new(DVec3::ZERO, DQuat::IDENTITY);
         let pose_ball = Pose::from_position(DVec3::new(0.0, 0.98, 0.0));
-        let contacts = collide(&ball, &pose_ball, &cube, &pose_cube, &Closing::at_rest(0.0), 0.0);
+        let (contacts, _) = collide(&ball, &pose_ball, &cube, &pose_cube, &Closing::at_rest(0.0), 0.0);
         assert!(!contacts.is_empty());
         for c in &contacts {
             assert!(c.normal.y > 0.9, "{c:?}");
