@@ -108,25 +108,44 @@ pub(crate) fn start(
             .map(|body| !body.is_dynamic())
             .chain(core::iter::once(true)),
     );
-    // The shock order depends on the rows alone, so both passes share it.
-    if shock_on(settings) {
-        shock.rebuild(prepared, immovable);
+    // The shock order depends on the rows alone, so both passes share it; it is built beside the
+    // warm start, the split pass's start and the runs, which read the rows only too (for a heap
+    // of debris in one island, each of the two is a pass over tens of megabytes of rows).
+    let prepared = &prepared[..];
+    let mut order = || {
+        if shock_on(settings) {
+            shock.rebuild(prepared, immovable);
+        }
+    };
+    let report_ref = &mut report;
+    let mut rest = || {
+        if settings.warm_start {
+            warm_start(
+                prepared,
+                rows,
+                lambdas,
+                velocities,
+                (warm, warm_scratch),
+                budgets,
+                report_ref,
+            );
+        }
+        start_split(prepared, bodies.len(), split);
+        list_runs(prepared, runs);
+    };
+    if rows.len() >= PARALLEL_ISLAND_ROWS {
+        rayon::join(order, rest);
+    } else {
+        order();
+        rest();
     }
-    if settings.warm_start {
-        warm_start(
-            prepared,
-            rows,
-            lambdas,
-            velocities,
-            (warm, warm_scratch),
-            budgets,
-            &mut report,
-        );
-    }
-    start_split(prepared, bodies.len(), split);
-    // The swept rows in runs between one pair of bodies (a contact patch's rows are one run), so
-    // a sweep loads and stores the pair's velocities once per run rather than once per row. The
-    // joints' rows are left to their block where there is one.
+    Ok(report)
+}
+
+/// Lists the swept rows of `prepared` in `runs` between one pair of bodies (a contact patch's
+/// rows are one run), so a sweep loads and stores the pair's velocities once per run rather than
+/// once per row. The joints' rows are left to their block where there is one.
+fn list_runs(prepared: &[Prepared], runs: &mut Vec<(usize, usize)>) {
     let joints = prepared.iter().any(is_bilateral);
     runs.clear();
     for (index, row) in prepared.iter().enumerate() {
@@ -140,7 +159,6 @@ pub(crate) fn start(
             _ => runs.push((index, index + 1)),
         }
     }
-    Ok(report)
 }
 
 /// Whether the shock pass runs.
