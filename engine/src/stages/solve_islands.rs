@@ -56,6 +56,8 @@ pub(crate) struct Island {
 pub(crate) struct IslandSlot {
     local_bodies: Vec<SolverBody>,
     local_rows: Vec<Row>,
+    /// For a large island, each body's number in it (`NO_BODY` for bodies outside it).
+    local_of: Vec<u32>,
     workspace: SolverWorkspace,
     result: Option<Result<SolveReport, SolverError>>,
 }
@@ -210,29 +212,59 @@ impl IslandSlot {
         let Self {
             local_bodies,
             local_rows,
+            local_of,
             ..
         } = self;
-        let local = |global: u32| match members.binary_search(&global) {
-            Ok(k) if global != NO_BODY => k as u32,
-            _ => NO_BODY,
+        // A large island looks its bodies up in a table of every body (the same numbers as the
+        // search; a heap of debris in one island has thousands).
+        let table = members.len() >= TABLE_BODIES;
+        if table {
+            local_of.clear();
+            local_of.resize(bodies.len(), NO_BODY);
+            for (k, &global) in members.iter().enumerate() {
+                if global != NO_BODY {
+                    local_of[global as usize] = k as u32;
+                }
+            }
+        }
+        let local = |global: u32| {
+            if global == NO_BODY {
+                NO_BODY
+            } else if table {
+                local_of[global as usize]
+            } else {
+                members.binary_search(&global).map_or(NO_BODY, |k| k as u32)
+            }
         };
         local_bodies.clear();
         local_bodies.extend(members.iter().map(|&b| bodies[b as usize]));
         local_rows.clear();
-        local_rows.extend(own_rows.iter().map(|&r| {
+        local_rows.extend(own_rows.iter().enumerate().map(|(k, &r)| {
             let mut row = rows[r];
             row.a = local(row.a);
             row.b = local(row.b);
             if let Some(friction) = row.friction.as_mut() {
-                // The normal row is in the same island (it shares the friction row's bodies).
-                friction.normal_row = own_rows
-                    .binary_search(&(friction.normal_row as usize))
-                    .map_or(u32::MAX, |k| k as u32);
+                // The normal row is in the same island (it shares the friction row's bodies),
+                // usually a few rows before this one (a contact's or patch's rows come together).
+                let wanted = friction.normal_row as usize;
+                let near = own_rows[k.saturating_sub(NEAR_ROWS)..k]
+                    .iter()
+                    .rposition(|&other| other == wanted)
+                    .map(|j| k.saturating_sub(NEAR_ROWS) + j);
+                friction.normal_row = near
+                    .or_else(|| own_rows.binary_search(&wanted).ok())
+                    .map_or(u32::MAX, |j| j as u32);
             }
             row
         }));
     }
 }
+
+/// Bodies from which an island renumbers them through a table rather than by search.
+const TABLE_BODIES: usize = 256;
+
+/// Rows before a friction row searched for its normal row before the whole island's rows are.
+const NEAR_ROWS: usize = 8;
 
 /// Finds the islands of `rows` into `scratch.islands` (the first of them; returns how many),
 /// ordered by their first row; rows touching no dynamic body are left out (nothing they do can
