@@ -173,8 +173,9 @@ impl CachedManifold {
     /// contacts: every point of the mover has moved by less than `distance` m relative to the
     /// other body (and [`REACH_FRACTION`] of its reach), and the margin has not grown by more
     /// than that. Without: the surfaces cannot have closed to within the margin, as every point
-    /// moved by less than their separation minus the margin (this one is exact: a fresh test
-    /// would find no contact either).
+    /// moved by less than their separation minus the margin, the turn's chord taken at the
+    /// mover's reach plus the margin plus its translation (module docs; this one is exact: a
+    /// fresh test would find no contact either).
     pub(crate) fn reusable(&self, relative: &Relative, margin: f64, distance: f64) -> bool {
         if !(distance > 0.0) {
             return false;
@@ -288,7 +289,7 @@ impl ManifoldCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shatter_collision::{Collider, Cuboid, HalfSpace, Shape, collide};
+    use shatter_collision::{Collider, ContactManifold, Cuboid, HalfSpace, Shape, collide};
 
     fn cube(half: f64) -> Collider {
         Collider::from_shape(Shape::Cuboid(Cuboid::try_new(DVec3::splat(half)).unwrap()), 1.0).unwrap()
@@ -373,5 +374,39 @@ mod tests {
         };
         assert!(small.reusable(&nudge(8e-5), margin, 1e-3));
         assert!(!small.reusable(&nudge(1e-4), margin, 1e-3));
+    }
+
+    /// A pair without contacts, 5 cm apart with a 1 cm margin, is kept while the mover (a cube of
+    /// 0.87 m reach) moves less than 4 cm: its translation plus the chord of its turn at its reach
+    /// plus the margin plus that translation. Each refused case below is one an arm of the reach
+    /// alone would have let through.
+    #[test]
+    fn manifold_cache_keeps_a_pair_apart_while_it_moves_less_than_its_separation() {
+        let (frame_pose, mover_pose) = (Pose::IDENTITY, Pose::from_position(DVec3::new(0.0, 2.0, 0.0)));
+        let apart = ContactManifold {
+            contacts: Default::default(),
+            separation: 0.05,
+        };
+        let margin = 0.01;
+        let relative = Relative::of(&frame_pose, 10.0, &mover_pose, reach(0.5));
+        let ids = [BodyId::new(0, 0), BodyId::new(1, 0)];
+        let entry = CachedManifold::new(ids, [&frame_pose, &mover_pose], &relative, margin, &apart);
+        // Moved by `translation` along x and turned about z so that the chord per metre is `chord`.
+        let at = |translation: f64, chord: f64| {
+            let turn = 2.0 * (0.5 * chord).asin();
+            let pose = Pose::new(
+                mover_pose.position + DVec3::X * translation,
+                DQuat::from_rotation_z(turn) * mover_pose.orientation,
+            );
+            Relative::of(&frame_pose, 10.0, &pose, reach(0.5))
+        };
+        assert!(entry.reusable(&at(0.039, 0.0), margin, 1e-3));
+        assert!(!entry.reusable(&at(0.041, 0.0), margin, 1e-3));
+        // Turning alone: allowed below a chord of 0.04 / 0.876 = 0.0457 per metre.
+        assert!(entry.reusable(&at(0.0, 0.045), margin, 1e-3));
+        assert!(!entry.reusable(&at(0.0, 0.046), margin, 1e-3));
+        // Both: 0.02 + chord (0.866 + 0.01 + 0.02) < 0.04 below a chord of 0.0223 per metre.
+        assert!(entry.reusable(&at(0.02, 0.0222), margin, 1e-3));
+        assert!(!entry.reusable(&at(0.02, 0.0225), margin, 1e-3));
     }
 }

@@ -73,11 +73,7 @@ impl FreeSystem {
         }
         // (S - eps I) S^-1 r, row by row (Sigma r + eps J y) / D with `y` the body's velocity
         // change under S^-1 r: no term of the size of S^-1 r itself, which grows as 1 / eps.
-        let mut scaled = [0.0; MAX_BLOCK_ROWS];
-        for ((s, &r), &d) in scaled.iter_mut().zip(rhs).zip(&self.diagonal) {
-            *s = r / d;
-        }
-        let moved_by = self.capacitance_solve(&self.velocity_change(&scaled[..count]));
+        let moved_by = self.moved_by(rhs);
         let mut filtered = [0.0; MAX_BLOCK_ROWS];
         for i in 0..count {
             let (d, j) = (self.diagonal[i], &self.jacobian[i]);
@@ -157,8 +153,14 @@ impl FreeSystem {
         v
     }
 
-    /// `C^-1 g` with the capacitance matrix's factors.
-    fn capacitance_solve(&self, g: &[f64; 6]) -> [f64; 6] {
+    /// `y = C^-1 W D^-1 r` with the capacitance matrix's factors: the body's velocity change
+    /// under `S^-1 r`.
+    fn moved_by(&self, r: &[f64]) -> [f64; 6] {
+        let mut scaled = [0.0; MAX_BLOCK_ROWS];
+        for ((s, &ri), &d) in scaled.iter_mut().zip(r).zip(&self.diagonal) {
+            *s = ri / d;
+        }
+        let g = self.velocity_change(&scaled[..self.count]);
         let c = &self.capacitance;
         let mut y = [0.0; 6];
         for i in 0..6 {
@@ -178,13 +180,9 @@ impl FreeSystem {
         y
     }
 
-    /// `x = (D + J W)^-1 r` with the factors.
+    /// `x = S^-1 r = D^-1 (r - J y)` with the factors.
     fn apply_inverse(&self, r: &[f64], x: &mut [f64]) {
-        let mut scaled = [0.0; MAX_BLOCK_ROWS];
-        for ((s, &ri), &d) in scaled.iter_mut().zip(r).zip(&self.diagonal) {
-            *s = ri / d;
-        }
-        let y = self.capacitance_solve(&self.velocity_change(&scaled[..self.count]));
+        let y = self.moved_by(r);
         for (i, xi) in x.iter_mut().enumerate() {
             *xi = (r[i] - dot6(&self.jacobian[i], &y)) / self.diagonal[i];
         }
@@ -197,10 +195,10 @@ fn dot6(a: &[f64; 6], b: &[f64; 6]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-#[cfg(test)]
 /// Solves `A x = b` for the `n x n` matrix `A` (row-major, overwritten) by Gaussian elimination
 /// with partial pivoting; `b` is overwritten too. Returns `false` when a pivot is zero or not
-/// finite (then `x` is meaningless).
+/// finite (then `x` is meaningless). The tests' reference for the capacitance form.
+#[cfg(test)]
 fn gauss_solve(matrix: &mut [f64], n: usize, b: &mut [f64], x: &mut [f64]) -> bool {
     for col in 0..n {
         let mut pivot_row = col;
@@ -329,8 +327,8 @@ mod tests {
     /// regularization. A body with a diagonal mass (masses `m_k`, one per velocity): rows `+x` and
     /// `-x` asking for `a` and `b` (`a + b != 0`: they cannot both hold) share `m_x (a - b) / 2`
     /// as `+-m_x (a - b) / 4`; two rows along `y` asking the same `t` share `m_y t` equally; a row
-    /// alone along velocity `k` gets `m_k c_k`. Two rows take the elimination path, eight the
-    /// capacitance path.
+    /// alone along velocity `k` gets `m_k c_k`. Checked with two rows and with eight (more rows
+    /// than the body has velocities).
     #[test]
     fn shock_block_incompatible_rows_get_least_squares_impulses() {
         let masses = [2.0, 3.0, 5.0, 0.7, 1.1, 1.3];

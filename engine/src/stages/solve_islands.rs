@@ -246,11 +246,11 @@ impl IslandSlot {
             if let Some(friction) = row.friction.as_mut() {
                 // The normal row is in the same island (it shares the friction row's bodies),
                 // usually a few rows before this one (a contact's or patch's rows come together).
-                let wanted = friction.normal_row as usize;
-                let near = own_rows[k.saturating_sub(NEAR_ROWS)..k]
+                let (wanted, from) = (friction.normal_row as usize, k.saturating_sub(NEAR_ROWS));
+                let near = own_rows[from..k]
                     .iter()
                     .rposition(|&other| other == wanted)
-                    .map(|j| k.saturating_sub(NEAR_ROWS) + j);
+                    .map(|j| from + j);
                 friction.normal_row = near
                     .or_else(|| own_rows.binary_search(&wanted).ok())
                     .map_or(u32::MAX, |j| j as u32);
