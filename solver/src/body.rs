@@ -122,6 +122,44 @@ impl SolverBody {
         }
         Ok(())
     }
+
+    /// The velocity change of this body per unit impulse along the Jacobian block
+    /// `(linear, angular)`: `(m^-1 linear, I^-1 angular)` (m/s and rad/s per N s). The sweeps
+    /// in lanes compute the same products in the same order from the body's [`SlotMass`], so
+    /// both give the same bits.
+    #[inline]
+    pub(crate) fn response(&self, linear: DVec3, angular: DVec3) -> (DVec3, DVec3) {
+        let m = &self.inverse_inertia;
+        (
+            linear * self.inverse_mass,
+            m.x_axis * angular.x + m.y_axis * angular.y + m.z_axis * angular.z,
+        )
+    }
+}
+
+/// A solver slot's `M^-1` as the sweeps in lanes read it (lanes.rs): each row's response
+/// `M^-1 J^T` is formed from these and its Jacobian as [`SolverBody::response`] forms it, rather
+/// than stored with every row (a large island's sweeps are limited by the bytes of rows they
+/// read).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct SlotMass {
+    /// `1 / mass`, 1/kg; zero for static and kinematic bodies and for the world slot.
+    pub(crate) inverse_mass: f64,
+    /// The world-frame inverse inertia, 1/(kg m^2), column by column (`x_axis`, `y_axis`,
+    /// `z_axis`); zero where the inverse mass is.
+    pub(crate) inverse_inertia: [f64; 9],
+}
+
+impl SlotMass {
+    /// The slots of `bodies` in order, then the world slot (zero).
+    pub(crate) fn fill(bodies: &[SolverBody], out: &mut Vec<SlotMass>) {
+        out.clear();
+        out.extend(bodies.iter().map(|body| SlotMass {
+            inverse_mass: body.inverse_mass,
+            inverse_inertia: body.inverse_inertia.to_cols_array(),
+        }));
+        out.push(SlotMass::default());
+    }
 }
 
 /// Whether `m` is symmetric and positive semi-definite to round-off: Sylvester's criterion for

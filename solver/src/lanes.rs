@@ -36,6 +36,7 @@
 
 use smallvec::SmallVec;
 
+use crate::body::SlotMass;
 use crate::clamp::budget_root;
 use crate::pgs::Prepared;
 use crate::twist::Twist;
@@ -57,38 +58,41 @@ pub(crate) use crate::wide::Lane;
 /// with one lane per run.
 type LaneTwist = [Lane; 6];
 
-/// Row `k` of the four runs of a batch: everything a sweep reads, lane by lane.
+/// Row `k` of the four runs of a batch: everything a sweep reads of it, lane by lane.
+///
+/// A large island's sweeps are limited by the bytes of rows they read (a pile of debris streams
+/// tens of megabytes a sweep), so a row holds only what it cannot share: the responses
+/// `M^-1 J^T` are formed from the Jacobian and the two bodies' [`SlotMass`] as the row is swept,
+/// `J M^-1 J^T + CFM / h` from its two terms, and a friction row keeps its coefficient where
+/// other rows keep their lower bound. (Rows that stored the responses read 1080 bytes per four
+/// rows; these read 616. The same bits either way: `prepare` forms the responses with
+/// [`SolverBody::response`](crate::body::SolverBody::response), whose arithmetic the sweep
+/// repeats.)
 #[derive(Clone, Copy, Debug)]
 struct LaneRow {
     /// Body A's block of `J`.
     jacobian_a: LaneTwist,
     /// Body B's block of `J`.
     jacobian_b: LaneTwist,
-    /// Body A's block of `M^-1 J^T`.
-    response_a: LaneTwist,
-    /// Body B's block of `M^-1 J^T`.
-    response_b: LaneTwist,
     /// The velocity solve's right-hand side, m/s.
     target: Lane,
     /// `CFM / h`, 1/kg.
     cfm_over_h: Lane,
     /// `1 / (J M^-1 J^T + CFM / h)`, 0 for padding.
     inverse_diagonal: Lane,
-    /// `J M^-1 J^T + CFM / h`.
-    diagonal: Lane,
     /// `J M^-1 J^T`, 1/kg.
     inverse_effective_mass: Lane,
-    /// Impulse bounds of a row that is not a friction row, N s.
-    lower: Lane,
+    /// The lower impulse bound (N s) of a row that is not a friction row; a friction row's
+    /// friction coefficient (its bounds are that times its normal rows' impulses).
+    lower_or_mu: Lane,
+    /// The upper impulse bound of a row that is not a friction row, N s.
     upper: Lane,
-    /// Friction coefficient of a friction row.
-    mu: Lane,
     /// 1 where the lane's row is energy-clamped (clamp.rs), 0 where not: a number rather than a
     /// flag, so that the lanes compare it with one vector instruction.
     clamped: Lane,
     /// For friction rows, the run-relative range of the normal rows that bound it: the same in
     /// every lane.
-    friction: Option<(usize, usize)>,
+    friction: Option<(u16, u16)>,
 }
 
 /// Four runs of one shape that share no moving body.
@@ -145,7 +149,7 @@ pub(crate) struct LaneSweep {
 #[derive(Default)]
 pub(crate) struct LaneBatches {
     /// The batches' rows: the first `used` of `rows`. The rest are kept from earlier solves and
-    /// overwritten in place (a row is a kilobyte: built on the stack and moved in, it cost as
+    /// overwritten in place (a row is 600 bytes: built on the stack and moved in, it cost as
     /// much as the sweeps of a small island).
     rows: Vec<LaneRow>,
     used: usize,
@@ -162,13 +166,15 @@ pub(crate) struct LaneBatches {
 }
 
 /// Whether every friction row of `runs` is bounded by normal rows of its own run, as the batches
-/// need (rows a caller lists apart are swept row by row instead).
+/// need (rows a caller lists apart are swept row by row instead), and every run is shorter than
+/// [`u16::MAX`] rows.
 pub(crate) fn runs_are_regular(prepared: &[Prepared], runs: &[(usize, usize)]) -> bool {
     runs.iter().all(|&(start, end)| {
-        prepared[start..end].iter().all(|row| match row.friction {
-            Some((first, last, _)) => start <= first && first < last && last <= end,
-            None => true,
-        })
+        end - start < usize::from(u16::MAX)
+            && prepared[start..end].iter().all(|row| match row.friction {
+                Some((first, last, _)) => start <= first && first < last && last <= end,
+                None => true,
+            })
     })
 }
 
@@ -271,14 +277,22 @@ impl LaneBatches {
 
     /// One Gauss-Seidel sweep over every batch, in the lanes marked `active` (the others are left
     /// as they are): updates `velocities`, the batches' impulses and the pairs' energy `budgets`.
-    pub(crate) fn sweep(&mut self, velocities: &mut [Twist], budgets: &mut [f64], active: [bool; LANES]) -> LaneSweep {
+    /// `masses` are the slots' `M^-1`, slot for slot with `velocities`.
+    pub(crate) fn sweep(
+        &mut self,
+        velocities: &mut [Twist],
+        masses: &[SlotMass],
+        budgets: &mut [f64],
+        active: [bool; LANES],
+    ) -> LaneSweep {
+        debug_assert_eq!(velocities.len(), masses.len());
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             #[allow(unsafe_code)]
             // SAFETY: the processor was just found to execute AVX2 instructions.
-            return unsafe { sweep_avx2(self, velocities, budgets, active) };
+            return unsafe { sweep_avx2(self, velocities, masses, budgets, active) };
         }
-        sweep_batches::<Portable>(self, velocities, budgets, active)
+        sweep_batches::<Portable>(self, velocities, masses, budgets, active)
     }
 
     /// The runs in the order the batches sweep them, lane by lane within a batch.
@@ -365,10 +379,11 @@ impl LaneBatches {
                 .map(|row| island.pair_offset + row.pair);
         }
         for k in 0..batch.len {
+            // Within a regular run (`runs_are_regular`), so the offsets fit.
             let friction = shape.prepared[first + k]
                 .friction
                 .filter(|_| shape.pass == Pass::Velocity)
-                .map(|(from, to, _)| (from - first, to - first));
+                .map(|(from, to, _)| ((from - first) as u16, (to - first) as u16));
             // Zeros first (padding lanes stay so), then each lane written in place.
             if self.used == self.rows.len() {
                 self.rows.push(LaneRow::padding(friction));
@@ -404,28 +419,24 @@ fn same_shape(one: &[Prepared], first: usize, other: &[Prepared], start: usize) 
 impl LaneRow {
     /// A row of padding lanes (no Jacobian, no target, no bounds: they never move anything), for
     /// a friction row bounded by the run-relative normal rows `friction`.
-    fn padding(friction: Option<(usize, usize)>) -> Self {
+    fn padding(friction: Option<(u16, u16)>) -> Self {
         let zero = [[0.0; LANES]; 6];
         Self {
             jacobian_a: zero,
             jacobian_b: zero,
-            response_a: zero,
-            response_b: zero,
             target: [0.0; LANES],
             cfm_over_h: [0.0; LANES],
             inverse_diagonal: [0.0; LANES],
-            diagonal: [0.0; LANES],
             inverse_effective_mass: [0.0; LANES],
-            lower: [0.0; LANES],
+            lower_or_mu: [0.0; LANES],
             upper: [0.0; LANES],
-            mu: [0.0; LANES],
             clamped: [0.0; LANES],
             friction,
         }
     }
 
     /// Makes this row [`padding`](Self::padding) in place.
-    fn clear(&mut self, friction: Option<(usize, usize)>) {
+    fn clear(&mut self, friction: Option<(u16, u16)>) {
         *self = Self::padding(friction);
     }
 
@@ -439,8 +450,6 @@ impl LaneRow {
         };
         put(&mut self.jacobian_a, &row.jacobian_a);
         put(&mut self.jacobian_b, &row.jacobian_b);
-        put(&mut self.response_a, &row.response_a);
-        put(&mut self.response_b, &row.response_b);
         let velocity = pass == Pass::Velocity;
         self.target[lane] = if velocity {
             row.target
@@ -449,11 +458,12 @@ impl LaneRow {
         };
         self.cfm_over_h[lane] = row.cfm_over_h;
         self.inverse_diagonal[lane] = row.inverse_diagonal;
-        self.diagonal[lane] = row.diagonal;
         self.inverse_effective_mass[lane] = row.inverse_effective_mass;
-        self.lower[lane] = row.lower;
+        self.lower_or_mu[lane] = match row.friction.filter(|_| velocity) {
+            Some((_, _, mu)) => mu,
+            None => row.lower,
+        };
         self.upper[lane] = row.upper;
-        self.mu[lane] = row.friction.filter(|_| velocity).map_or(0.0, |(_, _, mu)| mu);
         self.clamped[lane] = if row.energy_clamp && velocity { 1.0 } else { 0.0 };
     }
 }
@@ -464,10 +474,11 @@ impl LaneRow {
 fn sweep_avx2(
     batches: &mut LaneBatches,
     velocities: &mut [Twist],
+    masses: &[SlotMass],
     budgets: &mut [f64],
     active: [bool; LANES],
 ) -> LaneSweep {
-    sweep_batches::<Avx>(batches, velocities, budgets, active)
+    sweep_batches::<Avx>(batches, velocities, masses, budgets, active)
 }
 
 /// One sweep over every batch; see [`LaneBatches::sweep`].
@@ -475,6 +486,7 @@ fn sweep_avx2(
 fn sweep_batches<W: Wide>(
     batches: &mut LaneBatches,
     velocities: &mut [Twist],
+    masses: &[SlotMass],
     budgets: &mut [f64],
     active: [bool; LANES],
 ) -> LaneSweep {
@@ -488,6 +500,10 @@ fn sweep_batches<W: Wide>(
     for batch in batches.iter() {
         let mut va = gather::<W>(velocities, &batch.a);
         let mut vb = gather::<W>(velocities, &batch.b);
+        let (mass_a, mass_b) = (
+            LaneMass::<W>::gather(masses, &batch.a),
+            LaneMass::<W>::gather(masses, &batch.b),
+        );
         let mut budget = W::load(&each(|lane| batch.pair[lane].map_or(0.0, |pair| budgets[pair])));
         let rows = &rows[batch.first..batch.first + batch.len];
         let lambdas = &mut lambdas[batch.first..batch.first + batch.len];
@@ -506,11 +522,12 @@ fn sweep_batches<W: Wide>(
             let jv = product(0).add(product(1)).add(product(2).add(zero));
             let (lower, upper) = match row.friction {
                 Some((from, to)) => {
-                    let normal = lambdas[from..to].iter().fold(zero, |sum, l| sum.add(W::load(l).abs()));
-                    let limit = W::load(&row.mu).mul(normal);
+                    let normals = &lambdas[usize::from(from)..usize::from(to)];
+                    let normal = normals.iter().fold(zero, |sum, l| sum.add(W::load(l).abs()));
+                    let limit = W::load(&row.lower_or_mu).mul(normal);
                     (limit.neg(), limit)
                 }
-                None => (W::load(&row.lower), W::load(&row.upper)),
+                None => (W::load(&row.lower_or_mu), W::load(&row.upper)),
             };
             let wanted = W::load(&row.target)
                 .sub(jv)
@@ -545,11 +562,13 @@ fn sweep_batches<W: Wide>(
             // A zero increment changes nothing, not even the sign of a zero (as row by row).
             let moved = delta.non_zero();
             lambdas[k] = W::select(moved, lambda.add(delta), lambda).store();
+            let (response_a, response_b) = (mass_a.response(&row.jacobian_a), mass_b.response(&row.jacobian_b));
             for c in 0..6 {
-                va[c] = W::select(moved, va[c].add(W::load(&row.response_a[c]).mul(delta)), va[c]);
-                vb[c] = W::select(moved, vb[c].add(W::load(&row.response_b[c]).mul(delta)), vb[c]);
+                va[c] = W::select(moved, va[c].add(response_a[c].mul(delta)), va[c]);
+                vb[c] = W::select(moved, vb[c].add(response_b[c].mul(delta)), vb[c]);
             }
-            let change = delta.abs().mul(W::load(&row.diagonal));
+            let diagonal = inverse_effective_mass.add(W::load(&row.cfm_over_h));
+            let change = delta.abs().mul(diagonal);
             residual = W::select(change.greater(residual), change, residual);
         }
         let (mut a, mut b) = ([[0.0; LANES]; 6], [[0.0; LANES]; 6]);
@@ -614,6 +633,43 @@ fn gather<W: Wide>(velocities: &[Twist], slots: &[usize; LANES]) -> [W; 6] {
     out
 }
 
+/// The `M^-1` of one body in each lane (lanes.rs, [`SlotMass`]).
+struct LaneMass<W> {
+    inverse_mass: W,
+    /// The inverse inertia's columns, three entries each.
+    inverse_inertia: [W; 9],
+}
+
+impl<W: Wide> LaneMass<W> {
+    /// The masses of `slots`, one lane each.
+    #[inline(always)]
+    fn gather(masses: &[SlotMass], slots: &[usize; LANES]) -> Self {
+        let of: [&SlotMass; LANES] = core::array::from_fn(|lane| &masses[slots[lane]]);
+        Self {
+            inverse_mass: W::load(&each(|lane| of[lane].inverse_mass)),
+            inverse_inertia: core::array::from_fn(|k| W::load(&each(|lane| of[lane].inverse_inertia[k]))),
+        }
+    }
+
+    /// The body's response to a unit impulse along its Jacobian block `jacobian`, `M^-1 J^T`: the
+    /// products and sums of [`SolverBody::response`](crate::body::SolverBody::response), in its
+    /// order.
+    #[inline(always)]
+    fn response(&self, jacobian: &LaneTwist) -> [W; 6] {
+        let j = |c: usize| W::load(&jacobian[c]);
+        let m = &self.inverse_inertia;
+        let angular = |i: usize| m[i].mul(j(3)).add(m[3 + i].mul(j(4))).add(m[6 + i].mul(j(5)));
+        [
+            j(0).mul(self.inverse_mass),
+            j(1).mul(self.inverse_mass),
+            j(2).mul(self.inverse_mass),
+            angular(0),
+            angular(1),
+            angular(2),
+        ]
+    }
+}
+
 /// Lane `lane` of `velocity` as a twist.
 #[inline(always)]
 fn twist_of(velocity: &LaneTwist, lane: usize) -> Twist {
@@ -638,8 +694,9 @@ mod tests {
     /// A wall of boxes two high (`bottom` on the ground, one fewer on top, each on two below),
     /// moving and spinning at random, with patches of four and of three points and single
     /// contacts (three shapes of run), random warm impulses and small energy budgets so that Su's
-    /// clamp acts. Returns the prepared rows, their runs, impulses, velocities, budgets and the
-    /// slots no impulse moves.
+    /// clamp acts. Every other box is turned, so that its inverse inertia is a full matrix (the
+    /// sweeps form each row's response from it), and the whole wall is turned. Returns the prepared rows, their runs, impulses,
+    /// velocities, the slots' `M^-1`, budgets, the slots no impulse moves and the contact levels.
     #[allow(clippy::type_complexity)]
     fn wall(
         rng: &mut SplitMix64,
@@ -649,17 +706,22 @@ mod tests {
         Vec<(usize, usize)>,
         Vec<f64>,
         Vec<Twist>,
+        Vec<SlotMass>,
         Vec<f64>,
         Vec<bool>,
         Vec<u32>,
     ) {
         let count = 2 * bottom - 1;
         let bodies: Vec<SolverBody> = (0..count)
-            .map(|_| SolverBody {
-                linear_velocity: rng.unit_vector() * rng.range(0.0, 1.0),
-                angular_velocity: rng.unit_vector() * rng.range(0.0, 1.0),
-                inverse_mass: 1.0 / rng.range(0.5, 3.0),
-                inverse_inertia: DMat3::from_diagonal(DVec3::splat(6.0 / rng.range(0.5, 3.0))),
+            .map(|k| {
+                let principal = DMat3::from_diagonal(DVec3::new(6.0, 4.0, 9.0) / rng.range(0.5, 3.0));
+                let turn = DMat3::from_axis_angle(rng.unit_vector(), if k % 2 == 0 { 0.0 } else { 0.7 });
+                SolverBody {
+                    linear_velocity: rng.unit_vector() * rng.range(0.0, 1.0),
+                    angular_velocity: rng.unit_vector() * rng.range(0.0, 1.0),
+                    inverse_mass: 1.0 / rng.range(0.5, 3.0),
+                    inverse_inertia: turn * principal * turn.transpose(),
+                }
             })
             .collect();
         let mut rows = Vec::new();
@@ -696,6 +758,13 @@ mod tests {
                 patch(&mut rows, top as u32, left + 1, 4, rng);
             }
         }
+        // The wall turned as a whole, so that every Jacobian has all six components.
+        let turn = DMat3::from_axis_angle(DVec3::new(1.0, 2.0, 3.0).normalize(), 0.4);
+        for row in &mut rows {
+            let j = &mut row.jacobian;
+            (j.linear_a, j.angular_a) = (turn * j.linear_a, turn * j.angular_a);
+            (j.linear_b, j.angular_b) = (turn * j.linear_b, turn * j.angular_b);
+        }
         let settings = SolverSettings::default();
         let mut prepared: Vec<Prepared> = rows.iter().map(|row| prepare(row, &bodies, DT, &settings)).collect();
         let pairs = assign_pairs(&mut prepared, &mut Vec::new());
@@ -717,11 +786,13 @@ mod tests {
         let mut order = ShockOrder::default();
         order.rebuild(&prepared, &immovable);
         let levels = order.levels().to_vec();
-        (prepared, runs, lambdas, velocities, budgets, immovable, levels)
+        let mut masses = Vec::new();
+        SlotMass::fill(&bodies, &mut masses);
+        (prepared, runs, lambdas, velocities, masses, budgets, immovable, levels)
     }
 
     /// One build of the sweep: the dispatching one, or the portable one.
-    type SweepBuild = fn(&mut LaneBatches, &mut [Twist], &mut [f64]) -> LaneSweep;
+    type SweepBuild = fn(&mut LaneBatches, &mut [Twist], &[SlotMass], &mut [f64]) -> LaneSweep;
 
     /// Everything a sweep changes, as bits.
     fn bits(lambdas: &[f64], velocities: &[Twist], budgets: &[f64]) -> Vec<u64> {
@@ -740,7 +811,7 @@ mod tests {
         let mut rng = SplitMix64::new(5);
         let mut clamped = 0;
         for bottom in [3, 12, 30] {
-            let (prepared, runs, lambdas, velocities, budgets, immovable, levels) = wall(&mut rng, bottom);
+            let (prepared, runs, lambdas, velocities, masses, budgets, immovable, levels) = wall(&mut rng, bottom);
             let world = velocities.len() - 1;
             let island = || LaneIsland {
                 pass: Pass::Velocity,
@@ -771,15 +842,15 @@ mod tests {
             clamped += report.scaled_increments + report.dropped_increments;
 
             let builds: [SweepBuild; 2] = [
-                |lanes, v, b| lanes.sweep(v, b, [true; LANES]),
-                |lanes, v, b| sweep_batches::<Portable>(lanes, v, b, [true; LANES]),
+                |lanes, v, m, b| lanes.sweep(v, m, b, [true; LANES]),
+                |lanes, v, m, b| sweep_batches::<Portable>(lanes, v, m, b, [true; LANES]),
             ];
             for sweep in builds {
                 lanes.build_alone(&island(), &immovable, Some(&levels), world);
                 let (mut lv, mut lb) = (velocities.clone(), budgets.clone());
                 let (mut scaled, mut dropped) = (0, 0);
                 for &residual in &rowwise {
-                    let outcome = sweep(&mut lanes, &mut lv, &mut lb);
+                    let outcome = sweep(&mut lanes, &mut lv, &masses, &mut lb);
                     assert_eq!(
                         outcome.residual.into_iter().fold(0.0, f64::max).to_bits(),
                         residual.to_bits()

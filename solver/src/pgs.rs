@@ -336,7 +336,7 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
     };
     let (a, b) = (index(row.a), index(row.b));
     let inverse = |slot: usize, linear: DVec3, angular: DVec3| match bodies.get(slot) {
-        Some(body) => (linear * body.inverse_mass, body.inverse_inertia * angular),
+        Some(body) => body.response(linear, angular),
         None => (DVec3::ZERO, DVec3::ZERO),
     };
     let j = row.jacobian;

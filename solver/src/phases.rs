@@ -5,7 +5,7 @@
 //! other islands, together.rs), the shock pass, the split pass, and writes the results back.
 //! [`solve_with`](crate::pgs::solve_with) is the two in a row.
 
-use crate::body::SolverBody;
+use crate::body::{SlotMass, SolverBody};
 use crate::error::SolverError;
 use crate::joint_block::{JointBlock, is_bilateral};
 use crate::lanes::{LANES, LaneBatches, LaneIsland, Pass, WIDE_RUNS, runs_are_regular};
@@ -67,6 +67,7 @@ pub(crate) fn start(
         budgets,
         pairs,
         velocities,
+        masses,
         lambdas,
         warm,
         warm_scratch,
@@ -95,6 +96,7 @@ pub(crate) fn start(
             .map(|body| Twist::new(body.linear_velocity, body.angular_velocity))
             .chain(core::iter::once(Twist::default())),
     );
+    SlotMass::fill(bodies, masses);
     lambdas.clear();
     lambdas.resize(rows.len(), 0.0);
     let mut report = SolveReport {
@@ -193,6 +195,7 @@ pub(crate) fn finish(
         prepared,
         budgets,
         velocities,
+        masses,
         lambdas,
         warm,
         runs,
@@ -212,7 +215,7 @@ pub(crate) fn finish(
         let mut joints = JointBlock::new(prepared, body_data);
         if !swept {
             let levels = shock.map(ShockOrder::levels);
-            let buffers = (&mut *lanes, &immovable[..], levels);
+            let buffers = (&mut *lanes, &masses[..], &immovable[..], levels);
             sweep_alone(
                 prepared,
                 runs,
@@ -245,7 +248,7 @@ pub(crate) fn finish(
                 prepared,
                 settings,
                 split_buffers,
-                immovable,
+                (masses, immovable),
                 shock.map(ShockOrder::levels),
             );
         }
@@ -298,9 +301,9 @@ pub(crate) fn finish(
     Ok(report)
 }
 
-/// The batches of an island swept alone, which slots are immovable, and the contact levels of the
-/// shock order when there is one.
-type AloneBuffers<'a> = (&'a mut LaneBatches, &'a [bool], Option<&'a [u32]>);
+/// The batches of an island swept alone, the slots' `M^-1`, which slots are immovable, and the
+/// contact levels of the shock order when there is one.
+type AloneBuffers<'a> = (&'a mut LaneBatches, &'a [SlotMass], &'a [bool], Option<&'a [u32]>);
 
 /// One island's Gauss-Seidel sweeps: a wide island's runs in batches (lanes.rs), a small one's
 /// (or one with a friction row bounded by rows outside its run) row by row; the joints' block
@@ -312,7 +315,7 @@ fn sweep_alone(
     velocities: &mut [Twist],
     lambdas: &mut [f64],
     budgets: &mut [f64],
-    (lanes, immovable, levels): AloneBuffers<'_>,
+    (lanes, masses, immovable, levels): AloneBuffers<'_>,
     mut joints: Option<&mut JointBlock>,
     settings: &SolverSettings,
     report: &mut SolveReport,
@@ -333,7 +336,7 @@ fn sweep_alone(
     }
     for _ in 0..settings.iterations {
         let mut residual = if in_lanes {
-            let sweep = lanes.sweep(velocities, budgets, [true; LANES]);
+            let sweep = lanes.sweep(velocities, masses, budgets, [true; LANES]);
             report.scaled_increments += sweep.scaled.iter().sum::<usize>();
             report.dropped_increments += sweep.dropped.iter().sum::<usize>();
             sweep.residual.into_iter().fold(0.0, f64::max)

@@ -24,7 +24,7 @@
 //! Baumgarte bias next step. The pass is not energy-clamped: pseudo velocities carry no kinetic
 //! energy.
 
-use crate::body::SplitVelocity;
+use crate::body::{SlotMass, SplitVelocity};
 use crate::lanes::{LANES, LaneBatches, LaneIsland, Pass, WIDE_RUNS};
 use crate::pgs::{Prepared, clamp};
 use crate::settings::SolverSettings;
@@ -105,12 +105,13 @@ pub(crate) fn start_split(prepared: &[Prepared], world: usize, buffers: &mut Spl
 }
 
 /// The split sweeps of an island on its own, in batches (lanes.rs) dealt as the velocity sweeps
-/// deal theirs: `immovable` slots, the shock order's contact `levels`.
+/// deal theirs: the slots' `M^-1` (`masses`), `immovable` slots, the shock order's contact
+/// `levels`.
 pub(crate) fn sweep_split_alone(
     prepared: &[Prepared],
     settings: &SolverSettings,
     buffers: &mut SplitBuffers,
-    immovable: &[bool],
+    (masses, immovable): (&[SlotMass], &[bool]),
     levels: Option<&[u32]>,
 ) {
     if !buffers.work || settings.split_iterations == 0 {
@@ -142,7 +143,7 @@ pub(crate) fn sweep_split_alone(
     }
     for _ in 0..settings.split_iterations {
         *residual = if in_lanes {
-            let sweep = lanes.sweep(pseudo, &mut [], [true; LANES]);
+            let sweep = lanes.sweep(pseudo, masses, &mut [], [true; LANES]);
             sweep.residual.into_iter().fold(0.0, f64::max)
         } else {
             sweep_split_rows(prepared, runs, pseudo, lambdas)

@@ -11,7 +11,7 @@
 
 use smallvec::SmallVec;
 
-use crate::body::SolverBody;
+use crate::body::{SlotMass, SolverBody};
 use crate::error::SolverError;
 use crate::lanes::{LANES, LaneBatches, LaneIsland, Pass, same_runs};
 #[cfg(doc)]
@@ -39,6 +39,9 @@ pub struct IslandSolve<'a> {
 pub(crate) struct TogetherScratch {
     /// The islands' velocity slots one after another, each island's world slot last.
     velocities: Vec<Twist>,
+    /// The slots' `M^-1`, slot for slot with `velocities` (the split pass's pseudo velocities
+    /// have the same slots).
+    masses: Vec<SlotMass>,
     /// The islands' energy budgets one after another, J.
     budgets: Vec<f64>,
     lanes: LaneBatches,
@@ -150,6 +153,7 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
     let mut scratch = core::mem::take(&mut first.together);
     let TogetherScratch {
         velocities,
+        masses,
         budgets,
         lanes,
     } = &mut scratch;
@@ -157,10 +161,12 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
 
     // The velocity sweeps.
     velocities.clear();
+    masses.clear();
     budgets.clear();
     for (workspace, _) in members.iter() {
         offsets.push((velocities.len(), budgets.len()));
         velocities.extend_from_slice(&workspace.velocities);
+        masses.extend_from_slice(&workspace.masses);
         budgets.extend_from_slice(&workspace.budgets);
     }
     let islands: SmallVec<[LaneIsland<'_>; LANES]> = members
@@ -181,7 +187,7 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
     let active = [0, 1, 2, 3].map(|lane| lane < members.len());
     let outcome = sweep_lanes(
         lanes,
-        velocities,
+        (velocities, masses),
         budgets,
         active,
         settings.iterations,
@@ -207,6 +213,7 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
     velocities.clear();
     offsets.clear();
     for (workspace, _) in members.iter() {
+        debug_assert_eq!(workspace.split.pseudo.len(), workspace.masses.len());
         offsets.push((velocities.len(), 0));
         velocities.extend_from_slice(&workspace.split.pseudo);
     }
@@ -220,7 +227,7 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
     let active = [0, 1, 2, 3].map(|lane| members.get(lane).is_some_and(|(workspace, _)| workspace.split.work));
     let outcome = sweep_lanes(
         lanes,
-        velocities,
+        (velocities, masses),
         &mut [],
         active,
         settings.split_iterations,
@@ -250,11 +257,12 @@ struct LaneSweeps {
     dropped: [usize; LANES],
 }
 
-/// Up to `iterations` sweeps of `lanes`; a lane stops (and is left as it is) once its own residual
-/// is within `tolerance`, as its island's solve alone stops.
+/// Up to `iterations` sweeps of `lanes` over the slots' velocities and `M^-1`; a lane stops (and
+/// is left as it is) once its own residual is within `tolerance`, as its island's solve alone
+/// stops.
 fn sweep_lanes(
     lanes: &mut LaneBatches,
-    velocities: &mut [Twist],
+    (velocities, masses): (&mut [Twist], &[SlotMass]),
     budgets: &mut [f64],
     mut active: [bool; LANES],
     iterations: usize,
@@ -265,7 +273,7 @@ fn sweep_lanes(
         if !active.contains(&true) {
             break;
         }
-        let sweep = lanes.sweep(velocities, budgets, active);
+        let sweep = lanes.sweep(velocities, masses, budgets, active);
         let swept = active;
         for lane in (0..LANES).filter(|&lane| swept[lane]) {
             outcome.iterations[lane] += 1;

@@ -9,6 +9,7 @@
 //! step allocates nothing. The workspace holds no state that outlives a call: the results are the
 //! same bits whichever workspace a solve is given.
 
+use crate::body::SlotMass;
 use crate::lanes::LaneBatches;
 use crate::pgs::Prepared;
 use crate::shock::{ShockOrder, ShockScratch};
@@ -28,6 +29,8 @@ pub struct SolverWorkspace {
     pub(crate) pairs: Vec<u64>,
     /// Velocities per slot (the last slot is the world).
     pub(crate) velocities: Vec<Twist>,
+    /// `M^-1` per slot, as the sweeps in lanes read it (the last slot is the world).
+    pub(crate) masses: Vec<SlotMass>,
     /// Accumulated impulse per row, N s.
     pub(crate) lambdas: Vec<f64>,
     /// Warm-start impulses clamped to the rows' bounds, N s; after the sweeps, the sweeps' impulses
