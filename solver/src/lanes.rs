@@ -149,7 +149,7 @@ pub(crate) struct LaneSweep {
 #[derive(Default)]
 pub(crate) struct LaneBatches {
     /// The batches' rows: the first `used` of `rows`. The rest are kept from earlier solves and
-    /// overwritten in place (a row is 600 bytes: built on the stack and moved in, it cost as
+    /// overwritten in place (a row is 616 bytes: built on the stack and moved in, it cost as
     /// much as the sweeps of a small island).
     rows: Vec<LaneRow>,
     used: usize,
