@@ -743,3 +743,109 @@ fn prescored_a_table_top_broken_from_above_gives_back_what_its_supports_pushed()
     }
     panic!("the table top did not break");
 }
+
+/// Volume inside a fragment's level set, measured by `per_axis^3` points in each cell of its
+/// grid, m^3.
+fn level_set_volume(desc: &BodyDesc, per_axis: usize) -> f64 {
+    let Geometry::LevelSet(grid) = collider(desc).geometry() else {
+        panic!("a fragment has a level set")
+    };
+    let spec = grid.spec();
+    let h = spec.spacing;
+    let step = h / per_axis as f64;
+    let [nx, ny, nz] = spec.dims.map(|n| (n - 1) * per_axis);
+    let mut inside = 0usize;
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let x = spec.origin + (DVec3::new(i as f64, j as f64, k as f64) + 0.5) * step;
+                inside += usize::from(grid.value(x) < 0.0);
+            }
+        }
+    }
+    inside as f64 * step * step * step
+}
+
+/// A fragment's collision geometry holds the solid its mass stands for: the level set's inside
+/// has the volume of the fragment's cells, piece by piece, on the thinnest pieces too (a piece
+/// whose geometry is much smaller than its mass rocks on its few particles and never rests).
+#[test]
+fn prescored_fragment_level_sets_hold_the_volume_of_their_cells() {
+    let spiral = FracturePattern::spiral(&SpiralPattern {
+        count: 2000,
+        ..SpiralPattern::default()
+    })
+    .unwrap();
+    let mass = 100.0;
+    let shattered = break_wall(
+        &spiral,
+        Pose::IDENTITY,
+        mass,
+        ParentMomentum::default(),
+        Debris::Keep,
+        0.0,
+    );
+    let density = mass / shattered.cell_volume;
+    let mut ratios: Vec<f64> = shattered
+        .fragments
+        .iter()
+        .map(|desc| {
+            let MassSource::Properties(properties) = desc.mass else {
+                unreachable!()
+            };
+            level_set_volume(desc, 4) / (properties.mass() / density)
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let quantile = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    eprintln!(
+        "{} fragments; level-set volume over cell volume: min {:.3}, p10 {:.3}, median {:.3}, p90 {:.3}, max {:.3}",
+        ratios.len(),
+        ratios[0],
+        quantile(0.1),
+        quantile(0.5),
+        quantile(0.9),
+        ratios[ratios.len() - 1]
+    );
+    assert!(ratios.len() > 500, "{} fragments", ratios.len());
+    // The cells' edges and corners are rounded by trilinear interpolation; nothing else is lost,
+    // and nothing is added beyond the cells.
+    assert!(ratios[0] >= 0.6, "a fragment holds {:.3} of its cells", ratios[0]);
+    assert!(
+        quantile(0.1) >= 0.9,
+        "a tenth of the fragments hold under {:.3}",
+        quantile(0.1)
+    );
+    assert!(
+        ratios[ratios.len() - 1] <= 1.0,
+        "a fragment holds {:.3}",
+        ratios[ratios.len() - 1]
+    );
+
+    // The particles reach as far as the cells do, every way along the lattice, to within a
+    // quarter of a cell: a fragment lying on any side stands on the corners of its cells.
+    let mut widest = 0.0f64;
+    for desc in &shattered.fragments {
+        let collider = collider(desc);
+        let Geometry::LevelSet(grid) = collider.geometry() else {
+            unreachable!()
+        };
+        let cells = grid.inside_samples_box().unwrap().expanded(0.5 * SPACING);
+        let frame = collider.grid_frame();
+        let (mut low, mut high) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+        for p in collider.particles() {
+            let x = frame.inverse_transform_point(*p);
+            low = low.min(x);
+            high = high.max(x);
+        }
+        let gap = (low - cells.min).max(cells.max - high).max_element();
+        widest = widest.max(gap);
+        assert!(
+            gap <= 0.25 * SPACING,
+            "a fragment's particles span {low}..{high}, its cells {}..{}",
+            cells.min,
+            cells.max
+        );
+    }
+    eprintln!("largest gap between particles and cells: {widest:.2e} m");
+}

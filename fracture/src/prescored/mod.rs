@@ -13,6 +13,7 @@
 //! - [`PrescoredFracture`]: the world's fracture model, with per-body thresholds.
 
 mod candidates;
+mod cutter;
 mod file;
 mod generators;
 mod intersect;
