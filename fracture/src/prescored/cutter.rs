@@ -220,6 +220,10 @@ impl Cutter<'_> {
         for c in 2..nz - 1 {
             for b in 2..ny - 1 {
                 for a in 2..nx - 1 {
+                    // The eight cells around the corner are in the block around its lowest.
+                    if !around.mixed[around.index([a - 1, b - 1, c - 1])] {
+                        continue;
+                    }
                     let (mut own, mut other, mut octant) = (0u8, false, 0u8);
                     for corner in 0..8usize {
                         let at =
@@ -238,12 +242,15 @@ impl Cutter<'_> {
                     }
                     let lattice = DVec3::new(a as f64, b as f64, c as f64) - 0.5;
                     let mut p = spec.origin + (around.low_position() + lattice) * h;
-                    let (value, gradient) = self.body.value_and_gradient(p);
+                    let value = self.body.value(p);
                     if value > CORNER_REACH * h {
                         continue;
                     }
-                    if value > 0.0 && gradient.length_squared() > 0.0 {
-                        p -= gradient * (value / gradient.length_squared());
+                    if value > 0.0 {
+                        let gradient = self.body.gradient(p);
+                        if gradient.length_squared() > 0.0 {
+                            p -= gradient * (value / gradient.length_squared());
+                        }
                     }
                     let index = points.len();
                     points.push(p);
@@ -355,6 +362,9 @@ struct Neighbourhood {
     low: [i64; 3],
     dims: [usize; 3],
     sides: Vec<Side>,
+    /// Per sample, whether the block of 27 around it holds both sides of the fragment's cut
+    /// faces (false on the border, whose blocks are not all here).
+    mixed: Vec<bool>,
 }
 
 impl Neighbourhood {
@@ -363,30 +373,33 @@ impl Neighbourhood {
         let (cells_low, cells_high) = cutter.cell_box(fragment);
         let low = cells_low.map(|l| l as i64 - PADDING - 1);
         let dims = [0, 1, 2].map(|a| (cells_high[a] as i64 + PADDING + 1 - low[a] + 1) as usize);
-        let mut sides = Vec::with_capacity(dims[0] * dims[1] * dims[2]);
-        for k in 0..dims[2] as i64 {
-            for j in 0..dims[1] as i64 {
-                for i in 0..dims[0] as i64 {
-                    let g = [low[0] + i, low[1] + j, low[2] + k];
-                    let on_lattice = (0..3).all(|a| (0..spec.dims[a] as i64).contains(&g[a]));
-                    let side = if !on_lattice {
-                        Side::Outside
-                    } else {
-                        match cutter.cut.components[spec.index(g[0] as usize, g[1] as usize, g[2] as usize)] {
-                            NONE => Side::Outside,
-                            c if cutter.fragment_of[c as usize] == fragment => Side::Own,
-                            _ => Side::Other,
-                        }
-                    };
-                    sides.push(side);
-                }
+        // Row by row: the lattice's samples of a row are one stretch of it, the rest outside.
+        let mut sides = vec![Side::Outside; dims[0] * dims[1] * dims[2]];
+        let on = |a: usize, g: i64| (0..spec.dims[a] as i64).contains(&g);
+        let first = (-low[0]).max(0) as usize;
+        let last = ((spec.dims[0] as i64 - low[0]).min(dims[0] as i64)).max(0) as usize;
+        for (row, out) in sides.chunks_exact_mut(dims[0]).enumerate() {
+            let (gj, gk) = (low[1] + (row % dims[1]) as i64, low[2] + (row / dims[1]) as i64);
+            if !(on(1, gj) && on(2, gk)) || first >= last {
+                continue;
+            }
+            let start = spec.index((low[0] + first as i64) as usize, gj as usize, gk as usize);
+            let components = &cutter.cut.components[start..start + (last - first)];
+            for (side, &c) in out[first..last].iter_mut().zip(components) {
+                *side = match c {
+                    NONE => Side::Outside,
+                    c if cutter.fragment_of[c as usize] == fragment => Side::Own,
+                    _ => Side::Other,
+                };
             }
         }
+        let mixed = mixed_blocks(dims, &sides);
         Self {
             fragment,
             low,
             dims,
             sides,
+            mixed,
         }
     }
 
@@ -427,10 +440,50 @@ impl Neighbourhood {
     /// on the other); `None` if all are on its side.
     #[inline]
     fn across(&self, at: usize, offsets: &[(isize, f64); 26]) -> Option<f64> {
+        if !self.mixed[at] {
+            return None;
+        }
         let other = self.sides[at] == Side::Other;
         offsets
             .iter()
             .find(|(delta, _)| (self.sides[at.wrapping_add_signed(*delta)] == Side::Other) != other)
             .map(|&(_, d)| d)
     }
+}
+
+/// Per sample of a block of `dims` samples with `sides`, whether the 27 samples around it hold
+/// both another piece's cells and the fragment's or the outside (false on the border): a max
+/// filter three samples wide along each axis in turn, over two bits (another piece's, the rest).
+fn mixed_blocks([nx, ny, nz]: [usize; 3], sides: &[Side]) -> Vec<bool> {
+    let mut bits: Vec<u8> = sides.iter().map(|&s| if s == Side::Other { 1 } else { 2 }).collect();
+    let mut spread = bits.clone();
+    // Along x within each row, then along y and z between whole rows and planes.
+    for row in bits.chunks_exact(nx).zip(spread.chunks_exact_mut(nx)) {
+        let (from, to) = row;
+        for i in 1..nx - 1 {
+            to[i] = from[i - 1] | from[i] | from[i + 1];
+        }
+    }
+    std::mem::swap(&mut bits, &mut spread);
+    for (stride, count) in [(nx, ny), (nx * ny, nz)] {
+        spread.copy_from_slice(&bits);
+        for at in 0..bits.len() {
+            let along = (at / stride) % count;
+            if along > 0 && along + 1 < count {
+                spread[at] = bits[at - stride] | bits[at] | bits[at + stride];
+            }
+        }
+        std::mem::swap(&mut bits, &mut spread);
+    }
+    // Only the inner samples were spread along all three axes.
+    let mut mixed = vec![false; sides.len()];
+    for k in 1..nz - 1 {
+        for j in 1..ny - 1 {
+            let row = nx * (j + ny * k);
+            for at in row + 1..row + nx - 1 {
+                mixed[at] = bits[at] == 3;
+            }
+        }
+    }
+    mixed
 }
