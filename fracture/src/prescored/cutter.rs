@@ -25,7 +25,11 @@
 //! of the cells are the particles: every convex corner of the fragment's cells (one cell of the
 //! eight around it is the fragment's) is kept, thinned only among corners pointing the same way,
 //! so even a piece one cell across stands on its four corners; the other corners are thinned to
-//! one per bin of the particle spacing, those on convex edges first.
+//! one per bin of twice the particle spacing, those on convex edges first. Twice, because the
+//! corners of a sloping cut face lie in a band a cell deep, which meets far more bins than a plane
+//! does: with bins of one spacing a spiral-cut wall's fragments carried 94k particles against the
+//! 62k that points on the pattern's walls gave, with two 41k, while the fragment's outline is
+//! held by its convex corners whatever the fill.
 
 use glam::DVec3;
 use hashbrown::HashMap;
