@@ -1,7 +1,8 @@
 //! Frame-rate stability, single contacts: a box on an incline (Su 2009 figure 3) and a bouncing
 //! ball with restitution.
 
-use shatter::scenes::{FRAME_30HZ, bouncing_ball, incline};
+use glam::DVec3;
+use shatter::scenes::{FRAME_30HZ, bouncing_ball, incline, tipped_bar};
 
 /// Standard gravity of the default settings, m/s^2.
 const G: f64 = 9.81;
@@ -70,4 +71,35 @@ fn stability_bounce_ball_with_restitution_half_rebounds_to_a_quarter_of_its_drop
         (peak - 0.25).abs() < 0.03 * 0.25,
         "rebounded to {peak} m, expected 0.25 m"
     );
+}
+
+/// Bars of concrete 2 cm thick, 2, 4 and 10 cm wide and 20 cm long, landing on an edge at one
+/// step per frame, tip onto a face and rest there: centre of mass half the bar's extent across that face up,
+/// and asleep within two seconds, also when dropped nearly balanced on an edge. (The contact reduction once
+/// kept a bar's speculative far corners over the penetrating end of the edge it stood on: the bar
+/// stayed on that edge, half sunk into the ground, for good.)
+#[test]
+fn stability_thin_bars_landing_on_an_edge_rest_on_a_face() {
+    for (half_width, tilt) in [(0.01, 0.1), (0.01, 0.7), (0.02, 0.1), (0.02, 1.2), (0.05, 0.1)] {
+        let (mut world, bar) = tipped_bar(DVec3::new(half_width, 0.01, 0.1), tilt);
+        for _ in 0..60 {
+            world.step(FRAME_30HZ).unwrap();
+        }
+        let pose = world.pose(bar).unwrap();
+        let case = format!("bar {half_width} m half wide tipped {tilt} rad");
+        // Lying on a face: one of its axes across the length stands upright, and its centre is
+        // that axis's half extent up.
+        let (upright, half) = [(DVec3::X, half_width), (DVec3::Y, 0.01)]
+            .map(|(axis, half)| ((pose.orientation * axis).y.abs(), half))
+            .into_iter()
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap();
+        assert!(upright > 0.999, "{case}: turned {} rad from a face", upright.acos());
+        assert!(
+            (pose.position.y - half).abs() < 5e-4,
+            "{case}: centre {} m up",
+            pose.position.y
+        );
+        assert!(!world.is_awake(bar).unwrap(), "{case}: still awake after 2 s");
+    }
 }

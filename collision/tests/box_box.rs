@@ -371,12 +371,15 @@ proptest! {
             prop_assert!(distance(half_a, &pose_a, c.point) <= 0.5 * c.depth + 1e-12, "{c:?}");
             prop_assert!(distance(half_b, &pose_b, c.point) <= 0.5 * c.depth + 1e-12, "{c:?}");
         }
-        // The deepest contact is the penetration depth, up to the tolerance that prefers face axes.
+        // The deepest contact is the penetration depth, up to the tolerance that prefers face axes
+        // and the band within which the reduction counts depths as tied (it keeps the lowest
+        // feature id among them, so the kept four do not flip on rounding noise).
+        let band = 1e-3 * smallest;
         let deepest = manifold.max_depth().unwrap();
-        prop_assert!(deepest >= penetration - 1e-12 && deepest <= penetration + 1e-3 * smallest + 1e-12,
+        prop_assert!(deepest >= penetration - band - 1e-12 && deepest <= penetration + band + 1e-12,
             "deepest {deepest} vs penetration {penetration}");
-        // Moving B by the deepest depth (and a hair) against the normal separates the boxes.
-        let moved = Pose::new(pose_b.position - normal * (deepest + 1e-9), rot_b);
+        // Moving B by the deepest depth and the band against the normal separates the boxes.
+        let moved = Pose::new(pose_b.position - normal * (deepest + band + 1e-9), rot_b);
         prop_assert!(sat_min(half_a, &pose_a, half_b, &moved) < 0.0);
     }
 }

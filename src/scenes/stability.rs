@@ -41,6 +41,20 @@ pub fn ground(height: f64, material: Material) -> BodyDesc {
         .with_material(material)
 }
 
+/// A concrete bar of `half_extents` m (its length along z) tipped by `tilt` rad about its length,
+/// its centre half its height plus a centimetre above a static plane at y = 0: debris as a
+/// fracture leaves it, small and light, landing on an edge. Returns the world and the bar.
+pub fn tipped_bar(half_extents: DVec3, tilt: f64) -> (World, BodyId) {
+    let mut world = World::new();
+    world.add_body(ground(0.0, Material::default())).expect("the ground");
+    let bar = BodyDesc::dynamic(box_collider(half_extents))
+        .with_density(2300.0)
+        .with_position(DVec3::new(0.0, half_extents.y + 0.01, 0.0))
+        .with_orientation(DQuat::from_rotation_z(tilt));
+    let bar = world.add_body(bar).expect("a valid bar");
+    (world, bar)
+}
+
 /// A box on an incline (Su 2009 figure 3).
 #[derive(Debug)]
 pub struct Incline {

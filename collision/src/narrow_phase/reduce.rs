@@ -6,7 +6,8 @@
 //! contact; the one farthest from it; the one farthest from the line through those two (the
 //! largest triangle); then the one that adds the most area to that triangle. Distances and areas
 //! are measured in the contact plane (orthogonal to the normal), so contacts stacked along the
-//! normal do not count as spread.
+//! normal do not count as spread. The first two are chosen among the contacts already touching
+//! where there are such (see [`select`]); speculative contacts compete for the last two.
 //!
 //! Stability: each choice takes the best score, except that scores within a tolerance of the
 //! best count as tied, and ties go to the lowest feature id. Taking the strict maximum instead
@@ -71,10 +72,17 @@ pub fn select(candidates: &[Candidate], tolerance: f64) -> Kept {
         (0..candidates.len()).for_each(|i| kept.push(i));
         return kept;
     }
-    let first = pick(candidates, &kept, tolerance, |c| c.depth);
+    // The deepest contact and the one farthest from it are chosen among the contacts already
+    // touching (to within the band, so that resting contacts at zero depth do not change sides on
+    // rounding noise): they carry the load, and a speculative contact a little farther out must
+    // not take the place of one that is in the body (a thin bar standing on an edge kept its far
+    // side's speculative corners instead of the penetrating far end of the edge, and sank into
+    // the ground for good). The last two spread the manifold, speculative contacts included.
+    let touching: Vec<bool> = candidates.iter().map(|c| c.depth >= -tolerance).collect();
+    let first = pick(candidates, &touching, &kept, tolerance, |c| c.depth);
     kept.push(first);
     let p0 = candidates[first].plane;
-    let second = pick(candidates, &kept, tolerance, |c| (c.plane - p0).length());
+    let second = pick(candidates, &touching, &kept, tolerance, |c| (c.plane - p0).length());
     kept.push(second);
     let p1 = candidates[second].plane;
     let base = p1 - p0;
@@ -87,7 +95,7 @@ pub fn select(candidates: &[Candidate], tolerance: f64) -> Kept {
             0.0
         }
     };
-    let third = pick(candidates, &kept, tolerance, height);
+    let third = pick(candidates, &[], &kept, tolerance, height);
     kept.push(third);
     let p2 = candidates[third].plane;
     let triangle = |a: DVec2, b: DVec2, c: DVec2| 0.5 * (b - a).perp_dot(c - a).abs();
@@ -95,15 +103,29 @@ pub fn select(candidates: &[Candidate], tolerance: f64) -> Kept {
     // Twice the area a candidate outside the triangle adds to it (zero inside).
     let added =
         |c: &Candidate| triangle(p0, p1, c.plane) + triangle(p1, p2, c.plane) + triangle(p2, p0, c.plane) - area;
-    let fourth = pick(candidates, &kept, tolerance * length, added);
+    let fourth = pick(candidates, &[], &kept, tolerance * length, added);
     kept.push(fourth);
     kept
 }
 
 /// The unkept candidate with the best `score`, scores within `band` of the best counting as tied
-/// and ties going to the lowest feature id (then the lowest index).
-fn pick(candidates: &[Candidate], kept: &Kept, band: f64, score: impl Fn(&Candidate) -> f64) -> usize {
-    let open = |i: &usize| !kept.as_slice().contains(i);
+/// and ties going to the lowest feature id (then the lowest index). Where `touching` is given
+/// (one flag per candidate; empty: all compete alike), touching candidates come first: one that
+/// is not is taken only where no touching one scores above the band.
+fn pick(
+    candidates: &[Candidate],
+    touching: &[bool],
+    kept: &Kept,
+    band: f64,
+    score: impl Fn(&Candidate) -> f64,
+) -> usize {
+    let touches = |i: usize| touching.get(i).copied().unwrap_or(true);
+    let best_touching = (0..candidates.len())
+        .filter(|&i| touches(i) && !kept.as_slice().contains(&i))
+        .map(|i| score(&candidates[i]))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let only_touching = best_touching > band;
+    let open = |i: &usize| !kept.as_slice().contains(i) && (touches(*i) || !only_touching);
     let best = (0..candidates.len())
         .filter(open)
         .map(|i| score(&candidates[i]))
@@ -221,5 +243,26 @@ mod tests {
         // A corner deeper by more than the tolerance is kept, and the rest are spread from it.
         let deeper = reduce(&mut octagon(|i| if i == 3 { 0.01 } else { 0.0 }));
         assert_eq!(ids(&deeper), vec![1, 3, 5, 7]);
+    }
+
+    /// A bar standing on an edge: the edge's particles are in the ground (deeper at one end), its
+    /// far corners a few millimetres above it, within the speculative margin and a little wider
+    /// apart. Both ends of the edge are kept before any corner that is not yet touching, and the
+    /// corners fill the slots the edge, a line, leaves.
+    #[test]
+    fn reduce_keeps_a_penetrating_edge_before_speculative_corners_farther_out() {
+        let mut contacts: Vec<Contact> = (0..11)
+            .map(|i| contact(0.0, -0.1 + 0.02 * i as f64, 0.01 - 0.0005 * i as f64, i))
+            .collect();
+        for (k, (x, z)) in [(0.014, -0.1), (-0.014, -0.1), (0.014, 0.1), (-0.014, 0.1)]
+            .into_iter()
+            .enumerate()
+        {
+            contacts.push(contact(x, z, -0.005, 20 + k));
+        }
+        let manifold = reduce(&mut contacts);
+        let ids = ids(&manifold);
+        assert!(ids.contains(&0) && ids.contains(&10), "both ends of the edge: {ids:?}");
+        assert_eq!(ids.iter().filter(|&&i| i >= 20).count(), 2, "{ids:?}");
     }
 }
