@@ -849,3 +849,93 @@ fn prescored_fragment_level_sets_hold_the_volume_of_their_cells() {
     }
     eprintln!("largest gap between particles and cells: {widest:.2e} m");
 }
+
+/// A 6 x 6 x 20 cm bar (3 x 3 x 10 cells of 2 cm) cut lengthwise into nine sticks one cell
+/// across by a pattern whose walls pass 3 mm from the middle row of samples: the middle stick's
+/// pattern region is a 6 mm needle, but its mass is its whole 2 x 2 x 20 cm of cells. Returns
+/// the middle stick and the bar's mass.
+fn middle_stick() -> (BodyDesc, f64) {
+    let half = DVec3::new(0.03, 0.03, 0.1);
+    let shape = Shape::Cuboid(Cuboid::try_new(half).unwrap());
+    let lattice = shape_lattice(&shape, 10).unwrap();
+    assert_eq!(lattice.spec().spacing, SPACING);
+    let particles = Collider::from_shape(shape, 0.03).unwrap().particles().to_vec();
+    // The pattern's box is scaled to enclose the bar from its centre: 0.2 m per pattern unit.
+    // Sites 0.03 units (6 mm) apart put walls 3 mm either side of the middle sample.
+    let centre = shatter_fracture::prescored::BOX_CENTRE;
+    let mut sites = Vec::new();
+    for i in -1..=1 {
+        for j in -1..=1 {
+            sites.push(centre + DVec3::new(i as f64, j as f64, 0.0) * 0.03);
+        }
+    }
+    let pattern = FracturePattern::power_diagram(sites, vec![0.0; 9], centre, DQuat::IDENTITY).unwrap();
+    let mass = 2300.0 * 8.0 * half.element_product();
+    let parent = Parent {
+        level_set: &lattice,
+        particles: &particles,
+        pose: Pose::IDENTITY,
+        mass,
+        momentum: ParentMomentum::default(),
+    };
+    let settings = ShatterSettings {
+        alignment: Alignment::Exact,
+        ..settings(Debris::Keep, 0.0)
+    };
+    let shattered = shatter(&parent, &pattern, DVec3::ZERO, DVec3::Z, &settings).unwrap();
+    assert!((shattered.placement.scale - 0.2).abs() < 1e-12);
+    assert_eq!(shattered.fragments.len(), 9);
+    let middle = shattered
+        .fragments
+        .iter()
+        .find(|desc| desc.pose.position.truncate().length() < 1e-9)
+        .expect("a stick along the bar's axis")
+        .clone();
+    (middle, mass)
+}
+
+/// The needle-thin middle stick, laid on the ground turned a little about its length, tips onto
+/// a face of its cells and rests there, its centre of mass half a cell up, and falls asleep. (Its
+/// geometry was once the thin tube of its pattern region with its particles along a line, from
+/// which it hung rocking at up to 14 rad/s and never slept.)
+#[test]
+fn prescored_a_stick_one_cell_across_rests_on_a_face_of_its_cells() {
+    let (stick, bar_mass) = middle_stick();
+    let MassSource::Properties(properties) = stick.mass else {
+        unreachable!()
+    };
+    assert!((properties.mass() - bar_mass / 9.0).abs() < 1e-9 * bar_mass);
+    let mut world = World::new();
+    // The scenes' ground: a plane.
+    let ground = Shape::HalfSpace(shatter_collision::HalfSpace::try_new(DVec3::Y, 0.0).unwrap());
+    world
+        .add_body(BodyDesc::fixed(Collider::from_shape(ground, 0.05).unwrap()))
+        .unwrap();
+    // Lying along z, a centimetre above where it would rest, turned 0.1 rad about its length.
+    let orientation = DQuat::from_rotation_z(0.1) * stick.pose.orientation;
+    let id = world
+        .add_body(
+            stick
+                .with_position(DVec3::new(0.0, 0.5 * SPACING + 0.01, 0.0))
+                .with_orientation(orientation),
+        )
+        .unwrap();
+    let dt = 1.0 / 30.0;
+    let mut fastest_late = 0.0f64;
+    for step in 0..60 {
+        world.step(dt).unwrap();
+        if step >= 30 {
+            fastest_late = fastest_late.max(world.angular_velocity(id).unwrap().length());
+        }
+    }
+    let height = world.pose(id).unwrap().position.y;
+    assert!(
+        (height - 0.5 * SPACING).abs() < 0.05 * SPACING,
+        "the stick's centre rests {height} m up"
+    );
+    assert!(
+        fastest_late < 0.05,
+        "the stick still turns at {fastest_late} rad/s after 1 s"
+    );
+    assert!(!world.is_awake(id).unwrap(), "the stick is still awake after 2 s");
+}
