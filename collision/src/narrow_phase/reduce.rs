@@ -6,8 +6,7 @@
 //! contact; the one farthest from it; the one farthest from the line through those two (the
 //! largest triangle); then the one that adds the most area to that triangle. Distances and areas
 //! are measured in the contact plane (orthogonal to the normal), so contacts stacked along the
-//! normal do not count as spread. The first two are chosen among the contacts already touching
-//! where there are such (see [`select`]); speculative contacts compete for the last two.
+//! normal do not count as spread. Contacts already touching come first (see [`select`]).
 //!
 //! Stability: each choice takes the best score, except that scores within a tolerance of the
 //! best count as tied, and ties go to the lowest feature id. Taking the strict maximum instead
@@ -32,6 +31,13 @@ use super::{Contact, ContactManifold, FeatureId, MAX_CONTACTS};
 /// Candidates whose scores differ by less than this times the candidate set's extent count as
 /// tied (for the general path, where the caller knows no size of its own).
 pub const RELATIVE_TOLERANCE: f64 = 1e-3;
+
+/// The third and fourth contacts kept are touching ones while the best touching candidate
+/// spreads the manifold at least this share of what the best candidate of all would. A stick
+/// lying on a face, rocked a little, otherwise kept its speculative side corners (which project
+/// beyond its bottom edge) instead of the far bottom edge it rested on, and rolled for good; a
+/// tilted box landing on a face still spreads its manifold with the corners about to touch.
+const SPREAD_SHARE: f64 = 0.5;
 
 /// One contact candidate as the reduction sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -77,12 +83,15 @@ pub fn select(candidates: &[Candidate], tolerance: f64) -> Kept {
     // rounding noise): they carry the load, and a speculative contact a little farther out must
     // not take the place of one that is in the body (a thin bar standing on an edge kept its far
     // side's speculative corners instead of the penetrating far end of the edge, and sank into
-    // the ground for good). The last two spread the manifold, speculative contacts included.
+    // the ground for good). The last two spread the manifold: a touching contact still comes
+    // first unless a speculative one spreads it more than twice as far ([`SPREAD_SHARE`]).
     let touching: Vec<bool> = candidates.iter().map(|c| c.depth >= -tolerance).collect();
-    let first = pick(candidates, &touching, &kept, tolerance, |c| c.depth);
+    let first = pick(candidates, &touching, 0.0, &kept, tolerance, |c| c.depth);
     kept.push(first);
     let p0 = candidates[first].plane;
-    let second = pick(candidates, &touching, &kept, tolerance, |c| (c.plane - p0).length());
+    let second = pick(candidates, &touching, 0.0, &kept, tolerance, |c| {
+        (c.plane - p0).length()
+    });
     kept.push(second);
     let p1 = candidates[second].plane;
     let base = p1 - p0;
@@ -95,7 +104,7 @@ pub fn select(candidates: &[Candidate], tolerance: f64) -> Kept {
             0.0
         }
     };
-    let third = pick(candidates, &[], &kept, tolerance, height);
+    let third = pick(candidates, &touching, SPREAD_SHARE, &kept, tolerance, height);
     kept.push(third);
     let p2 = candidates[third].plane;
     let triangle = |a: DVec2, b: DVec2, c: DVec2| 0.5 * (b - a).perp_dot(c - a).abs();
@@ -103,33 +112,34 @@ pub fn select(candidates: &[Candidate], tolerance: f64) -> Kept {
     // Twice the area a candidate outside the triangle adds to it (zero inside).
     let added =
         |c: &Candidate| triangle(p0, p1, c.plane) + triangle(p1, p2, c.plane) + triangle(p2, p0, c.plane) - area;
-    let fourth = pick(candidates, &[], &kept, tolerance * length, added);
+    let fourth = pick(candidates, &touching, SPREAD_SHARE, &kept, tolerance * length, added);
     kept.push(fourth);
     kept
 }
 
 /// The unkept candidate with the best `score`, scores within `band` of the best counting as tied
-/// and ties going to the lowest feature id (then the lowest index). Where `touching` is given
-/// (one flag per candidate; empty: all compete alike), touching candidates come first: one that
-/// is not is taken only where no touching one scores above the band.
+/// and ties going to the lowest feature id (then the lowest index). Touching candidates
+/// (`touching[i]`) come first while the best of them scores above the band and at least `share`
+/// of the best of all; only then does one that is not yet touching compete.
 fn pick(
     candidates: &[Candidate],
     touching: &[bool],
+    share: f64,
     kept: &Kept,
     band: f64,
     score: impl Fn(&Candidate) -> f64,
 ) -> usize {
-    let touches = |i: usize| touching.get(i).copied().unwrap_or(true);
-    let best_touching = (0..candidates.len())
-        .filter(|&i| touches(i) && !kept.as_slice().contains(&i))
-        .map(|i| score(&candidates[i]))
-        .fold(f64::NEG_INFINITY, f64::max);
-    let only_touching = best_touching > band;
-    let open = |i: &usize| !kept.as_slice().contains(i) && (touches(*i) || !only_touching);
-    let best = (0..candidates.len())
-        .filter(open)
-        .map(|i| score(&candidates[i]))
-        .fold(f64::NEG_INFINITY, f64::max);
+    let unkept = |i: &usize| !kept.as_slice().contains(i);
+    let best_of = |only_touching: bool| {
+        (0..candidates.len())
+            .filter(|i| unkept(i) && (touching[*i] || !only_touching))
+            .map(|i| score(&candidates[i]))
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let best_touching = best_of(true);
+    let only_touching = best_touching > band && best_touching >= share * best_of(false);
+    let open = |i: &usize| unkept(i) && (touching[*i] || !only_touching);
+    let best = best_of(only_touching);
     (0..candidates.len())
         .filter(open)
         .filter(|&i| score(&candidates[i]) >= best - band)
@@ -264,5 +274,29 @@ mod tests {
         let ids = ids(&manifold);
         assert!(ids.contains(&0) && ids.contains(&10), "both ends of the edge: {ids:?}");
         assert_eq!(ids.iter().filter(|&&i| i >= 20).count(), 2, "{ids:?}");
+    }
+
+    /// Spreading the manifold, a touching contact comes before a speculative one that spreads it
+    /// less than twice as far, and after one that spreads it farther.
+    #[test]
+    fn reduce_spreads_with_touching_contacts_unless_a_speculative_one_spreads_twice_as_far() {
+        let kept = |speculative_height: f64| {
+            let mut contacts = vec![
+                contact(0.0, 0.0, 0.01, 0),
+                contact(1.0, 0.0, 0.002, 1),
+                contact(0.5, -0.5, 0.001, 2),
+                contact(0.5, 0.05, 0.001, 3),
+                contact(0.5, speculative_height, -0.01, 4),
+                contact(0.2, speculative_height, -0.01, 5),
+            ];
+            ids(&reduce(&mut contacts))
+        };
+        // The speculative pair spreads 0.9 against the touching contact's 0.5: touching first.
+        let near = kept(0.9);
+        assert!(near.contains(&2) && near.contains(&0) && near.contains(&1), "{near:?}");
+        assert_eq!(near.iter().filter(|&&i| i >= 4).count(), 1, "{near:?}");
+        // At 1.1 they spread more than twice as far: one of them is the third.
+        let far = kept(1.1);
+        assert!(far.iter().any(|&i| i >= 4), "{far:?}");
     }
 }
