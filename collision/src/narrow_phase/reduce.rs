@@ -85,13 +85,11 @@ pub fn select(candidates: &[Candidate], tolerance: f64) -> Kept {
     // side's speculative corners instead of the penetrating far end of the edge, and sank into
     // the ground for good). The last two spread the manifold: a touching contact still comes
     // first unless a speculative one spreads it more than twice as far ([`SPREAD_SHARE`]).
-    let touching: Vec<bool> = candidates.iter().map(|c| c.depth >= -tolerance).collect();
-    let first = pick(candidates, &touching, 0.0, &kept, tolerance, |c| c.depth);
+    let touching = Touching { depth: -tolerance };
+    let first = pick(candidates, touching, 0.0, &kept, tolerance, |c| c.depth);
     kept.push(first);
     let p0 = candidates[first].plane;
-    let second = pick(candidates, &touching, 0.0, &kept, tolerance, |c| {
-        (c.plane - p0).length()
-    });
+    let second = pick(candidates, touching, 0.0, &kept, tolerance, |c| (c.plane - p0).length());
     kept.push(second);
     let p1 = candidates[second].plane;
     let base = p1 - p0;
@@ -104,7 +102,7 @@ pub fn select(candidates: &[Candidate], tolerance: f64) -> Kept {
             0.0
         }
     };
-    let third = pick(candidates, &touching, SPREAD_SHARE, &kept, tolerance, height);
+    let third = pick(candidates, touching, SPREAD_SHARE, &kept, tolerance, height);
     kept.push(third);
     let p2 = candidates[third].plane;
     let triangle = |a: DVec2, b: DVec2, c: DVec2| 0.5 * (b - a).perp_dot(c - a).abs();
@@ -112,18 +110,33 @@ pub fn select(candidates: &[Candidate], tolerance: f64) -> Kept {
     // Twice the area a candidate outside the triangle adds to it (zero inside).
     let added =
         |c: &Candidate| triangle(p0, p1, c.plane) + triangle(p1, p2, c.plane) + triangle(p2, p0, c.plane) - area;
-    let fourth = pick(candidates, &touching, SPREAD_SHARE, &kept, tolerance * length, added);
+    let fourth = pick(candidates, touching, SPREAD_SHARE, &kept, tolerance * length, added);
     kept.push(fourth);
     kept
 }
 
+/// Which candidates count as touching: those at least this deep (m; a small negative number, so
+/// that resting contacts at zero depth do not change sides on rounding noise). A threshold rather
+/// than a list of flags, so reducing a manifold allocates nothing.
+#[derive(Clone, Copy)]
+struct Touching {
+    depth: f64,
+}
+
+impl Touching {
+    #[inline]
+    fn holds(self, candidate: &Candidate) -> bool {
+        candidate.depth >= self.depth
+    }
+}
+
 /// The unkept candidate with the best `score`, scores within `band` of the best counting as tied
-/// and ties going to the lowest feature id (then the lowest index). Touching candidates
-/// (`touching[i]`) come first while the best of them scores above the band and at least `share`
-/// of the best of all; only then does one that is not yet touching compete.
+/// and ties going to the lowest feature id (then the lowest index). Touching candidates come first
+/// while the best of them scores above the band and at least `share` of the best of all; only
+/// then does one that is not yet touching compete.
 fn pick(
     candidates: &[Candidate],
-    touching: &[bool],
+    touching: Touching,
     share: f64,
     kept: &Kept,
     band: f64,
@@ -132,13 +145,13 @@ fn pick(
     let unkept = |i: &usize| !kept.as_slice().contains(i);
     let best_of = |only_touching: bool| {
         (0..candidates.len())
-            .filter(|i| unkept(i) && (touching[*i] || !only_touching))
+            .filter(|i| unkept(i) && (touching.holds(&candidates[*i]) || !only_touching))
             .map(|i| score(&candidates[i]))
             .fold(f64::NEG_INFINITY, f64::max)
     };
     let best_touching = best_of(true);
     let only_touching = best_touching > band && best_touching >= share * best_of(false);
-    let open = |i: &usize| unkept(i) && (touching[*i] || !only_touching);
+    let open = |i: &usize| unkept(i) && (touching.holds(&candidates[*i]) || !only_touching);
     let best = best_of(only_touching);
     (0..candidates.len())
         .filter(open)
