@@ -14,6 +14,7 @@
 //! only through the engine's `FractureContext` and changes the world only through it (or, when
 //! a scene is built, through the `World`'s public calls).
 
+pub mod bem;
 pub mod energized;
 pub mod error;
 pub mod fragments;

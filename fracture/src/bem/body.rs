@@ -1,0 +1,145 @@
+//! A solid ready for stress solves: its surface, material and collocation operator, built once
+//! and reused for every load.
+
+use glam::DVec3;
+use shatter_collision::TriMesh;
+
+use super::bicgstab::{Convergence, Stopping, bicgstab};
+use super::kernel::Kelvin;
+use super::loads::Loads;
+use super::material::Elastic;
+use super::operator::{Accuracy, TractionOperator};
+use super::particular::Particular;
+use super::solution::Solution;
+use super::surface::Surface;
+use crate::error::FractureError;
+
+/// Settings of a stress solve.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BemSettings {
+    /// Near-field quadrature.
+    pub accuracy: Accuracy,
+    /// When BiCGSTAB stops.
+    pub stopping: Stopping,
+}
+
+/// A closed triangle mesh of one isotropic elastic material, with its collocation operator.
+#[derive(Clone, Debug)]
+pub struct ElasticBody {
+    surface: Surface,
+    material: Elastic,
+    operator: TractionOperator,
+    settings: BemSettings,
+}
+
+/// What a stress solve found besides the density.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolveReport {
+    /// The iteration.
+    pub convergence: Convergence,
+    /// Resultant force of the tractions and gravity, N.
+    pub resultant_force: DVec3,
+    /// Resultant torque about the centre of mass, N m.
+    pub resultant_torque: DVec3,
+    /// Rigid acceleration the body's inertia carried (zero unless balanced inertially), m/s^2.
+    pub acceleration: DVec3,
+    /// Rigid angular acceleration the body's inertia carried, rad/s^2.
+    pub angular_acceleration: DVec3,
+}
+
+impl ElasticBody {
+    /// Prepares `mesh` (closed, outward, see [`Surface::try_new`]) of `material`.
+    pub fn try_new(mesh: TriMesh, material: Elastic, settings: BemSettings) -> Result<Self, FractureError> {
+        let a = settings.accuracy;
+        if !(a.near_ratio.is_finite() && a.near_ratio >= 1.0) {
+            return Err(FractureError::invalid(
+                "near-field ratio",
+                a.near_ratio,
+                "a finite ratio >= 1",
+            ));
+        }
+        if !(a.quadrature_ratio.is_finite() && a.quadrature_ratio >= 1.0) {
+            return Err(FractureError::invalid(
+                "quadrature ratio",
+                a.quadrature_ratio,
+                "a finite ratio >= 1",
+            ));
+        }
+        if !(settings.stopping.tolerance.is_finite() && settings.stopping.tolerance > 0.0) {
+            return Err(FractureError::invalid(
+                "solver tolerance",
+                settings.stopping.tolerance,
+                "a finite tolerance > 0",
+            ));
+        }
+        let surface = Surface::try_new(mesh)?;
+        let operator = TractionOperator::new(&surface, Kelvin::new(&material), a);
+        Ok(Self {
+            surface,
+            material,
+            operator,
+            settings,
+        })
+    }
+
+    /// The surface.
+    pub fn surface(&self) -> &Surface {
+        &self.surface
+    }
+
+    /// The material.
+    pub fn material(&self) -> &Elastic {
+        &self.material
+    }
+
+    /// The collocation operator.
+    pub fn operator(&self) -> &TractionOperator {
+        &self.operator
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &BemSettings {
+        &self.settings
+    }
+
+    /// `out = (D + A) rho`: the traction (Pa) at each centroid of the single layer of density
+    /// `rho` (Pa).
+    pub fn apply(&self, rho: &[DVec3], out: &mut [DVec3]) {
+        self.operator.apply(&self.surface, rho, out);
+    }
+
+    /// Solves for the stress under `loads` (made for this surface): the density whose traction is
+    /// the loads' less the particular solution's, by BiCGSTAB. Fails if the loads were made for
+    /// another surface or the iteration did not reach the tolerance.
+    pub fn solve(&self, loads: &Loads) -> Result<Solution<'_>, FractureError> {
+        let s = &self.surface;
+        if loads.tractions().len() != s.len() {
+            return Err(FractureError::input(format!(
+                "the loads hold {} tractions but the surface has {} triangles",
+                loads.tractions().len(),
+                s.len()
+            )));
+        }
+        let (acceleration, angular_acceleration, constant, linear) = loads.body_force(s);
+        let particular = Particular::new(self.material, s.center(), constant, linear);
+        let rhs: Vec<DVec3> = (0..s.len())
+            .map(|i| loads.tractions()[i] - particular.stress(s.centroids()[i]) * s.normals()[i])
+            .collect();
+        let (density, convergence) = bicgstab(&mut |v, out| self.apply(v, out), &rhs, self.settings.stopping);
+        if !convergence.converged {
+            return Err(FractureError::input(format!(
+                "the stress solve stopped at relative residual {:.3e} after {} iterations (tolerance {:.1e})",
+                convergence.relative_residual, convergence.iterations, self.settings.stopping.tolerance
+            )));
+        }
+        let (resultant_force, resultant_torque) = loads.resultant(s);
+        let report = SolveReport {
+            convergence,
+            resultant_force,
+            resultant_torque,
+            acceleration,
+            angular_acceleration,
+        };
+        Ok(Solution::new(self, density, particular, rhs, report))
+    }
+}

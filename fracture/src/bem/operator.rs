@@ -1,0 +1,210 @@
+//! The collocation operator of the traction boundary integral equation (Zhu 2015 eq. 7-8).
+//!
+//! With the displacement a single-layer potential `u(x) = int_S G(x, y) rho(y) dA_y` of a density
+//! `rho` (Pa), the traction on the material side of the boundary at a smooth point `x` is
+//!
+//! ```text
+//! t(x) = kappa rho(x) + p.v. int_S T(x, y; n_x) rho(y) dA_y,       kappa = omega(x) / (4 pi)
+//! ```
+//!
+//! with `omega` the solid angle of the material at `x`. Collocation points are triangle centroids,
+//! where `omega = 2 pi` and `kappa = 1/2`. Zhu writes `kappa = sgn(sheet) omega / (4 pi)` with
+//! `sgn = -1` on cavities, measuring `omega` on the side each sheet encloses; with normals out of
+//! the material on every sheet (as [`super::Surface`] requires) the material is on the side the
+//! normal points away from on outer surfaces and cavities alike, and the jump is `+1/2` on both:
+//! the hollow-sphere oracle checks the cavity's sign.
+//!
+//! Discretisation, `rho` constant per triangle (`A` the area, `c` the centroid):
+//!
+//! ```text
+//! t_i = 1/2 rho_i + sum_{j != i} A_j T(c_i - c_j; n_i) rho_j + sum_{j near i} C_ij rho_j
+//! ```
+//!
+//! The first sum treats every source as a point force at its centroid: it is what the far-field
+//! summation (direct or multipole) computes. `C_ij` corrects it on the sources within
+//! `near_ratio` diameters of the target, replacing the point by an accurate integral over the
+//! triangle (adaptive quadrature; the principal value in closed form on the target's own
+//! triangle, where `r^ . n = 0` leaves only the kernel's odd part). The corrections are 3x3 blocks
+//! stored once per operator.
+
+use glam::{DMat3, DVec3};
+use hashbrown::HashMap;
+use rayon::prelude::*;
+
+use super::kernel::{Kelvin, outer};
+use super::quadrature::{principal_value_direction, visit_adaptive};
+use super::surface::Surface;
+
+/// How the operator integrates near sources.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Accuracy {
+    /// Sources whose centroid lies within this many of their own diameters of a target get an
+    /// accurate integral instead of the centroid point (dimensionless, >= 1).
+    pub near_ratio: f64,
+    /// Acceptance ratio of the adaptive quadrature (see [`super::quadrature::visit_adaptive`]).
+    pub quadrature_ratio: f64,
+}
+
+impl Default for Accuracy {
+    fn default() -> Self {
+        Self {
+            near_ratio: 4.0,
+            quadrature_ratio: 3.0,
+        }
+    }
+}
+
+/// Near-field corrections in compressed rows: row `i` holds `(j, C_ij)` for `j` in
+/// `sources[offsets[i]..offsets[i + 1]]`.
+#[derive(Clone, Debug, Default)]
+pub struct NearField {
+    offsets: Vec<usize>,
+    sources: Vec<u32>,
+    blocks: Vec<DMat3>,
+}
+
+impl NearField {
+    /// Number of stored 3x3 blocks.
+    pub fn blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Adds `sum_j C_ij x_j` to `out[i]` for every row.
+    fn apply(&self, x: &[DVec3], out: &mut [DVec3]) {
+        out.par_iter_mut().enumerate().for_each(|(i, o)| {
+            for k in self.offsets[i]..self.offsets[i + 1] {
+                *o += self.blocks[k] * x[self.sources[k] as usize];
+            }
+        });
+    }
+}
+
+/// The discrete traction operator `D + A` of one surface and material.
+#[derive(Clone, Debug)]
+pub struct TractionOperator {
+    kelvin: Kelvin,
+    near: NearField,
+}
+
+impl TractionOperator {
+    /// Builds the near-field corrections of `surface` for `kelvin`.
+    pub fn new(surface: &Surface, kelvin: Kelvin, accuracy: Accuracy) -> Self {
+        let neighbours = neighbours_within(surface, accuracy.near_ratio);
+        let rows: Vec<Vec<(u32, DMat3)>> = (0..surface.len())
+            .into_par_iter()
+            .map(|i| {
+                neighbours[i]
+                    .iter()
+                    .map(|&j| {
+                        (
+                            j,
+                            correction(surface, &kelvin, i, j as usize, accuracy.quadrature_ratio),
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut near = NearField {
+            offsets: Vec::with_capacity(rows.len() + 1),
+            ..NearField::default()
+        };
+        near.offsets.push(0);
+        for row in rows {
+            for (j, block) in row {
+                near.sources.push(j);
+                near.blocks.push(block);
+            }
+            near.offsets.push(near.sources.len());
+        }
+        Self { kelvin, near }
+    }
+
+    /// The kernels.
+    pub fn kelvin(&self) -> &Kelvin {
+        &self.kelvin
+    }
+
+    /// The near-field corrections.
+    pub fn near_field(&self) -> &NearField {
+        &self.near
+    }
+
+    /// `out = (D + A) rho`: tractions (Pa) at the centroids of the density `rho` (Pa).
+    pub fn apply(&self, surface: &Surface, rho: &[DVec3], out: &mut [DVec3]) {
+        let charges: Vec<DVec3> = rho.iter().zip(surface.areas()).map(|(r, a)| *r * *a).collect();
+        direct_traction_sum(&self.kelvin, surface.centroids(), surface.normals(), &charges, out);
+        self.near.apply(rho, out);
+    }
+}
+
+/// `out_i = sum_{j != i} T(p_i - p_j; n_i) q_j`: the traction at every point of point forces `q`
+/// (N) at the same points, by direct summation (O(n^2), parallel over targets, each target
+/// summed in source order so the result does not depend on the thread count).
+pub fn direct_traction_sum(kelvin: &Kelvin, points: &[DVec3], normals: &[DVec3], charges: &[DVec3], out: &mut [DVec3]) {
+    out.par_iter_mut().enumerate().for_each(|(i, o)| {
+        let (x, n) = (points[i], normals[i]);
+        let mut sum = DVec3::ZERO;
+        for (j, (&y, &q)) in points.iter().zip(charges).enumerate() {
+            if j != i {
+                sum += kelvin.traction(x - y, n) * q;
+            }
+        }
+        *o = sum;
+    });
+}
+
+/// Per triangle, the triangles (itself included) whose centroid is within `ratio` of their own
+/// diameters of its centroid, in ascending order.
+fn neighbours_within(surface: &Surface, ratio: f64) -> Vec<Vec<u32>> {
+    let centroids = surface.centroids();
+    let reach: Vec<f64> = surface.diameters().iter().map(|d| d * ratio).collect();
+    let cell = reach.iter().fold(0.0f64, |a, &r| a.max(r));
+    let key = |p: DVec3| {
+        let k = (p / cell).floor();
+        (k.x as i64, k.y as i64, k.z as i64)
+    };
+    let mut grid: HashMap<(i64, i64, i64), Vec<u32>> = HashMap::new();
+    for (j, &c) in centroids.iter().enumerate() {
+        grid.entry(key(c)).or_default().push(j as u32);
+    }
+    (0..centroids.len())
+        .into_par_iter()
+        .map(|i| {
+            let (x, y, z) = key(centroids[i]);
+            let mut found = Vec::new();
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for dz in -1..=1 {
+                        if let Some(cell) = grid.get(&(x + dx, y + dy, z + dz)) {
+                            found.extend(cell.iter().copied().filter(|&j| {
+                                (centroids[i] - centroids[j as usize]).length_squared() < reach[j as usize].powi(2)
+                            }));
+                        }
+                    }
+                }
+            }
+            found.sort_unstable();
+            found
+        })
+        .collect()
+}
+
+/// The correction block `C_ij` (dimensionless): the accurate integral of `T` over triangle `j`
+/// at the centroid of `i`, less the point term the far field already counts (none for `i = j`,
+/// whose block is the jump `1/2 I` plus the principal value).
+fn correction(surface: &Surface, kelvin: &Kelvin, i: usize, j: usize, quadrature_ratio: f64) -> DMat3 {
+    let (x, n) = (surface.centroids()[i], surface.normals()[i]);
+    let triangle = surface.triangle(j);
+    if i == j {
+        // On the flat triangle r^ . n = 0: T = -(1 - 2 nu)(n_l r^_i - n_i r^_l) / (8 pi (1 - nu) r^2).
+        let nu = kelvin.poisson();
+        let pv = principal_value_direction(&triangle, x);
+        let scale = -(1.0 - 2.0 * nu) / (8.0 * core::f64::consts::PI * (1.0 - nu));
+        return DMat3::IDENTITY * 0.5 + (outer(pv, n) - outer(n, pv)) * scale;
+    }
+    let mut block = DMat3::ZERO;
+    visit_adaptive(&triangle, x, quadrature_ratio, &mut |y, w| {
+        block += kelvin.traction(x - y, n) * w
+    });
+    block - kelvin.traction(x - surface.centroids()[j], n) * surface.areas()[j]
+}
