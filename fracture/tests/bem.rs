@@ -439,3 +439,39 @@ fn bem_single_layer_traction_jumps_by_the_density() {
         );
     }
 }
+
+/// The multipole far field gives the solve the direct one's answer: a 5120-triangle sphere under
+/// pressure, stress at interior points within 1e-4 of p between the two.
+#[test]
+fn bem_multipole_solve_matches_the_direct_solve() {
+    use shatter_fracture::bem::FarField;
+    use shatter_fracture::bem::fmm::FmmSettings;
+    let p = 1.0e6;
+    let solve = |far_field: FarField| {
+        let settings = BemSettings {
+            far_field,
+            ..BemSettings::default()
+        };
+        let body = ElasticBody::try_new(TriMesh::icosphere(1.0, 4), rock(), settings).unwrap();
+        assert_eq!(
+            body.operator().uses_multipole(),
+            matches!(far_field, FarField::Multipole(_))
+        );
+        let mut loads = Loads::new(body.surface(), DENSITY).unwrap();
+        loads.add_pressure(body.surface(), p).unwrap();
+        let solution = body.solve(&loads).unwrap();
+        let iterations = solution.report().convergence.iterations;
+        let stresses: Vec<DMat3> = ball_points(&[0.5, 0.9]).iter().map(|x| solution.stress(*x)).collect();
+        (iterations, stresses)
+    };
+    let (direct_iterations, direct) = solve(FarField::Direct);
+    let (fmm_iterations, fmm) = solve(FarField::Multipole(FmmSettings::default()));
+    let difference = direct
+        .iter()
+        .zip(&fmm)
+        .fold(0.0f64, |a, (d, f)| a.max(max_abs(*d - *f) / p));
+    println!(
+        "direct {direct_iterations} iterations, multipole {fmm_iterations}, largest difference {difference:.2e} of p"
+    );
+    assert!(difference < 1e-4, "{difference}");
+}

@@ -8,7 +8,7 @@ use super::bicgstab::{Convergence, Stopping, bicgstab};
 use super::kernel::Kelvin;
 use super::loads::Loads;
 use super::material::Elastic;
-use super::operator::{Accuracy, TractionOperator};
+use super::operator::{Accuracy, FarField, TractionOperator};
 use super::particular::Particular;
 use super::solution::Solution;
 use super::surface::Surface;
@@ -21,6 +21,8 @@ pub struct BemSettings {
     pub accuracy: Accuracy,
     /// When BiCGSTAB stops.
     pub stopping: Stopping,
+    /// How the far field is summed.
+    pub far_field: FarField,
 }
 
 /// A closed triangle mesh of one isotropic elastic material, with its collocation operator.
@@ -73,7 +75,16 @@ impl ElasticBody {
             ));
         }
         let surface = Surface::try_new(mesh)?;
-        let operator = TractionOperator::new(&surface, Kelvin::new(&material), a);
+        if let FarField::Multipole(fmm) = settings.far_field
+            && !((3..=12).contains(&fmm.order) && fmm.leaf_size >= 1 && fmm.truncation > 0.0 && fmm.truncation < 1.0)
+        {
+            return Err(FractureError::invalid(
+                "multipole settings (order, leaf size, truncation)",
+                (fmm.order, fmm.leaf_size, fmm.truncation),
+                "an order in 3..=12, a leaf size >= 1 and a truncation in (0, 1)",
+            ));
+        }
+        let operator = TractionOperator::new(&surface, Kelvin::new(&material), a, settings.far_field);
         Ok(Self {
             surface,
             material,

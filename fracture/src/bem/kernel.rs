@@ -85,6 +85,25 @@ impl Kelvin {
         symmetric + (outer(d, n) - outer(n, d)) * (a * s)
     }
 
+    /// `G(r) f` (m) without forming the matrix: `[(3 - 4 nu) f + r^ (r^ . f)] / (16 pi mu (1 - nu) r)`.
+    #[inline]
+    pub fn displacement_times(&self, r: DVec3, f: DVec3) -> DVec3 {
+        let inv = 1.0 / r.length();
+        let d = r * inv;
+        (f * (3.0 - 4.0 * self.nu) + d * d.dot(f)) * (self.displacement_scale * inv)
+    }
+
+    /// `T(r; n) f` (Pa) without forming the matrix:
+    /// `-[(r^.n)((1 - 2 nu) f + 3 r^ (r^.f)) + (1 - 2 nu)((n.f) r^ - (r^.f) n)] / (8 pi (1 - nu) r^2)`.
+    #[inline]
+    pub fn traction_times(&self, r: DVec3, n: DVec3, f: DVec3) -> DVec3 {
+        let inv2 = 1.0 / r.length_squared();
+        let d = r * inv2.sqrt();
+        let a = 1.0 - 2.0 * self.nu;
+        let (dn, df, nf) = (d.dot(n), d.dot(f), n.dot(f));
+        (f * (a * dn) + d * (3.0 * dn * df + a * nf) - n * (a * df)) * (-self.stress_scale * inv2)
+    }
+
     /// The stress `sigma(x)` (Pa) of a force `f` (N) at `y`, `r = x - y`: `sigma_ij = S_lij f_l`.
     #[inline]
     pub fn stress(&self, r: DVec3, f: DVec3) -> DMat3 {
@@ -151,6 +170,20 @@ mod tests {
         let t = k.traction(r, n) * f;
         let expected = k.stress(r, f) * n;
         assert!((t - expected).length() < 1e-12 * expected.length());
+    }
+
+    #[test]
+    fn bem_kernel_products_match_the_matrices() {
+        let (_, k) = kelvin();
+        let (r, n, f) = (
+            DVec3::new(0.3, -0.8, 0.1),
+            DVec3::new(0.6, 0.0, 0.8),
+            DVec3::new(-1.0, 2.0, 0.5),
+        );
+        let t = k.traction(r, n) * f;
+        assert!((k.traction_times(r, n, f) - t).length() < 1e-13 * t.length());
+        let u = k.displacement(r) * f;
+        assert!((k.displacement_times(r, f) - u).length() < 1e-13 * u.length());
     }
 
     #[test]

@@ -8,12 +8,14 @@
 //! second-kind integral equation ([`operator`]), solved by BiCGSTAB ([`bicgstab`]); loads are
 //! tractions per triangle and gravity, balanced by the body's own inertia ([`loads`]). Stress and
 //! displacement can then be read anywhere inside and at the surface vertices ([`solution`]), and
-//! decomposed into principal stresses ([`principal`]) for a Rankine criterion.
+//! decomposed into principal stresses ([`principal`]) for a Rankine criterion. The far field of
+//! every mat-vec is summed directly or by a kernel-independent fast multipole method ([`fmm`]).
 //!
 //! Units are SI throughout: m, Pa, N, kg/m^3. Everything is in the body's material frame.
 
 pub mod bicgstab;
 pub mod body;
+pub mod fmm;
 pub mod kernel;
 pub mod loads;
 pub mod material;
@@ -30,7 +32,7 @@ pub use body::{BemSettings, ElasticBody, SolveReport};
 pub use kernel::Kelvin;
 pub use loads::{Balance, Loads};
 pub use material::Elastic;
-pub use operator::Accuracy;
+pub use operator::{Accuracy, FarField};
 pub use principal::{PrincipalStress, principal_stress};
 pub use solution::Solution;
 pub use surface::{Component, Surface};

@@ -31,9 +31,29 @@ use glam::{DMat3, DVec3};
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
+use super::fmm::{Fmm, FmmSettings, Target};
 use super::kernel::{Kelvin, outer};
 use super::quadrature::{principal_value_direction, visit_adaptive};
 use super::surface::Surface;
+
+/// How the far field (every source as a point force at its centroid) is summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum FarField {
+    /// Direct summation below [`FarField::AUTO_THRESHOLD`] triangles, the multipole method with
+    /// default settings above.
+    #[default]
+    Auto,
+    /// Direct summation: O(n^2), exact to round-off.
+    Direct,
+    /// The fast multipole method: O(n), to the accuracy its settings give.
+    Multipole(FmmSettings),
+}
+
+impl FarField {
+    /// Triangles from which [`FarField::Auto`] uses the multipole method (the measured crossover
+    /// of one mat-vec on two cores is a few thousand points; see the `bem` bench).
+    pub const AUTO_THRESHOLD: usize = 4000;
+}
 
 /// How the operator integrates near sources.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,11 +104,14 @@ impl NearField {
 pub struct TractionOperator {
     kelvin: Kelvin,
     near: NearField,
+    /// The multipole evaluator over the centroids, when the far field uses it.
+    fmm: Option<Fmm>,
 }
 
 impl TractionOperator {
-    /// Builds the near-field corrections of `surface` for `kelvin`.
-    pub fn new(surface: &Surface, kelvin: Kelvin, accuracy: Accuracy) -> Self {
+    /// Builds the near-field corrections of `surface` for `kelvin`, and the multipole evaluator
+    /// when `far_field` asks for it.
+    pub fn new(surface: &Surface, kelvin: Kelvin, accuracy: Accuracy, far_field: FarField) -> Self {
         let neighbours = neighbours_within(surface, accuracy.near_ratio);
         let rows: Vec<Vec<(u32, DMat3)>> = (0..surface.len())
             .into_par_iter()
@@ -116,7 +139,18 @@ impl TractionOperator {
             }
             near.offsets.push(near.sources.len());
         }
-        Self { kelvin, near }
+        let fmm = match far_field {
+            FarField::Direct => None,
+            FarField::Auto if surface.len() < FarField::AUTO_THRESHOLD => None,
+            FarField::Auto => Some(Fmm::new(kelvin, surface.centroids(), FmmSettings::default())),
+            FarField::Multipole(settings) => Some(Fmm::new(kelvin, surface.centroids(), settings)),
+        };
+        Self { kelvin, near, fmm }
+    }
+
+    /// Whether the far field is summed by the multipole method.
+    pub fn uses_multipole(&self) -> bool {
+        self.fmm.is_some()
     }
 
     /// The kernels.
@@ -132,7 +166,10 @@ impl TractionOperator {
     /// `out = (D + A) rho`: tractions (Pa) at the centroids of the density `rho` (Pa).
     pub fn apply(&self, surface: &Surface, rho: &[DVec3], out: &mut [DVec3]) {
         let charges: Vec<DVec3> = rho.iter().zip(surface.areas()).map(|(r, a)| *r * *a).collect();
-        direct_traction_sum(&self.kelvin, surface.centroids(), surface.normals(), &charges, out);
+        match &self.fmm {
+            Some(fmm) => out.copy_from_slice(&fmm.evaluate(&charges, Target::Traction(surface.normals()))),
+            None => direct_traction_sum(&self.kelvin, surface.centroids(), surface.normals(), &charges, out),
+        }
         self.near.apply(rho, out);
     }
 }
@@ -146,7 +183,7 @@ pub fn direct_traction_sum(kelvin: &Kelvin, points: &[DVec3], normals: &[DVec3],
         let mut sum = DVec3::ZERO;
         for (j, (&y, &q)) in points.iter().zip(charges).enumerate() {
             if j != i {
-                sum += kelvin.traction(x - y, n) * q;
+                sum += kelvin.traction_times(x - y, n, q);
             }
         }
         *o = sum;
