@@ -2,9 +2,10 @@
 //!
 //! Each method is a module implementing the engine's `FractureModel`: [`energized`] (breakable
 //! constraints whose stored energy returns as motion, Li 2018) and [`prescored`] (a fracture
-//! pattern aligned at each impact, Su 2009). Still to come: `modes` (precomputed fracture modes,
-//! Sellán 2023), `bem` (boundary-element stress with crack tracking, Zhu 2015) and `sph` (SPH stress on
-//! tet-bound particles, Chen 2014).
+//! pattern aligned at each impact, Su 2009). [`bem`] holds the boundary-element stress solver of
+//! Zhu 2015; its crack tracking and its `FractureModel` are still to come, as are `modes`
+//! (precomputed fracture modes, Sellán 2023) and `sph` (SPH stress on tet-bound particles, Chen
+//! 2014).
 //!
 //! Shared by the methods: [`fragments`] (the one place a piece of geometry becomes a body),
 //! [`prescore`] (pieces of a tet mesh, and the anchors where they meet) and [`error`]. Random

@@ -10,6 +10,7 @@ use super::loads::Loads;
 use super::material::Elastic;
 use super::operator::{Accuracy, FarField, TractionOperator};
 use super::particular::Particular;
+use super::rigid::RigidModes;
 use super::solution::Solution;
 use super::surface::Surface;
 use crate::error::FractureError;
@@ -31,6 +32,7 @@ pub struct ElasticBody {
     surface: Surface,
     material: Elastic,
     operator: TractionOperator,
+    rigid: RigidModes,
     settings: BemSettings,
 }
 
@@ -85,10 +87,12 @@ impl ElasticBody {
             ));
         }
         let operator = TractionOperator::new(&surface, Kelvin::new(&material), a, settings.far_field);
+        let rigid = RigidModes::new(&surface);
         Ok(Self {
             surface,
             material,
             operator,
+            rigid,
             settings,
         })
     }
@@ -120,7 +124,8 @@ impl ElasticBody {
     }
 
     /// Solves for the stress under `loads` (made for this surface): the density whose traction is
-    /// the loads' less the particular solution's, by BiCGSTAB. Fails if the loads were made for
+    /// the loads' less the particular solution's, by BiCGSTAB on the operator completed with the
+    /// rigid motions (see [`super::rigid`]). Fails if the loads were made for
     /// another surface or the iteration did not reach the tolerance.
     pub fn solve(&self, loads: &Loads) -> Result<Solution<'_>, FractureError> {
         let s = &self.surface;
@@ -136,7 +141,12 @@ impl ElasticBody {
         let rhs: Vec<DVec3> = (0..s.len())
             .map(|i| loads.tractions()[i] - particular.stress(s.centroids()[i]) * s.normals()[i])
             .collect();
-        let (density, convergence) = bicgstab(&mut |v, out| self.apply(v, out), &rhs, self.settings.stopping);
+        // The completed operator (see `rigid`): well conditioned, same stress.
+        let mut completed = |v: &[DVec3], out: &mut [DVec3]| {
+            self.apply(v, out);
+            self.rigid.complete(v, out);
+        };
+        let (density, convergence) = bicgstab(&mut completed, &rhs, self.settings.stopping);
         if !convergence.converged {
             return Err(FractureError::input(format!(
                 "the stress solve stopped at relative residual {:.3e} after {} iterations (tolerance {:.1e})",

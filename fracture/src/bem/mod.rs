@@ -24,6 +24,7 @@ pub mod operator;
 pub mod particular;
 pub mod principal;
 pub mod quadrature;
+pub mod rigid;
 pub mod solution;
 pub mod surface;
 

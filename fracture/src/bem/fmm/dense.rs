@@ -6,6 +6,11 @@
 //! and their pseudo-inverse is truncated at 1e-10 or so), and is deterministic; its O(n^3) per
 //! sweep cost is paid once per operator set, at n of a few hundred.
 
+use rayon::prelude::*;
+
+/// Vectors per block of [`Matrix::apply_many`].
+pub const BATCH: usize = 16;
+
 /// A dense row-major matrix of f64.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Matrix {
@@ -58,6 +63,25 @@ impl Matrix {
         for (yi, row) in y.iter_mut().zip(self.data.chunks_exact(self.cols)) {
             *yi += dot(row, x);
         }
+    }
+
+    /// `A x` for every `x` of `inputs` (each of length `cols`), in input order. Vectors go in
+    /// blocks of [`BATCH`], so each row of `A` is read once per block rather than once per vector:
+    /// a matrix of a few megabytes applied vector by vector streams from memory every time.
+    /// Each output entry is one [`dot`], so the result does not depend on the thread count.
+    pub fn apply_many(&self, inputs: &[&[f64]]) -> Vec<Vec<f64>> {
+        inputs
+            .par_chunks(BATCH)
+            .flat_map_iter(|block| {
+                let mut outputs = vec![vec![0.0; self.rows]; block.len()];
+                for (i, row) in self.data.chunks_exact(self.cols).enumerate() {
+                    for (x, y) in block.iter().zip(outputs.iter_mut()) {
+                        y[i] = dot(row, x);
+                    }
+                }
+                outputs
+            })
+            .collect()
     }
 
     /// `A B`.

@@ -27,7 +27,7 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use self::fourier::Spectrum;
-use self::operators::{Operators, component, offset_slot};
+use self::operators::{Operators, offset_slot};
 use self::tree::Tree;
 use super::kernel::Kelvin;
 
@@ -200,9 +200,9 @@ impl Fmm {
         let depth = tree.depth();
         let ns = ops.surface.len();
         let sorted_charges: Vec<DVec3> = tree.order.iter().map(|&i| charges[i as usize]).collect();
-        // 1. Sources to the leaves' upward equivalent forces.
-        let mut up: Vec<Vec<Vec<f64>>> = vec![Vec::new(); depth + 1];
-        up[depth] = tree.levels[depth]
+        // 1. Sources to the leaves' check potentials, then (all leaves at once) their upward
+        // equivalent forces.
+        let checks: Vec<Vec<f64>> = tree.levels[depth]
             .coords
             .par_iter()
             .enumerate()
@@ -220,27 +220,24 @@ impl Fmm {
                     {
                         u += self.kelvin.displacement_times(x - *y, *q);
                     }
-                    check[3 * k..3 * k + 3].copy_from_slice(&u.to_array());
+                    // The pseudo-inverse at half-width h is h times the unit one.
+                    check[3 * k..3 * k + 3].copy_from_slice(&(u * h).to_array());
                 }
-                let mut equivalent = vec![0.0; 3 * ns];
-                ops.up_check_to_equivalent.mul_add(&check, &mut equivalent);
-                equivalent.iter_mut().for_each(|v| *v *= h);
-                equivalent
+                check
             })
             .collect();
-        // 2. Upward.
+        let mut up: Vec<Vec<Vec<f64>>> = vec![Vec::new(); depth + 1];
+        up[depth] = ops.up_check_to_equivalent.apply_many(&as_slices(&checks));
+        // 2. Upward: each child's translation (all children of one octant at once), summed into
+        // its parent in child order.
         for l in (0..depth).rev() {
-            let children_of = children(tree, l);
-            let parents: Vec<Vec<f64>> = children_of
-                .par_iter()
-                .map(|kids| {
-                    let mut equivalent = vec![0.0; 3 * ns];
-                    for &(child, octant) in kids {
-                        ops.m2m[octant].mul_add(&up[l + 1][child as usize], &mut equivalent);
-                    }
-                    equivalent
-                })
-                .collect();
+            let lower = &tree.levels[l + 1];
+            let translated = by_octant(&lower.coords, &up[l + 1], &ops.m2m);
+            let mut parents = vec![vec![0.0; 3 * ns]; tree.levels[l].coords.len()];
+            for (child, t) in translated.iter().enumerate() {
+                let parent = &mut parents[lower.parent[child] as usize];
+                parent.iter_mut().zip(t).for_each(|(p, v)| *p += v);
+            }
             up[l] = parents;
         }
         // 3. Downward: M2L as a convolution in Fourier space, and L2L.
@@ -270,43 +267,39 @@ impl Fmm {
                 Vec::new()
             };
             let level = &tree.levels[l];
-            let next: Vec<Vec<f64>> = (0..level.coords.len())
+            let checks: Vec<Vec<f64>> = (0..level.coords.len())
                 .into_par_iter()
                 .map(|b| {
-                    let mut equivalent = vec![0.0; 3 * ns];
-                    if !self.interactions[l][b].is_empty() {
-                        let mut acc = [0, 1, 2].map(|_| Spectrum {
-                            re: vec![0.0; freq],
-                            im: vec![0.0; freq],
-                        });
-                        for &(source, slot) in &self.interactions[l][b] {
-                            let Some(kernel) = &ops.m2l[slot as usize] else {
-                                continue;
-                            };
-                            let q = &spectra[source as usize];
-                            for (a, out) in acc.iter_mut().enumerate() {
-                                for (c, qc) in q.iter().enumerate() {
-                                    let g = &kernel[component(a, c)];
-                                    multiply_add(g, qc, out);
-                                }
-                            }
-                        }
-                        let mut check = vec![0.0; 3 * ns];
-                        for (c, spectrum) in acc.into_iter().enumerate() {
-                            let grid = fourier.inverse(spectrum);
-                            for (k, &at) in ops.grid_index.iter().enumerate() {
-                                check[3 * k + c] = grid[at] * factor;
-                            }
-                        }
-                        ops.down_check_to_equivalent.mul_add(&check, &mut equivalent);
+                    let mut check = vec![0.0; 3 * ns];
+                    if self.interactions[l][b].is_empty() {
+                        return check;
                     }
-                    let parent = level.parent[b] as usize;
-                    let c = level.coords[b];
-                    let octant = (c[0] & 1) as usize | ((c[1] & 1) as usize) << 1 | ((c[2] & 1) as usize) << 2;
-                    ops.l2l[octant].mul_add(&down[parent], &mut equivalent);
-                    equivalent
+                    let mut acc = [0, 1, 2].map(|_| Spectrum {
+                        re: vec![0.0; freq],
+                        im: vec![0.0; freq],
+                    });
+                    let sources: Vec<(&[Spectrum; 6], &[Spectrum; 3])> = self.interactions[l][b]
+                        .iter()
+                        .filter_map(|&(source, slot)| {
+                            ops.m2l[slot as usize].as_ref().map(|k| (k, &spectra[source as usize]))
+                        })
+                        .collect();
+                    accumulate(&sources, &mut acc);
+                    for (c, spectrum) in acc.into_iter().enumerate() {
+                        let grid = fourier.inverse(spectrum);
+                        for (k, &at) in ops.grid_index.iter().enumerate() {
+                            check[3 * k + c] = grid[at] * factor;
+                        }
+                    }
+                    check
                 })
                 .collect();
+            let mut next = ops.down_check_to_equivalent.apply_many(&as_slices(&checks));
+            let parents: Vec<Vec<f64>> = level.parent.iter().map(|&p| down[p as usize].clone()).collect();
+            let inherited = by_octant(&level.coords, &parents, &ops.l2l);
+            for (n, i) in next.iter_mut().zip(&inherited) {
+                n.iter_mut().zip(i).for_each(|(a, b)| *a += b);
+            }
             down = next;
         }
         // 4. Leaves: far field from the downward equivalent forces, near field directly.
@@ -394,31 +387,98 @@ impl Fmm {
     }
 }
 
-/// `out += g * q`, frequency by frequency (complex).
-fn multiply_add(g: &Spectrum, q: &Spectrum, out: &mut Spectrum) {
-    let n = out.re.len();
-    let (gr, gi, qr, qi) = (&g.re[..n], &g.im[..n], &q.re[..n], &q.im[..n]);
-    let (or, oi) = (&mut out.re[..n], &mut out.im[..n]);
-    for i in 0..n {
-        or[i] += gr[i] * qr[i] - gi[i] * qi[i];
-        oi[i] += gr[i] * qi[i] + gi[i] * qr[i];
+/// `acc_a += sum over sources of sum_c G_ac * q_c`, frequency by frequency (complex): the M2L
+/// products of one target box. One pass over the frequencies does all nine products of an
+/// interaction, reading each of the six kernel spectra and three source spectra once, where a
+/// pass per product would read them nine times: the loop is bound by memory traffic, not
+/// arithmetic (blocking the frequencies and compiling for AVX2 measured no faster).
+fn accumulate(sources: &[(&[Spectrum; 6], &[Spectrum; 3])], acc: &mut [Spectrum; 3]) {
+    let n = acc[0].re.len();
+    let [o0, o1, o2] = acc;
+    let (o0r, o0i) = (&mut o0.re[..n], &mut o0.im[..n]);
+    let (o1r, o1i) = (&mut o1.re[..n], &mut o1.im[..n]);
+    let (o2r, o2i) = (&mut o2.re[..n], &mut o2.im[..n]);
+    for (kernel, q) in sources {
+        let [xx, xy, xz, yy, yz, zz] = &kernel[..] else {
+            unreachable!()
+        };
+        let (q0r, q0i, q1r, q1i, q2r, q2i) = (
+            &q[0].re[..n],
+            &q[0].im[..n],
+            &q[1].re[..n],
+            &q[1].im[..n],
+            &q[2].re[..n],
+            &q[2].im[..n],
+        );
+        let (axx, bxx, axy, bxy, axz, bxz) = (
+            &xx.re[..n],
+            &xx.im[..n],
+            &xy.re[..n],
+            &xy.im[..n],
+            &xz.re[..n],
+            &xz.im[..n],
+        );
+        let (ayy, byy, ayz, byz, azz, bzz) = (
+            &yy.re[..n],
+            &yy.im[..n],
+            &yz.re[..n],
+            &yz.im[..n],
+            &zz.re[..n],
+            &zz.im[..n],
+        );
+        for i in 0..n {
+            // (a + ib)(c + id) = (ac - bd) + i(ad + bc), for each kernel entry times each charge.
+            o0r[i] += axx[i] * q0r[i] - bxx[i] * q0i[i] + axy[i] * q1r[i] - bxy[i] * q1i[i] + axz[i] * q2r[i]
+                - bxz[i] * q2i[i];
+            o0i[i] += axx[i] * q0i[i]
+                + bxx[i] * q0r[i]
+                + axy[i] * q1i[i]
+                + bxy[i] * q1r[i]
+                + axz[i] * q2i[i]
+                + bxz[i] * q2r[i];
+            o1r[i] += axy[i] * q0r[i] - bxy[i] * q0i[i] + ayy[i] * q1r[i] - byy[i] * q1i[i] + ayz[i] * q2r[i]
+                - byz[i] * q2i[i];
+            o1i[i] += axy[i] * q0i[i]
+                + bxy[i] * q0r[i]
+                + ayy[i] * q1i[i]
+                + byy[i] * q1r[i]
+                + ayz[i] * q2i[i]
+                + byz[i] * q2r[i];
+            o2r[i] += axz[i] * q0r[i] - bxz[i] * q0i[i] + ayz[i] * q1r[i] - byz[i] * q1i[i] + azz[i] * q2r[i]
+                - bzz[i] * q2i[i];
+            o2i[i] += axz[i] * q0i[i]
+                + bxz[i] * q0r[i]
+                + ayz[i] * q1i[i]
+                + byz[i] * q1r[i]
+                + azz[i] * q2i[i]
+                + bzz[i] * q2r[i];
+        }
     }
+}
+
+/// The vectors as slices.
+fn as_slices(vectors: &[Vec<f64>]) -> Vec<&[f64]> {
+    vectors.iter().map(|v| v.as_slice()).collect()
+}
+
+/// `matrices[octant(b)] vectors[b]` for every box `b` of a level, the boxes of each octant
+/// translated together.
+fn by_octant(coords: &[[i32; 3]], vectors: &[Vec<f64>], matrices: &[dense::Matrix]) -> Vec<Vec<f64>> {
+    let octant = |c: &[i32; 3]| (c[0] & 1) as usize | ((c[1] & 1) as usize) << 1 | ((c[2] & 1) as usize) << 2;
+    let mut out = vec![Vec::new(); coords.len()];
+    for (o, matrix) in matrices.iter().enumerate() {
+        let members: Vec<usize> = (0..coords.len()).filter(|&b| octant(&coords[b]) == o).collect();
+        let inputs: Vec<&[f64]> = members.iter().map(|&b| vectors[b].as_slice()).collect();
+        for (b, result) in members.into_iter().zip(matrix.apply_many(&inputs)) {
+            out[b] = result;
+        }
+    }
+    out
 }
 
 /// The 27 offsets of a box and its neighbours.
 fn adjacent() -> impl Iterator<Item = [i32; 3]> {
     (-1..=1).flat_map(|x| (-1..=1).flat_map(move |y| (-1..=1).map(move |z| [x, y, z])))
-}
-
-/// Per box of level `l`, its children in level `l + 1` with their octants.
-fn children(tree: &Tree, l: usize) -> Vec<Vec<(u32, usize)>> {
-    let mut kids = vec![Vec::new(); tree.levels[l].coords.len()];
-    let lower = &tree.levels[l + 1];
-    for (child, (&parent, c)) in lower.parent.iter().zip(&lower.coords).enumerate() {
-        let octant = (c[0] & 1) as usize | ((c[1] & 1) as usize) << 1 | ((c[2] & 1) as usize) << 2;
-        kids[parent as usize].push((child as u32, octant));
-    }
-    kids
 }
 
 /// The interaction list of box `b` of level `l`: children of its parent's neighbours that are not
