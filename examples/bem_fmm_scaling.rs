@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use glam::DVec3;
 use shatter_fracture::bem::fmm::{Fmm, FmmSettings, Target};
+use shatter_fracture::bem::meshes::fibonacci_sphere;
 use shatter_fracture::bem::operator::direct_traction_sum;
 use shatter_fracture::bem::{Elastic, Kelvin};
 use shatter_integrators::SplitMix64;
@@ -83,19 +84,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
-}
-
-/// `n` points evenly over the unit sphere.
-fn fibonacci_sphere(n: usize) -> Vec<DVec3> {
-    let golden = core::f64::consts::PI * (3.0 - 5f64.sqrt());
-    (0..n)
-        .map(|i| {
-            let z = 1.0 - 2.0 * (i as f64 + 0.5) / n as f64;
-            let r = (1.0 - z * z).sqrt();
-            let phi = golden * i as f64;
-            DVec3::new(r * phi.cos(), r * phi.sin(), z)
-        })
-        .collect()
 }
 
 /// Peak resident memory of the process (VmHWM), MiB; NaN where /proc is not available.

@@ -17,24 +17,13 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use glam::DVec3;
 use shatter_collision::io::{read_mesh, weld::weld_exact};
 use shatter_fracture::bem::fmm::{Fmm, FmmSettings, Target};
+use shatter_fracture::bem::meshes::fibonacci_sphere;
 use shatter_fracture::bem::operator::direct_traction_sum;
 use shatter_fracture::bem::{BemSettings, Elastic, ElasticBody, Kelvin, Loads};
 use shatter_integrators::SplitMix64;
 
 /// Threads of the pool.
 const THREADS: usize = 2;
-
-fn fibonacci_sphere(n: usize) -> Vec<DVec3> {
-    let golden = core::f64::consts::PI * (3.0 - 5f64.sqrt());
-    (0..n)
-        .map(|i| {
-            let z = 1.0 - 2.0 * (i as f64 + 0.5) / n as f64;
-            let r = (1.0 - z * z).sqrt();
-            let phi = golden * i as f64;
-            DVec3::new(r * phi.cos(), r * phi.sin(), z)
-        })
-        .collect()
-}
 
 fn bem(c: &mut Criterion) {
     let pool = rayon::ThreadPoolBuilder::new()

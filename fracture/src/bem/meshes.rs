@@ -1,5 +1,6 @@
 //! Closed meshes with known elastic solutions, for the oracles, benches and examples: a box with
-//! its faces divided into a grid, and a hollow sphere (an outer sphere and an inward-wound cavity).
+//! its faces divided into a grid, and a hollow sphere (an outer sphere and an inward-wound cavity);
+//! and an even point set on a sphere for the multipole benches.
 
 use glam::DVec3;
 use hashbrown::HashMap;
@@ -114,6 +115,21 @@ pub fn hollow_sphere(inner: f64, outer: f64, subdivisions: u32) -> Result<TriMes
             .map(|t| [t[0] + offset, t[2] + offset, t[1] + offset]),
     );
     Ok(TriMesh::try_new(vertices, triangles)?)
+}
+
+/// `n` points spread evenly over the unit sphere (a Fibonacci lattice), for the multipole
+/// benches: every point has neighbours at about the same distance, as on a mesh, with none of
+/// the close pairs of random points.
+pub fn fibonacci_sphere(n: usize) -> Vec<DVec3> {
+    let golden = core::f64::consts::PI * (3.0 - 5f64.sqrt());
+    (0..n)
+        .map(|i| {
+            let z = 1.0 - 2.0 * (i as f64 + 0.5) / n as f64;
+            let r = (1.0 - z * z).sqrt();
+            let phi = golden * i as f64;
+            DVec3::new(r * phi.cos(), r * phi.sin(), z)
+        })
+        .collect()
 }
 
 #[cfg(test)]

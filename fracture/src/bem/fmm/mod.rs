@@ -192,9 +192,17 @@ impl Fmm {
     }
 
     /// `out_i = sum_{j != i} K(x_i - x_j) q_j` for point forces `charges` (N) at the points, with
-    /// `K` the displacement or traction kernel of `target`.
+    /// `K` the displacement or traction kernel of `target`: displacements in m or tractions in Pa.
+    ///
+    /// # Panics
+    ///
+    /// If `charges` (or the normals of a traction target) do not hold one entry per point: a
+    /// programmer error, the lengths being fixed when the evaluator is built.
     pub fn evaluate(&self, charges: &[DVec3], target: Target<'_>) -> Vec<DVec3> {
         assert_eq!(charges.len(), self.points.len(), "one charge per point");
+        if let Target::Traction(normals) = target {
+            assert_eq!(normals.len(), self.points.len(), "one normal per point");
+        }
         let ops = &*self.operators;
         let tree = &self.tree;
         let depth = tree.depth();

@@ -100,18 +100,10 @@ pub fn surface_lattice(order: usize) -> Vec<[usize; 3]> {
 /// The surface points of the `order^3` lattice spanning [-1, 1]^3.
 pub fn unit_surface(order: usize) -> Vec<DVec3> {
     let step = 2.0 / (order - 1) as f64;
-    let mut points = Vec::new();
-    for i in 0..order {
-        for j in 0..order {
-            for k in 0..order {
-                let edge = |v: usize| v == 0 || v == order - 1;
-                if edge(i) || edge(j) || edge(k) {
-                    points.push(DVec3::new(i as f64, j as f64, k as f64) * step - DVec3::ONE);
-                }
-            }
-        }
-    }
-    points
+    surface_lattice(order)
+        .iter()
+        .map(|a| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64) * step - DVec3::ONE)
+        .collect()
 }
 
 /// The displacement matrix `[G(t_i - s_j)]` (3 x 3 blocks) of point forces at `sources` seen at

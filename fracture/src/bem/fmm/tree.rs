@@ -36,7 +36,7 @@ const MAX_DEPTH: usize = 20;
 
 impl Tree {
     /// The tree over `points` whose leaves hold `leaf_size` points on average (the first depth
-    /// at which they do), at most [`MAX_DEPTH`] levels.
+    /// at which they do), at most 20 levels (2^20 boxes per axis).
     pub fn new(points: &[DVec3], leaf_size: usize) -> Self {
         let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
         for p in points {
