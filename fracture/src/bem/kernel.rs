@@ -59,6 +59,19 @@ impl Kelvin {
         self.nu
     }
 
+    /// Shear modulus the kernels were built for, Pa (`G` scales as its inverse).
+    pub fn shear(&self) -> f64 {
+        1.0 / (16.0 * PI * (1.0 - self.nu) * self.displacement_scale)
+    }
+
+    /// The kernels of the same Poisson's ratio and a shear modulus of 1 Pa.
+    pub fn unit_shear(&self) -> Self {
+        Self {
+            displacement_scale: 1.0 / (16.0 * PI * (1.0 - self.nu)),
+            ..*self
+        }
+    }
+
     /// `G(x, y)` for `r = x - y` (m/N): displacement at `x` per unit force at `y`. Singular at
     /// `r = 0` (returns non-finite values there; callers integrate around it).
     #[inline]
