@@ -50,9 +50,11 @@ pub enum FarField {
 }
 
 impl FarField {
-    /// Triangles from which [`FarField::Auto`] uses the multipole method (the measured crossover
-    /// of one mat-vec on two cores is a few thousand points; see the `bem` bench).
-    pub const AUTO_THRESHOLD: usize = 4000;
+    /// Triangles from which [`FarField::Auto`] uses the multipole method: the measured
+    /// crossover of one traction mat-vec on two cores (`cargo bench -p shatter-fracture --bench
+    /// bem`: direct 9 ms and 0.73 s, multipole 24 ms and 0.53 s, at 1e3 and 1e4 points) lies
+    /// between 5e3 and 1e4, and below it the direct sum is also exact and needs no operators.
+    pub const AUTO_THRESHOLD: usize = 8000;
 }
 
 /// How the operator integrates near sources.
