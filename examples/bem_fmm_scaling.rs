@@ -5,7 +5,7 @@
 //! extrapolated as n^2 from the largest measured size above it), the relative L-infinity error
 //! over 100 sampled targets, and the process's peak memory.
 //!
-//! `cargo run --release --example bem_fmm_scaling -- 1000 10000 100000 1000000 [--order 8]`
+//! `cargo run --release --example bem_fmm_scaling -- 1000 10000 100000 1000000 [--order 10]`
 //!
 //! Each size runs in the same process, so the peak memory printed after a size is the largest so
 //! far: give one size per run to read its own peak.
@@ -26,13 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--order" => {
-                settings = FmmSettings::for_accuracy(if args.next().as_deref() == Some("8") {
-                    1e-6
-                } else {
-                    1e-5
-                })
-            }
+            "--order" => settings.order = args.next().ok_or("--order needs a number")?.parse()?,
             "--direct-limit" => direct_limit = args.next().ok_or("--direct-limit needs a number")?.parse()?,
             n => sizes.push(n.parse::<usize>()?),
         }

@@ -64,6 +64,16 @@ impl Kelvin {
         1.0 / (16.0 * PI * (1.0 - self.nu) * self.displacement_scale)
     }
 
+    /// The factor `1 / (16 pi mu (1 - nu))` of `G`, m/N.
+    pub(super) fn displacement_scale(&self) -> f64 {
+        self.displacement_scale
+    }
+
+    /// The factor `1 / (8 pi (1 - nu))` of `S` and `T`.
+    pub(super) fn stress_scale(&self) -> f64 {
+        self.stress_scale
+    }
+
     /// The kernels of the same Poisson's ratio and a shear modulus of 1 Pa.
     pub fn unit_shear(&self) -> Self {
         Self {

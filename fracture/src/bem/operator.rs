@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 use super::fmm::{Fmm, FmmSettings, Target};
 use super::kernel::{Kelvin, outer};
+use super::point_sums::PointForces;
 use super::quadrature::{principal_value_direction, visit_adaptive};
 use super::surface::Surface;
 
@@ -178,17 +179,12 @@ impl TractionOperator {
 
 /// `out_i = sum_{j != i} T(p_i - p_j; n_i) q_j`: the traction at every point of point forces `q`
 /// (N) at the same points, by direct summation (O(n^2), parallel over targets, each target
-/// summed in source order so the result does not depend on the thread count).
+/// summed in a fixed order so the result does not depend on the thread count). A point at the
+/// same place as the target (itself, or a duplicate) adds nothing.
 pub fn direct_traction_sum(kelvin: &Kelvin, points: &[DVec3], normals: &[DVec3], charges: &[DVec3], out: &mut [DVec3]) {
+    let sources = PointForces::from_slices(points, charges);
     out.par_iter_mut().enumerate().for_each(|(i, o)| {
-        let (x, n) = (points[i], normals[i]);
-        let mut sum = DVec3::ZERO;
-        for (j, (&y, &q)) in points.iter().zip(charges).enumerate() {
-            if j != i {
-                sum += kelvin.traction_times(x - y, n, q);
-            }
-        }
-        *o = sum;
+        *o = kelvin.traction_sum(points[i], normals[i], &sources);
     });
 }
 
