@@ -5,7 +5,7 @@
 //! extrapolated as n^2 from the largest measured size above it), the relative L-infinity error
 //! over 100 sampled targets, and the process's peak memory.
 //!
-//! `cargo run --release --example bem_fmm_scaling -- 1000 10000 100000 1000000 [--order 10]`
+//! `cargo run --release --example bem_fmm_scaling -- 1000 10000 100000 1000000 [--order 10] [--leaf 128]`
 //!
 //! Each size runs in the same process, so the peak memory printed after a size is the largest so
 //! far: give one size per run to read its own peak.
@@ -27,6 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--order" => settings.order = args.next().ok_or("--order needs a number")?.parse()?,
+            "--leaf" => settings.leaf_size = args.next().ok_or("--leaf needs a number")?.parse()?,
             "--direct-limit" => direct_limit = args.next().ok_or("--direct-limit needs a number")?.parse()?,
             n => sizes.push(n.parse::<usize>()?),
         }
@@ -37,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build()?;
     let kelvin = Kelvin::new(&Elastic::try_new(20.0e9, 0.25)?);
     println!("order {} leaf size {}", settings.order, settings.leaf_size);
-    println!("n, build s, fmm mat-vec s, direct mat-vec s, relative error, peak MiB");
+    println!("n, tree depth, build s, fmm mat-vec s, direct mat-vec s, relative error, peak MiB");
     let mut last_direct: Option<(usize, f64)> = None;
     for n in sizes {
         let points = fibonacci_sphere(n);
@@ -72,7 +73,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             scale = scale.max(exact.length());
         }
         println!(
-            "{n}, {build:.2}, {matvec:.3}, {direct:.3}{measured}, {:.1e}, {:.0}",
+            "{n}, {}, {build:.2}, {matvec:.3}, {direct:.3}{measured}, {:.1e}, {:.0}",
+            fmm.tree().depth(),
             error / scale,
             peak_mib()
         );

@@ -290,7 +290,7 @@ impl Fmm {
                             for (k, &at) in ops.grid_index.iter().enumerate() {
                                 grid[at] = equivalent[3 * k + c];
                             }
-                            fourier.forward(&grid)
+                            fourier.forward(&grid, ops.order)
                         })
                     })
                     .collect()
@@ -317,7 +317,7 @@ impl Fmm {
                         .collect();
                     accumulate(&sources, &mut acc);
                     for (c, spectrum) in acc.into_iter().enumerate() {
-                        let grid = fourier.inverse(spectrum);
+                        let grid = fourier.inverse(spectrum, ops.order);
                         for (k, &at) in ops.grid_index.iter().enumerate() {
                             check[3 * k + c] = grid[at] * factor;
                         }

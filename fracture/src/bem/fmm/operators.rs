@@ -201,7 +201,7 @@ impl Operators {
                         }
                     }
                 }
-                Some(grids.map(|g| fourier.forward(&g)))
+                Some(grids.map(|g| fourier.forward(&g, side)))
             })
             .collect();
         Self {
