@@ -83,7 +83,7 @@ impl FmmSettings {
     pub fn for_accuracy(accuracy: f64) -> Self {
         Self {
             order: if accuracy >= 1e-5 { 8 } else { 10 },
-            leaf_size: 128,
+            leaf_size: 256,
             truncation: 1e-9,
         }
     }
