@@ -79,6 +79,13 @@ impl VolumeIntegrals {
         }
     }
 
+    /// The inertia tensor (kg m^2) of the solid at uniform `density` (kg/m^3) about the origin
+    /// of these integrals: `rho (tr(S) 1 - S)` with `S = int x x^T dV`.
+    pub fn inertia_tensor(self, density: f64) -> DMat3 {
+        let s = self.second;
+        (DMat3::from_diagonal(DVec3::splat(s.x_axis.x + s.y_axis.y + s.z_axis.z)) - s) * density
+    }
+
     /// The integrals of the same region in a frame whose origin is at `origin` (old coordinates).
     pub fn about(self, origin: DVec3) -> Self {
         let o = origin;
@@ -127,8 +134,7 @@ impl BodyMassProperties {
         }
         let center = integrals.first / volume;
         let about_center = integrals.about(center);
-        let s = about_center.second;
-        let tensor = (DMat3::from_diagonal(DVec3::splat(s.x_axis.x + s.y_axis.y + s.z_axis.z)) - s) * density;
+        let tensor = about_center.inertia_tensor(density);
         let (mass, principal_frame) = MassProperties::from_inertia_tensor(density * volume, tensor)
             .map_err(|e| GeometryError::invalid("inertia tensor", e.to_string(), "the inertia of a real solid"))?;
         Ok(Self {

@@ -61,7 +61,10 @@ fn bem(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
     for name in ["spot", "fandisk"] {
-        let mesh = weld_exact(&read_mesh(format!("../shared/meshes/{name}.obj")).expect("the shared meshes"));
+        let mesh = weld_exact(
+            &read_mesh(format!("{}/../../shared/meshes/{name}.obj", env!("CARGO_MANIFEST_DIR")))
+                .expect("the shared meshes"),
+        );
         group.bench_function(name, |b| {
             b.iter(|| {
                 pool.install(|| {

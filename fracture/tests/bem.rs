@@ -48,7 +48,9 @@ fn ball_points(radii: &[f64]) -> Vec<DVec3> {
 
 /// Oracle a and g: under uniform pressure p every closed body has stress -p I. On icospheres of
 /// 320, 1280 and 5120 triangles the largest error at interior points (r <= 0.9 R) and at the
-/// vertices must be under 8, 5 and 2 percent, and halve with each refinement (first order).
+/// vertices must be under 8, 5 and 2 percent, and halve with each refinement (first order); the
+/// per-triangle recovery (each facet in its own frame) must meet the same bounds (measured 5.5,
+/// 2.5 and 1.3 percent).
 #[test]
 fn bem_sphere_under_uniform_pressure_has_stress_minus_p_identity() {
     let p = 1.0e6;
@@ -66,14 +68,20 @@ fn bem_sphere_under_uniform_pressure_has_stress_minus_p_identity() {
             .vertex_stresses()
             .iter()
             .fold(0.0f64, |a, s| a.max(max_abs(*s - expected) / p));
+        let triangle = solution
+            .triangle_stresses(&solution.vertex_displacements())
+            .iter()
+            .fold(0.0f64, |a, s| a.max(max_abs(*s - expected) / p));
         let iterations = solution.report().convergence.iterations;
         println!(
-            "sphere, {} triangles: {iterations} iterations, max error interior {:.2}%, vertices {:.2}%",
+            "sphere, {} triangles: {iterations} iterations, max error interior {:.2}%, vertices {:.2}%, triangles {:.2}%",
             body.surface().len(),
             interior * 100.0,
-            vertex * 100.0
+            vertex * 100.0,
+            triangle * 100.0
         );
         assert!(interior < bound && vertex < bound, "{interior} {vertex} over {bound}");
+        assert!(triangle < bound, "triangles {triangle} over {bound}");
         assert!(iterations < 50);
         let error = interior.max(vertex);
         assert!(

@@ -206,9 +206,7 @@ impl Loads {
         let (force, torque) = self.resultant(surface);
         let mass = rho * surface.volume();
         let acceleration = force / mass;
-        let about = surface.integrals().about(surface.center()).second;
-        let trace = about.x_axis.x + about.y_axis.y + about.z_axis.z;
-        let inertia = (DMat3::IDENTITY * trace - about) * rho;
+        let inertia = surface.integrals().about(surface.center()).inertia_tensor(rho);
         let w = self.angular_velocity;
         let angular_acceleration = inertia.inverse() * (torque - w.cross(inertia * w));
         let cross = |v: DVec3| DMat3::from_cols(v.cross(DVec3::X), v.cross(DVec3::Y), v.cross(DVec3::Z));
