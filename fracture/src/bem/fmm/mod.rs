@@ -14,16 +14,22 @@
 //!    evaluated with the target kernel (displacement or traction) at each point (L2T, near field).
 //!
 //! Accuracy (measured in [`FmmSettings::for_accuracy`]): at the default order 8 the traction
-//! error is under 1e-5 relative on every point set tried, and 1e-6 is reached on evenly spread
-//! surface points only at order 10 with a shallow tree. Past order 8 the error no longer falls
-//! geometrically. What was measured about the floor: it sits at targets near leaf faces; a
-//! downward check surface one lattice step outside the box (so targets are strictly inside it)
-//! halved the error at those targets at order 6 but raised it inside, and gained nothing at
-//! order 8; truncating the pseudo-inverses below 1e-9 makes it worse (rounding amplified). The
-//! likely cause is geometric: the radii 1 and 3 sum to the separation 4 of the nearest
-//! well-separated boxes, so a source box's equivalent forces touch the target's downward
-//! equivalent surface; wider separation (more near field) or an outer radius below 3 with a
-//! finer lattice are the next things to try.
+//! error is under 1e-5 relative on every point set tried (random, a sphere mesh's and a box's
+//! face centroids, Fibonacci spheres of 1e4 to 1e6 points). Beyond it the traction error falls
+//! only about 2.3 times per order on evenly spread surface points (order 8, 9, 10 on 2e4
+//! Fibonacci points: 8.6e-6, 3.8e-6, 1.6e-6), so 1e-7 would take order 13 or 14, whose
+//! operators (SVDs of order 3000) are not affordable here. That slow rate is the geometry of the
+//! standard interaction list, not rounding: the nearest well-separated source box has its
+//! corners at `sqrt 3` half-widths from its centre and its centre 3 half-widths (max norm) from
+//! the farthest target, a convergence factor of about `sqrt 3 / 3` per order, and the error
+//! concentrates at targets near leaf faces (order 7: 2e-6 within half a half-width of the
+//! centre, 7e-5 within 3 % of a face). Measured and ruled out: the pseudo-inverses applied as
+//! two factors instead of one product (no change), truncation at 1e-12 instead of 1e-9 (no
+//! change at order 10, worse at 6), a downward check surface one lattice step outside the box
+//! (better at faces, worse inside), and other radii (outer 2.5, 2.75, 3.5, 4.5, for the upward
+//! check and downward equivalent surfaces together or apart: all worse than 3). The way to 1e-7
+//! is a wider separation (interaction lists two boxes away, a larger near field) or a scalar
+//! Laplace decomposition whose translations are cheap at high order.
 //!
 //! Every box is computed by one task and every sum runs in a fixed order, so the result is the
 //! same bit for bit whatever the thread count.
@@ -63,7 +69,8 @@ pub struct FmmSettings {
 impl FmmSettings {
     /// Settings for a relative L-infinity error of about `accuracy` against direct summation:
     /// order 8 for 1e-5 and coarser, 10 for anything finer. Measured traction errors, relative
-    /// to the largest exact value (tests, and `examples/bem_fmm_scaling.rs` for 1e5 points):
+    /// to the largest exact value (tests; `examples/bem_fmm_scaling.rs` for the Fibonacci
+    /// spheres, leaves of 256 points):
     ///
     /// | order | random in a cube, 6000 | box face centroids, 1984 | sphere mesh centroids, 5120 | Fibonacci sphere, 2e4 | Fibonacci sphere, 1e5 |
     /// |-------|------------------------|--------------------------|-----------------------------|-----------------------|-----------------------|
@@ -77,9 +84,10 @@ impl FmmSettings {
     /// the far-field error, and the traction, a derivative, loses a digit against the
     /// displacement (8.8e-7 at order 8, 1.9e-7 at order 10 on the 2e4 Fibonacci points). The
     /// error concentrates at targets near their leaf's faces (order 7: 2e-6 within half a
-    /// half-width of the centre, 7e-5 within 3 % of a face) and stops falling geometrically
-    /// past order 8; with one level fewer (leaves of 1024) order 10 gives 6.1e-7. 1e-7 on such
-    /// sets is not reached (see the module docs).
+    /// half-width of the centre, 7e-5 within 3 % of a face) and past order 8 falls only about
+    /// 2.3 times per order; with one level fewer (leaves of 1024) order 10 gives 6.1e-7. On 1e6
+    /// Fibonacci points (depth 5) order 8 gives 6.9e-6. 1e-7 on such sets is not reached (see the
+    /// module docs for why).
     pub fn for_accuracy(accuracy: f64) -> Self {
         Self {
             order: if accuracy >= 1e-5 { 8 } else { 10 },
