@@ -5,7 +5,7 @@
 //! extrapolated as n^2 from the largest measured size above it), the relative L-infinity error
 //! over 100 sampled targets, and the process's peak memory.
 //!
-//! `cargo run --release --example bem_fmm_scaling -- 1000 10000 100000 1000000 [--order 10] [--leaf 128]`
+//! `cargo run --release --example bem_fmm_scaling -- 1000 10000 100000 1000000 [--order 10] [--leaf 256] [--separation 2]`
 //!
 //! Each size runs in the same process, so the peak memory printed after a size is the largest so
 //! far: give one size per run to read its own peak.
@@ -28,6 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         match arg.as_str() {
             "--order" => settings.order = args.next().ok_or("--order needs a number")?.parse()?,
             "--leaf" => settings.leaf_size = args.next().ok_or("--leaf needs a number")?.parse()?,
+            "--separation" => settings.separation = args.next().ok_or("--separation needs 1 or 2")?.parse()?,
             "--direct-limit" => direct_limit = args.next().ok_or("--direct-limit needs a number")?.parse()?,
             n => sizes.push(n.parse::<usize>()?),
         }
@@ -37,7 +38,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build()?;
     let kelvin = Kelvin::new(&Elastic::try_new(20.0e9, 0.25)?);
-    println!("order {} leaf size {}", settings.order, settings.leaf_size);
+    println!(
+        "order {} leaf size {} separation {}",
+        settings.order, settings.leaf_size, settings.separation
+    );
     println!("n, tree depth, build s, fmm mat-vec s, direct mat-vec s, relative error, peak MiB");
     let mut last_direct: Option<(usize, f64)> = None;
     for n in sizes {

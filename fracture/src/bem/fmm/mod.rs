@@ -15,21 +15,20 @@
 //!
 //! Accuracy (measured in [`FmmSettings::for_accuracy`]): at the default order 8 the traction
 //! error is under 1e-5 relative on every point set tried (random, a sphere mesh's and a box's
-//! face centroids, Fibonacci spheres of 1e4 to 1e6 points). Beyond it the traction error falls
-//! only about 2.3 times per order on evenly spread surface points (order 8, 9, 10 on 2e4
-//! Fibonacci points: 8.6e-6, 3.8e-6, 1.6e-6), so 1e-7 would take order 13 or 14, whose
-//! operators (SVDs of order 3000) are not affordable here. That slow rate is the geometry of the
-//! standard interaction list, not rounding: the nearest well-separated source box has its
-//! corners at `sqrt 3` half-widths from its centre and its centre 3 half-widths (max norm) from
-//! the farthest target, a convergence factor of about `sqrt 3 / 3` per order, and the error
-//! concentrates at targets near leaf faces (order 7: 2e-6 within half a half-width of the
-//! centre, 7e-5 within 3 % of a face). Measured and ruled out: the pseudo-inverses applied as
+//! face centroids, Fibonacci spheres of 1e4 to 1e6 points). With the standard interaction list
+//! it then falls only about 2.3 times per order on evenly spread surface points (order 8, 9, 10
+//! on 2e4 Fibonacci points: 8.6e-6, 3.8e-6, 1.6e-6). That slow rate is the geometry of the list,
+//! not rounding: the nearest translated source box has its corners `sqrt 3` half-widths from its
+//! centre and its centre 3 half-widths (max norm) from the farthest target, a convergence factor
+//! of about `sqrt 3 / 3` per order, and the error concentrates at targets near leaf faces (order
+//! 7: 2e-6 within half a half-width of the centre, 7e-5 within 3 % of a face). Translating only
+//! from two boxes away ([`FmmSettings::separation`] 2) makes the factor about `sqrt 3 / 5`:
+//! 8.4e-7 at order 8, 2.5e-7 at 9 and 3.7e-8 at 10 on the same points, the mat-vec 1.4 to 2.5
+//! times slower. Measured and ruled out against the slow rate: the pseudo-inverses applied as
 //! two factors instead of one product (no change), truncation at 1e-12 instead of 1e-9 (no
 //! change at order 10, worse at 6), a downward check surface one lattice step outside the box
 //! (better at faces, worse inside), and other radii (outer 2.5, 2.75, 3.5, 4.5, for the upward
-//! check and downward equivalent surfaces together or apart: all worse than 3). The way to 1e-7
-//! is a wider separation (interaction lists two boxes away, a larger near field) or a scalar
-//! Laplace decomposition whose translations are cheap at high order.
+//! check and downward equivalent surfaces together or apart: all worse than 3).
 //!
 //! Every box is computed by one task and every sum runs in a fixed order, so the result is the
 //! same bit for bit whatever the thread count.
@@ -64,11 +63,19 @@ pub struct FmmSettings {
     /// the singular values under the truncation would amplify rounding in the check potentials
     /// into the equivalent forces (measured: 1.3e-5 untruncated against 2.5e-6 at 1e-7, order 6).
     pub truncation: f64,
+    /// Boxes between a leaf and the nearest leaf it meets through the multipole passes (1 or
+    /// 2; 0 is taken as 1, and 3 or more work and cost more): 1 is the standard interaction list (neighbours summed directly, 27 boxes); 2 sums the
+    /// 125 boxes within two directly and translates from at least two boxes away, which turns
+    /// the worst-case convergence factor per order from about `sqrt 3 / 3` to `sqrt 3 / 5` at
+    /// about four times the cost (the way to 1e-7, see the module docs).
+    pub separation: usize,
 }
 
 impl FmmSettings {
     /// Settings for a relative L-infinity error of about `accuracy` against direct summation:
-    /// order 8 for 1e-5 and coarser, 10 for anything finer. Measured traction errors, relative
+    /// order 8 for 1e-5 and coarser; order 8 with separation 2 for 1e-6 (2e4 Fibonacci points:
+    /// 8.4e-7; 1e5: 6.3e-7); order 10 with separation 2 for anything finer (2e4: 3.7e-8, order 9:
+    /// 2.5e-7). With the standard separation 1, measured traction errors, relative
     /// to the largest exact value (tests; `examples/bem_fmm_scaling.rs` for the Fibonacci
     /// spheres, leaves of 256 points):
     ///
@@ -86,13 +93,21 @@ impl FmmSettings {
     /// error concentrates at targets near their leaf's faces (order 7: 2e-6 within half a
     /// half-width of the centre, 7e-5 within 3 % of a face) and past order 8 falls only about
     /// 2.3 times per order; with one level fewer (leaves of 1024) order 10 gives 6.1e-7. On 1e6
-    /// Fibonacci points (depth 5) order 8 gives 6.9e-6. 1e-7 on such sets is not reached (see the
-    /// module docs for why).
+    /// Fibonacci points (depth 5) order 8 gives 6.9e-6. Separation 2 is what reaches 1e-6 and
+    /// 1e-7 on such sets (see the module docs for why).
     pub fn for_accuracy(accuracy: f64) -> Self {
+        let (order, separation) = if accuracy >= 1e-5 {
+            (8, 1)
+        } else if accuracy >= 1e-6 {
+            (8, 2)
+        } else {
+            (10, 2)
+        };
         Self {
-            order: if accuracy >= 1e-5 { 8 } else { 10 },
+            order,
             leaf_size: 256,
             truncation: 1e-9,
+            separation,
         }
     }
 }
@@ -129,8 +144,8 @@ pub struct Fmm {
     neighbours: Vec<Vec<u32>>,
 }
 
-/// Operator sets already built, by (order, Poisson's ratio, truncation).
-type Cache = Mutex<Vec<((usize, u64, u64), Arc<Operators>)>>;
+/// Operator sets already built, by (order, Poisson's ratio, truncation, separation).
+type Cache = Mutex<Vec<((usize, u64, u64, usize), Arc<Operators>)>>;
 static CACHE: Cache = Mutex::new(Vec::new());
 
 /// The operators for `kelvin`'s Poisson's ratio and `settings`, built once per process and kept
@@ -143,6 +158,7 @@ fn operators_for(kelvin: &Kelvin, settings: &FmmSettings) -> Arc<Operators> {
         settings.order,
         kelvin.poisson().to_bits(),
         settings.truncation.to_bits(),
+        settings.separation,
     );
     let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some((_, ops)) = cache.iter().find(|(k, _)| *k == key) {
@@ -152,6 +168,7 @@ fn operators_for(kelvin: &Kelvin, settings: &FmmSettings) -> Arc<Operators> {
         &kelvin.unit_shear(),
         settings.order,
         settings.truncation,
+        settings.separation,
     ));
     cache.push((key, ops.clone()));
     ops
@@ -160,6 +177,10 @@ fn operators_for(kelvin: &Kelvin, settings: &FmmSettings) -> Arc<Operators> {
 impl Fmm {
     /// The evaluator of `kelvin` over `points` (sources and targets alike).
     pub fn new(kelvin: Kelvin, points: &[DVec3], settings: FmmSettings) -> Self {
+        let settings = FmmSettings {
+            separation: settings.separation.max(1),
+            ..settings
+        };
         let operators = operators_for(&kelvin, &settings);
         let tree = Tree::new(points, settings.leaf_size.max(1));
         let sorted = tree.order.iter().map(|&i| points[i as usize]).collect();
@@ -173,7 +194,7 @@ impl Fmm {
                         if l < 2 {
                             Vec::new()
                         } else {
-                            interaction_list(&tree, l, b)
+                            interaction_list(&tree, l, b, settings.separation)
                         }
                     })
                     .collect()
@@ -185,7 +206,7 @@ impl Fmm {
             .par_iter()
             .map(|c| {
                 let mut found = Vec::new();
-                for d in adjacent() {
+                for d in within(settings.separation as i32) {
                     if let Some(&n) = leaves.index.get(&[c[0] + d[0], c[1] + d[1], c[2] + d[2]]) {
                         found.push(n);
                     }
@@ -475,19 +496,21 @@ fn by_octant(coords: &[[i32; 3]], vectors: &[Vec<f64>], matrices: &[dense::Matri
     out
 }
 
-/// The 27 offsets of a box and its neighbours.
-fn adjacent() -> impl Iterator<Item = [i32; 3]> {
-    (-1..=1).flat_map(|x| (-1..=1).flat_map(move |y| (-1..=1).map(move |z| [x, y, z])))
+/// The offsets within `reach` boxes of a box (itself included), in a fixed order.
+fn within(reach: i32) -> impl Iterator<Item = [i32; 3]> {
+    (-reach..=reach).flat_map(move |x| (-reach..=reach).flat_map(move |y| (-reach..=reach).map(move |z| [x, y, z])))
 }
 
-/// The interaction list of box `b` of level `l`: children of its parent's neighbours that are not
-/// its own neighbours, with the offset slot of (target - source) coordinates.
-fn interaction_list(tree: &Tree, l: usize, b: usize) -> Vec<(u32, u16)> {
+/// The interaction list of box `b` of level `l`: children of its parent's boxes within
+/// `separation` that are not within `separation` of it, with the offset slot of (target -
+/// source) coordinates.
+fn interaction_list(tree: &Tree, l: usize, b: usize, separation: usize) -> Vec<(u32, u16)> {
     let level = &tree.levels[l];
     let c = level.coords[b];
     let p = [c[0] >> 1, c[1] >> 1, c[2] >> 1];
+    let reach = separation as i32;
     let mut list = Vec::new();
-    for d in adjacent() {
+    for d in within(reach) {
         let q = [p[0] + d[0], p[1] + d[1], p[2] + d[2]];
         if !tree.levels[l - 1].index.contains_key(&q) {
             continue;
@@ -495,11 +518,11 @@ fn interaction_list(tree: &Tree, l: usize, b: usize) -> Vec<(u32, u16)> {
         for o in 0..8 {
             let s = [2 * q[0] + (o & 1), 2 * q[1] + ((o >> 1) & 1), 2 * q[2] + ((o >> 2) & 1)];
             let diff = [c[0] - s[0], c[1] - s[1], c[2] - s[2]];
-            if diff.iter().all(|v| v.abs() <= 1) {
+            if diff.iter().all(|v| v.abs() <= reach) {
                 continue;
             }
             if let Some(&source) = level.index.get(&s) {
-                list.push((source, offset_slot(diff) as u16));
+                list.push((source, offset_slot(diff, separation) as u16));
             }
         }
     }
@@ -601,6 +624,35 @@ mod tests {
             points.len()
         );
         assert!(eu < 1e-5 && et < 1e-5, "{eu} {et}");
+    }
+
+    /// Settings for 1e-6 (order 8, translations from two boxes away) on the two mesh point sets
+    /// of the tests above, a sphere mesh's 5120 and a box's 1984 face centroids: displacement
+    /// and traction under 1e-6 (measured: traction 4.7e-7 and 5.2e-7).
+    #[test]
+    fn bem_fmm_separation_two_reaches_one_in_a_million_on_mesh_points() {
+        let settings = FmmSettings::for_accuracy(1e-6);
+        assert_eq!((settings.order, settings.separation), (8, 2));
+        let sphere = shatter_collision::TriMesh::icosphere(0.7, 4);
+        let block = crate::bem::meshes::grid_box(DVec3::new(0.5, 0.3, 0.2), 0.05, crate::bem::meshes::Grading::Uniform)
+            .unwrap();
+        // The box's points in leaves of 32, as in the planar test: at 256 they all sit in one
+        // leaf's near field and nothing is translated.
+        for (name, mesh, leaf_size) in [("sphere mesh", sphere, 256), ("box mesh", block, 32)] {
+            let settings = FmmSettings { leaf_size, ..settings };
+            let (points, normals): (Vec<DVec3>, Vec<DVec3>) = (0..mesh.triangles().len())
+                .map(|i| {
+                    let t = mesh.triangle(i);
+                    ((t[0] + t[1] + t[2]) / 3.0, (t[1] - t[0]).cross(t[2] - t[0]).normalize())
+                })
+                .unzip();
+            let (eu, et) = check(&kelvin(), &points, &normals, settings);
+            println!(
+                "{name}, {} points: displacement {eu:.2e} traction {et:.2e}",
+                points.len()
+            );
+            assert!(eu < 1e-6 && et < 1e-6, "{name}: {eu} {et}");
+        }
     }
 
     /// Materials that differ in stiffness alone share operators: a stiffer one gives

@@ -45,10 +45,20 @@ pub fn radii(order: usize) -> (i64, f64, f64) {
     (steps, 1.0, 3.0)
 }
 
-/// The M2L offsets: box-coordinate differences in [-3, 3]^3 with some |d| >= 2, indexed
-/// `(dx + 3) * 49 + (dy + 3) * 7 + (dz + 3)` (343 slots, 316 used).
-pub fn offset_slot(d: [i32; 3]) -> usize {
-    ((d[0] + 3) * 49 + (d[1] + 3) * 7 + (d[2] + 3)) as usize
+/// The largest box-coordinate difference of an M2L pair whose boxes are `separation` boxes apart
+/// or more (children of the parent's neighbours within `separation`): `2 separation + 1`.
+pub fn offset_reach(separation: usize) -> i32 {
+    2 * separation as i32 + 1
+}
+
+/// The M2L offsets of a separation: box-coordinate differences `d` in `[-r, r]^3`
+/// (`r = offset_reach(separation)`) with some `|d_i| > separation`, indexed
+/// `((dx + r) * w + (dy + r)) * w + (dz + r)` with `w = 2 r + 1` (separation 1: 343 slots, 316
+/// used; separation 2: 1331 slots, 1206 used).
+pub fn offset_slot(d: [i32; 3], separation: usize) -> usize {
+    let r = offset_reach(separation);
+    let w = 2 * r + 1;
+    (((d[0] + r) * w + (d[1] + r)) * w + (d[2] + r)) as usize
 }
 
 /// Precomputed translations at unit half-width.
@@ -56,6 +66,9 @@ pub fn offset_slot(d: [i32; 3]) -> usize {
 pub struct Operators {
     /// Points per edge of the surfaces.
     pub order: usize,
+    /// Boxes between a box and the nearest box it meets through M2L (see
+    /// [`super::FmmSettings::separation`]).
+    pub separation: usize,
     /// Lattice steps per box width (see [`radii`]).
     pub steps: i64,
     /// Inner surface radius, in half-widths.
@@ -139,7 +152,7 @@ pub fn octant_offset(o: usize) -> DVec3 {
 impl Operators {
     /// The translations of `kelvin` for surfaces of `order` points per edge (>= 3), with
     /// pseudo-inverses truncated at `pinv_tolerance` relative to the largest singular value.
-    pub fn new(kelvin: &Kelvin, order: usize, pinv_tolerance: f64) -> Self {
+    pub fn new(kelvin: &Kelvin, order: usize, pinv_tolerance: f64, separation: usize) -> Self {
         let (steps, inner_radius, outer_radius) = radii(order);
         let surface = unit_surface(order);
         let inner = scaled(&surface, DVec3::ZERO, inner_radius);
@@ -174,11 +187,17 @@ impl Operators {
             .map(|a| (a[0] * side + a[1]) * side + a[2])
             .collect();
         let span = order as i64 - 1;
-        let m2l = (0..343)
+        let reach = offset_reach(separation) as i64;
+        let width = 2 * reach + 1;
+        let m2l = (0..width.pow(3))
             .into_par_iter()
             .map(|slot| {
-                let d = [slot as i64 / 49 - 3, (slot as i64 / 7) % 7 - 3, slot as i64 % 7 - 3];
-                if d.iter().all(|v| v.abs() <= 1) {
+                let d = [
+                    slot / (width * width) - reach,
+                    (slot / width) % width - reach,
+                    slot % width - reach,
+                ];
+                if d.iter().all(|v| v.unsigned_abs() as usize <= separation) {
                     return None;
                 }
                 // Kernel at the lattice vectors (order - 1) d + j, j in [-(order - 1), order - 1]^3,
@@ -206,6 +225,7 @@ impl Operators {
             .collect();
         Self {
             order,
+            separation,
             steps,
             inner: inner_radius,
             outer: outer_radius,
