@@ -36,6 +36,7 @@ fn bem(c: &mut Criterion) {
     group.warm_up_time(Duration::from_secs(1));
     // Build the operators once, outside any timing.
     pool.install(|| Fmm::new(kelvin, &fibonacci_sphere(100), FmmSettings::default()));
+    pool.install(|| Fmm::new(kelvin, &fibonacci_sphere(100), FmmSettings::for_accuracy(1e-6)));
     for n in [1_000usize, 10_000, 100_000, 1_000_000] {
         let points = fibonacci_sphere(n);
         let mut rng = SplitMix64::new(17);
@@ -54,6 +55,18 @@ fn bem(c: &mut Criterion) {
                 })
             })
         });
+        // The settings for 1e-6 (separation 2), up to 1e5 points: at 1e6 one mat-vec takes a
+        // minute (`cargo run --release --example bem_fmm_scaling -- 1000000 --separation 2`).
+        if n <= 100_000 {
+            group.bench_with_input(BenchmarkId::new("fmm_1e-6", n), &n, |b, _| {
+                b.iter(|| {
+                    pool.install(|| {
+                        let fmm = Fmm::new(kelvin, &points, FmmSettings::for_accuracy(1e-6));
+                        fmm.evaluate(&charges, Target::Traction(&points))
+                    })
+                })
+            });
+        }
     }
     group.finish();
 
