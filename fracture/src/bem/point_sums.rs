@@ -91,6 +91,34 @@ struct Quad {
     fz: [f64; LANES],
 }
 
+/// What both kernels need of one source seen from the target: `1 / r^2`, `1 / r` (both zero
+/// for a source at the target), the unit vector `r^` from the source, and `r^ . f`.
+struct Lane {
+    inv2: f64,
+    inv: f64,
+    d: (f64, f64, f64),
+    df: f64,
+}
+
+impl Quad {
+    /// Lane `l` seen from `x`.
+    #[inline(always)]
+    fn lane(&self, x: DVec3, l: usize) -> Lane {
+        let (rx, ry, rz) = (x.x - self.x[l], x.y - self.y[l], x.z - self.z[l]);
+        let r2 = rx * rx + ry * ry + rz * rz;
+        let inv2 = if r2 > 0.0 { 1.0 / r2 } else { 0.0 };
+        let inv = inv2.sqrt();
+        let (dx, dy, dz) = (rx * inv, ry * inv, rz * inv);
+        let df = dx * self.fx[l] + dy * self.fy[l] + dz * self.fz[l];
+        Lane {
+            inv2,
+            inv,
+            d: (dx, dy, dz),
+            df,
+        }
+    }
+}
+
 impl Kelvin {
     /// `sum_j T(x - y_j; n) f_j` (Pa): the traction on the plane of unit normal `n` at `x` of
     /// every force of `sources` ([`Kelvin::traction_times`] summed), a source at `x` itself
@@ -100,13 +128,13 @@ impl Kelvin {
         let (mut tx, mut ty, mut tz) = ([0.0f64; LANES], [0.0f64; LANES], [0.0f64; LANES]);
         for q in &sources.groups {
             for l in 0..LANES {
-                let (rx, ry, rz) = (x.x - q.x[l], x.y - q.y[l], x.z - q.z[l]);
-                let r2 = rx * rx + ry * ry + rz * rz;
-                let inv2 = if r2 > 0.0 { 1.0 / r2 } else { 0.0 };
-                let inv = inv2.sqrt();
-                let (dx, dy, dz) = (rx * inv, ry * inv, rz * inv);
+                let Lane {
+                    inv2,
+                    d: (dx, dy, dz),
+                    df,
+                    ..
+                } = q.lane(x, l);
                 let dn = dx * n.x + dy * n.y + dz * n.z;
-                let df = dx * q.fx[l] + dy * q.fy[l] + dz * q.fz[l];
                 let nf = n.x * q.fx[l] + n.y * q.fy[l] + n.z * q.fz[l];
                 let (c1, c2, c3) = (a * dn, 3.0 * dn * df + a * nf, a * df);
                 tx[l] += (q.fx[l] * c1 + dx * c2 - n.x * c3) * inv2;
@@ -124,12 +152,12 @@ impl Kelvin {
         let (mut ux, mut uy, mut uz) = ([0.0f64; LANES], [0.0f64; LANES], [0.0f64; LANES]);
         for q in &sources.groups {
             for l in 0..LANES {
-                let (rx, ry, rz) = (x.x - q.x[l], x.y - q.y[l], x.z - q.z[l]);
-                let r2 = rx * rx + ry * ry + rz * rz;
-                let inv2 = if r2 > 0.0 { 1.0 / r2 } else { 0.0 };
-                let inv = inv2.sqrt();
-                let (dx, dy, dz) = (rx * inv, ry * inv, rz * inv);
-                let df = dx * q.fx[l] + dy * q.fy[l] + dz * q.fz[l];
+                let Lane {
+                    inv,
+                    d: (dx, dy, dz),
+                    df,
+                    ..
+                } = q.lane(x, l);
                 ux[l] += (q.fx[l] * b + dx * df) * inv;
                 uy[l] += (q.fy[l] * b + dy * df) * inv;
                 uz[l] += (q.fz[l] * b + dz * df) * inv;
