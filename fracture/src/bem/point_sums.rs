@@ -1,8 +1,8 @@
 //! Sums of many point forces seen at one target: the inner loop of every direct and near-field
 //! evaluation.
 //!
-//! The sources are kept as structure-of-arrays ([`PointForces`]) and summed in four independent
-//! running sums, so four source points are in flight at once and their square roots and
+//! The sources are kept in groups of four, each coordinate and force component as a four-lane
+//! array ([`PointForces`]), and summed in four independent running sums, so four source points are in flight at once and their square roots and
 //! divisions pipeline; a loop over `DVec3`s waits on each in turn (measured on 1000 sources and
 //! 20000 targets: 9 to 10.5 ns per traction pair against 12 to 14). A source at the target itself
 //! (distance exactly zero) contributes nothing, which is how a point leaves itself out of the
@@ -15,7 +15,7 @@ use super::kernel::Kelvin;
 /// Running sums per pass.
 const LANES: usize = 4;
 
-/// Point forces (N) at points (m), as structure-of-arrays.
+/// Point forces (N) at points (m), in groups of four lanes.
 #[derive(Clone, Debug, Default)]
 pub struct PointForces {
     /// Groups of four: positions and forces lane by lane. The last group's unused lanes hold

@@ -23,7 +23,7 @@
 //! of about `sqrt 3 / 3` per order, and the error concentrates at targets near leaf faces (order
 //! 7: 2e-6 within half a half-width of the centre, 7e-5 within 3 % of a face). Translating only
 //! from two boxes away ([`FmmSettings::separation`] 2) makes the factor about `sqrt 3 / 5`:
-//! 8.4e-7 at order 8, 2.5e-7 at 9 and 3.7e-8 at 10 on the same points, the mat-vec 1.4 to 2.5
+//! 8.4e-7 at order 8, 2.5e-7 at 9 and 3.7e-8 at 10 on the same points, the mat-vec 1.4 to 2.4
 //! times slower. Measured and ruled out against the slow rate: the pseudo-inverses applied as
 //! two factors instead of one product (no change), truncation at 1e-12 instead of 1e-9 (no
 //! change at order 10, worse at 6), a downward check surface one lattice step outside the box
@@ -63,11 +63,13 @@ pub struct FmmSettings {
     /// the singular values under the truncation would amplify rounding in the check potentials
     /// into the equivalent forces (measured: 1.3e-5 untruncated against 2.5e-6 at 1e-7, order 6).
     pub truncation: f64,
-    /// Boxes between a leaf and the nearest leaf it meets through the multipole passes (1 or
-    /// 2; 0 is taken as 1, and 3 or more work and cost more): 1 is the standard interaction list (neighbours summed directly, 27 boxes); 2 sums the
-    /// 125 boxes within two directly and translates from at least two boxes away, which turns
-    /// the worst-case convergence factor per order from about `sqrt 3 / 3` to `sqrt 3 / 5` at
-    /// about four times the cost (the way to 1e-7, see the module docs).
+    /// Boxes between a box and the nearest box it meets through the multipole translations (1
+    /// or 2; 0 is taken as 1, 3 works and costs more, larger values are taken as 3). 1 is the standard interaction
+    /// list: the 27 leaves within one are summed directly. 2 sums the 125 leaves within two
+    /// directly and translates only from two boxes away, which turns the worst-case convergence
+    /// factor per order from about `sqrt 3 / 3` to `sqrt 3 / 5`, for 1.4 to 2.4 times the
+    /// mat-vec time (measured on 2e4 to 1e6 points) and four times the M2L spectra (the way to
+    /// 1e-6 and 1e-7, see the module docs).
     pub separation: usize,
 }
 
@@ -149,10 +151,10 @@ type Cache = Mutex<Vec<((usize, u64, u64, usize), Arc<Operators>)>>;
 static CACHE: Cache = Mutex::new(Vec::new());
 
 /// The operators for `kelvin`'s Poisson's ratio and `settings`, built once per process and kept
-/// for its life (about 190 MB at order 8). They are built for a unit shear modulus: `G` scales as
-/// `1 / mu`, every translation multiplies a pseudo-inverse (`mu`) by a kernel matrix (`1 / mu`),
-/// and only the sources-to-equivalent step needs the factor `mu`, so materials that differ in
-/// stiffness alone share one set.
+/// for its life (about 190 MB at order 8, 380 MB with separation 2). They are built for a unit
+/// shear modulus: `G` scales as `1 / mu`, every translation multiplies a pseudo-inverse (`mu`)
+/// by a kernel matrix (`1 / mu`), and only the sources-to-equivalent step needs the factor
+/// `mu`, so materials that differ in stiffness alone share one set.
 fn operators_for(kelvin: &Kelvin, settings: &FmmSettings) -> Arc<Operators> {
     let key = (
         settings.order,
@@ -178,7 +180,7 @@ impl Fmm {
     /// The evaluator of `kelvin` over `points` (sources and targets alike).
     pub fn new(kelvin: Kelvin, points: &[DVec3], settings: FmmSettings) -> Self {
         let settings = FmmSettings {
-            separation: settings.separation.max(1),
+            separation: settings.separation.clamp(1, 3),
             ..settings
         };
         let operators = operators_for(&kelvin, &settings);
@@ -248,6 +250,7 @@ impl Fmm {
 
     /// `out_i = sum_{j != i} K(x_i - x_j) q_j` for point forces `charges` (N) at the points, with
     /// `K` the displacement or traction kernel of `target`: displacements in m or tractions in Pa.
+    /// A point at the same place as `x_i` (a duplicate) adds nothing, as in the direct sums.
     ///
     /// # Panics
     ///
