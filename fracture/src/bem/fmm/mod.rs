@@ -611,17 +611,13 @@ mod tests {
     fn bem_fmm_on_a_planar_mesh_point_set() {
         let mesh = crate::bem::meshes::grid_box(DVec3::new(0.5, 0.3, 0.2), 0.05, crate::bem::meshes::Grading::Uniform)
             .unwrap();
-        let (points, normals): (Vec<DVec3>, Vec<DVec3>) = (0..mesh.triangles().len())
-            .map(|i| {
-                let t = mesh.triangle(i);
-                ((t[0] + t[1] + t[2]) / 3.0, (t[1] - t[0]).cross(t[2] - t[0]).normalize())
-            })
-            .unzip();
+        let surface = crate::bem::Surface::try_new(mesh).unwrap();
+        let (points, normals) = (surface.centroids(), surface.normals());
         let settings = FmmSettings {
             leaf_size: 32,
             ..FmmSettings::default()
         };
-        let (eu, et) = check(&kelvin(), &points, &normals, settings);
+        let (eu, et) = check(&kelvin(), points, normals, settings);
         println!(
             "box mesh, {} points: displacement {eu:.2e} traction {et:.2e}",
             points.len()
@@ -643,13 +639,9 @@ mod tests {
         // leaf's near field and nothing is translated.
         for (name, mesh, leaf_size) in [("sphere mesh", sphere, 256), ("box mesh", block, 32)] {
             let settings = FmmSettings { leaf_size, ..settings };
-            let (points, normals): (Vec<DVec3>, Vec<DVec3>) = (0..mesh.triangles().len())
-                .map(|i| {
-                    let t = mesh.triangle(i);
-                    ((t[0] + t[1] + t[2]) / 3.0, (t[1] - t[0]).cross(t[2] - t[0]).normalize())
-                })
-                .unzip();
-            let (eu, et) = check(&kelvin(), &points, &normals, settings);
+            let surface = crate::bem::Surface::try_new(mesh).unwrap();
+            let (points, normals) = (surface.centroids(), surface.normals());
+            let (eu, et) = check(&kelvin(), points, normals, settings);
             println!(
                 "{name}, {} points: displacement {eu:.2e} traction {et:.2e}",
                 points.len()
