@@ -17,6 +17,7 @@ pub mod bicgstab;
 pub mod body;
 pub mod fmm;
 pub mod kernel;
+pub mod lanes;
 pub mod loads;
 pub mod material;
 pub mod meshes;
