@@ -2,7 +2,7 @@
 //! lattices of the multipole-to-local convolution), kept as half spectra (`N x N x (N/2 + 1)`
 //! frequencies, the rest following from Hermitian symmetry).
 //!
-//! The sides are small (twice the surface order: 10 to 16), so each 1D transform is a dense
+//! The sides are small (twice the surface order less one: 9 to 19), so each 1D transform is a dense
 //! product with a precomputed table of twiddle factors rather than a radix-2 FFT: no
 //! power-of-two restriction, and at these sizes the difference in operation count is a factor of
 //! about two, paid once per box per level.
@@ -28,7 +28,7 @@ pub struct Fourier {
 }
 
 impl Fourier {
-    /// Transforms of side `n` (even, >= 2).
+    /// Transforms of side `n` (>= 2, odd or even).
     pub fn new(n: usize) -> Self {
         let mut cos = vec![0.0; n * n];
         let mut sin = vec![0.0; n * n];
@@ -109,9 +109,13 @@ impl Fourier {
                     &spectrum.im[line * h..(line + 1) * h],
                 );
                 for j in 0..support {
-                    // x(j) = X_0 + (-1)^j X_{N/2} + 2 sum_{0<k<N/2} Re(X_k e^{2 pi i k j / N}).
-                    let mut sum = re[0] + if j % 2 == 0 { re[n / 2] } else { -re[n / 2] };
-                    for k in 1..n / 2 {
+                    // x(j) = X_0 + (-1)^j X_{N/2} + 2 sum_{0<k<N/2} Re(X_k e^{2 pi i k j / N}),
+                    // the middle term only for even N.
+                    let mut sum = re[0];
+                    if n % 2 == 0 {
+                        sum += if j % 2 == 0 { re[n / 2] } else { -re[n / 2] };
+                    }
+                    for k in 1..n.div_ceil(2) {
                         sum += 2.0 * (re[k] * self.cos[k * n + j] - im[k] * self.sin[k * n + j]);
                     }
                     grid[line * n + j] = sum * scale;
@@ -168,7 +172,14 @@ mod tests {
 
     #[test]
     fn bem_fmm_fourier_inverts_and_convolves() {
-        let n = 10;
+        for n in [10, 9] {
+            inverts_and_convolves(n);
+        }
+    }
+
+    /// The inverse undoes the forward transform and products of spectra are circular
+    /// convolutions, on a grid of side `n`.
+    fn inverts_and_convolves(n: usize) {
         let f = Fourier::new(n);
         let grid: Vec<f64> = (0..n * n * n).map(|i| ((i * 37 % 101) as f64 - 50.0) / 7.0).collect();
         let back = f.inverse(f.forward(&grid, n), n);
@@ -185,7 +196,7 @@ mod tests {
         }
         let conv = f.inverse(product, n);
         let idx = |x: usize, y: usize, z: usize| (x * n + y) * n + z;
-        for (x, y, z) in [(0, 0, 0), (3, 7, 2), (9, 1, 5)] {
+        for (x, y, z) in [(0, 0, 0), (3, 7, 2), (n - 1, 1, 5)] {
             let mut sum = 0.0;
             for (i, j, l) in (0..n).flat_map(|i| (0..n).flat_map(move |j| (0..n).map(move |l| (i, j, l)))) {
                 sum += grid[idx(i, j, l)] * k[idx((x + n - i) % n, (y + n - j) % n, (z + n - l) % n)];

@@ -35,6 +35,7 @@
 
 pub mod dense;
 pub mod fourier;
+pub mod m2l;
 pub mod operators;
 pub mod tree;
 
@@ -75,11 +76,21 @@ pub struct FmmSettings {
 
 impl FmmSettings {
     /// Settings for a relative L-infinity error of about `accuracy` against direct summation:
-    /// order 8 for 1e-5 and coarser; order 8 with separation 2 for 1e-6 (2e4 Fibonacci points:
-    /// 8.4e-7; 1e5: 6.3e-7); order 10 with separation 2 for anything finer (2e4: 3.7e-8, order 9:
-    /// 2.5e-7). With the standard separation 1, measured traction errors, relative
-    /// to the largest exact value (tests; `examples/bem_fmm_scaling.rs` for the Fibonacci
-    /// spheres, leaves of 256 points):
+    /// order 8 for 1e-5 and coarser; order 9 with separation 2 for 1e-6; order 10 with
+    /// separation 2 for anything finer. With separation 2, on Fibonacci spheres
+    /// (`examples/bem_fmm_scaling.rs`, leaves of 256 points):
+    ///
+    /// | order | 2e4     | 1e5     | 1e6     |
+    /// |-------|---------|---------|---------|
+    /// | 7     |         | 7.6e-6  |         |
+    /// | 8     | 8.4e-7  | 6.3e-7  | 1.4e-6  |
+    /// | 9     | 2.5e-7  | 9.2e-8  | 2.1e-7  |
+    /// | 10    | 3.7e-8  | 3.6e-8  |         |
+    ///
+    /// Order 8 would do for 1e-6 up to 1e5 points, but one level more (1e6 points, depth 5)
+    /// adds its translations' error; order 9 keeps a margin of five at every size measured.
+    /// With the standard separation 1, measured traction errors, relative to the largest exact
+    /// value (tests; the example for the Fibonacci spheres):
     ///
     /// | order | random in a cube, 6000 | box face centroids, 1984 | sphere mesh centroids, 5120 | Fibonacci sphere, 2e4 | Fibonacci sphere, 1e5 |
     /// |-------|------------------------|--------------------------|-----------------------------|-----------------------|-----------------------|
@@ -101,7 +112,7 @@ impl FmmSettings {
         let (order, separation) = if accuracy >= 1e-5 {
             (8, 1)
         } else if accuracy >= 1e-6 {
-            (8, 2)
+            (9, 2)
         } else {
             (10, 2)
         };
@@ -307,7 +318,6 @@ impl Fmm {
         let mut down: Vec<Vec<f64>> = vec![vec![0.0; 3 * ns]; tree.levels[0].coords.len()];
         let fourier = &ops.fourier;
         let grid_len = fourier.side().pow(3);
-        let freq = fourier.spectrum_len();
         // The lattice spacing at half-width h is 2 inner h / (order - 1) and the pseudo-inverse at h is h
         // times the unit one, so the spectra (unit spacing) and the pseudo-inverse meet with the
         // level-independent factor (order - 1) / (2 inner).
@@ -330,28 +340,17 @@ impl Fmm {
                 Vec::new()
             };
             let level = &tree.levels[l];
-            let checks: Vec<Vec<f64>> = (0..level.coords.len())
+            let convolved = m2l::convolve(&ops.m2l, &spectra, &self.interactions[l]);
+            let checks: Vec<Vec<f64>> = convolved
                 .into_par_iter()
-                .map(|b| {
+                .map(|spectra| {
                     let mut check = vec![0.0; 3 * ns];
-                    if self.interactions[l][b].is_empty() {
-                        return check;
-                    }
-                    let mut acc = [0, 1, 2].map(|_| Spectrum {
-                        re: vec![0.0; freq],
-                        im: vec![0.0; freq],
-                    });
-                    let sources: Vec<(&[Spectrum; 6], &[Spectrum; 3])> = self.interactions[l][b]
-                        .iter()
-                        .filter_map(|&(source, slot)| {
-                            ops.m2l[slot as usize].as_ref().map(|k| (k, &spectra[source as usize]))
-                        })
-                        .collect();
-                    accumulate(&sources, &mut acc);
-                    for (c, spectrum) in acc.into_iter().enumerate() {
-                        let grid = fourier.inverse(spectrum, ops.order);
-                        for (k, &at) in ops.grid_index.iter().enumerate() {
-                            check[3 * k + c] = grid[at] * factor;
+                    if let Some(spectra) = spectra {
+                        for (c, spectrum) in spectra.into_iter().enumerate() {
+                            let grid = fourier.inverse(spectrum, ops.order);
+                            for (k, &at) in ops.grid_index.iter().enumerate() {
+                                check[3 * k + c] = grid[at] * factor;
+                            }
                         }
                     }
                     check
@@ -407,75 +406,6 @@ impl Fmm {
             }
         }
         out
-    }
-}
-
-/// `acc_a += sum over sources of sum_c G_ac * q_c`, frequency by frequency (complex): the M2L
-/// products of one target box. One pass over the frequencies does all nine products of an
-/// interaction, reading each of the six kernel spectra and three source spectra once, where a
-/// pass per product would read them nine times: the loop is bound by memory traffic, not
-/// arithmetic (blocking the frequencies and compiling for AVX2 measured no faster).
-fn accumulate(sources: &[(&[Spectrum; 6], &[Spectrum; 3])], acc: &mut [Spectrum; 3]) {
-    let n = acc[0].re.len();
-    let [o0, o1, o2] = acc;
-    let (o0r, o0i) = (&mut o0.re[..n], &mut o0.im[..n]);
-    let (o1r, o1i) = (&mut o1.re[..n], &mut o1.im[..n]);
-    let (o2r, o2i) = (&mut o2.re[..n], &mut o2.im[..n]);
-    for (kernel, q) in sources {
-        let [xx, xy, xz, yy, yz, zz] = &kernel[..] else {
-            unreachable!()
-        };
-        let (q0r, q0i, q1r, q1i, q2r, q2i) = (
-            &q[0].re[..n],
-            &q[0].im[..n],
-            &q[1].re[..n],
-            &q[1].im[..n],
-            &q[2].re[..n],
-            &q[2].im[..n],
-        );
-        let (axx, bxx, axy, bxy, axz, bxz) = (
-            &xx.re[..n],
-            &xx.im[..n],
-            &xy.re[..n],
-            &xy.im[..n],
-            &xz.re[..n],
-            &xz.im[..n],
-        );
-        let (ayy, byy, ayz, byz, azz, bzz) = (
-            &yy.re[..n],
-            &yy.im[..n],
-            &yz.re[..n],
-            &yz.im[..n],
-            &zz.re[..n],
-            &zz.im[..n],
-        );
-        for i in 0..n {
-            // (a + ib)(c + id) = (ac - bd) + i(ad + bc), for each kernel entry times each charge.
-            o0r[i] += axx[i] * q0r[i] - bxx[i] * q0i[i] + axy[i] * q1r[i] - bxy[i] * q1i[i] + axz[i] * q2r[i]
-                - bxz[i] * q2i[i];
-            o0i[i] += axx[i] * q0i[i]
-                + bxx[i] * q0r[i]
-                + axy[i] * q1i[i]
-                + bxy[i] * q1r[i]
-                + axz[i] * q2i[i]
-                + bxz[i] * q2r[i];
-            o1r[i] += axy[i] * q0r[i] - bxy[i] * q0i[i] + ayy[i] * q1r[i] - byy[i] * q1i[i] + ayz[i] * q2r[i]
-                - byz[i] * q2i[i];
-            o1i[i] += axy[i] * q0i[i]
-                + bxy[i] * q0r[i]
-                + ayy[i] * q1i[i]
-                + byy[i] * q1r[i]
-                + ayz[i] * q2i[i]
-                + byz[i] * q2r[i];
-            o2r[i] += axz[i] * q0r[i] - bxz[i] * q0i[i] + ayz[i] * q1r[i] - byz[i] * q1i[i] + azz[i] * q2r[i]
-                - bzz[i] * q2i[i];
-            o2i[i] += axz[i] * q0i[i]
-                + bxz[i] * q0r[i]
-                + ayz[i] * q1i[i]
-                + byz[i] * q1r[i]
-                + azz[i] * q2i[i]
-                + bzz[i] * q2r[i];
-        }
     }
 }
 
@@ -631,7 +561,7 @@ mod tests {
     #[test]
     fn bem_fmm_separation_two_reaches_one_in_a_million_on_mesh_points() {
         let settings = FmmSettings::for_accuracy(1e-6);
-        assert_eq!((settings.order, settings.separation), (8, 2));
+        assert_eq!((settings.order, settings.separation), (9, 2));
         let sphere = shatter_collision::TriMesh::icosphere(0.7, 4);
         let block = crate::bem::meshes::grid_box(DVec3::new(0.5, 0.3, 0.2), 0.05, crate::bem::meshes::Grading::Uniform)
             .unwrap();

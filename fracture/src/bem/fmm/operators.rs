@@ -19,10 +19,13 @@
 //! the box itself) are the boundary points of a lattice of spacing `2h / (order - 1)`, and boxes
 //! of one level sit a whole number of spacings apart, so the check potential of a source box's
 //! equivalent forces is the lattice convolution of those forces with the kernel sampled at lattice
-//! vectors. Zero-padded to a grid of side `2 order`, it is a product of discrete Fourier
+//! vectors. Zero-padded to a grid of side `N = 2 order - 1`, it is a product of discrete Fourier
 //! transforms (Ying, Biros and Zorin 2004 section 3.3; PVFMM does the same): each box is
-//! transformed once, each interaction costs `9 (2 order)^2 (order + 1)` complex products, and
-//! each target is transformed back once. That was chosen over compressing the 316 dense M2L
+//! transformed once, each interaction costs `9 N^2 (N / 2 + 1)` complex products, and each
+//! target is transformed back once. `2 order - 1` is the smallest side without wrap-around: the
+//! kernel's lattice vectors span `2 order - 1` per axis, and the check points only need the
+//! `order` entries of the corner (PVFMM pads to `2 order`; the odd side has a fifth fewer
+//! frequencies). That was chosen over compressing the 316 dense M2L
 //! matrices with a shared SVD basis, which measured no useful compression at 1e-8 (rank 436 of
 //! 456 at order 6) and took 15 s to precompute, and over storing them dense (half a gigabyte at
 //! order 6).
@@ -32,6 +35,7 @@ use rayon::prelude::*;
 
 use super::dense::{Matrix, svd};
 use super::fourier::{Fourier, Spectrum};
+use super::m2l::KernelBlocks;
 use crate::bem::kernel::Kelvin;
 
 /// The surface radii of an order, in half-widths: `(steps, inner, outer)`. The inner surface's
@@ -79,7 +83,7 @@ pub struct Operators {
     pub surface: Vec<DVec3>,
     /// Index of each surface point in the zero-padded convolution grid.
     pub grid_index: Vec<usize>,
-    /// Transforms of the convolution grid (side `2 order`).
+    /// Transforms of the convolution grid (side `2 order - 1`).
     pub fourier: Fourier,
     /// Upward check-to-equivalent pseudo-inverse at half-width 1 (`3 n_s x 3 n_s`).
     pub up_check_to_equivalent: Matrix,
@@ -89,9 +93,10 @@ pub struct Operators {
     pub l2l: Vec<Matrix>,
     /// Downward check-to-equivalent pseudo-inverse at half-width 1.
     pub down_check_to_equivalent: Matrix,
-    /// M2L kernel spectra by offset slot (`None` for near offsets): the six distinct components
-    /// `G_xx, G_xy, G_xz, G_yy, G_yz, G_zz` sampled at lattice vectors of unit spacing.
-    pub m2l: Vec<Option<[Spectrum; 6]>>,
+    /// M2L kernel spectra by offset slot (none for near offsets): the six distinct components
+    /// `G_xx, G_xy, G_xz, G_yy, G_yz, G_zz` sampled at lattice vectors of unit spacing, blocked
+    /// by frequency.
+    pub m2l: KernelBlocks,
 }
 
 /// The lattice coordinates of the surface points of [`unit_surface`], in the same order.
@@ -180,7 +185,7 @@ impl Operators {
                 down_check_to_equivalent.mul(&displacement_matrix(kelvin, &check, &parent))
             })
             .collect();
-        let side = 2 * order;
+        let side = 2 * order - 1;
         let fourier = Fourier::new(side);
         let grid_index = surface_lattice(order)
             .iter()
@@ -189,7 +194,7 @@ impl Operators {
         let span = order as i64 - 1;
         let reach = offset_reach(separation) as i64;
         let width = 2 * reach + 1;
-        let m2l = (0..width.pow(3))
+        let m2l: Vec<Option<[Spectrum; 6]>> = (0..width.pow(3))
             .into_par_iter()
             .map(|slot| {
                 let d = [
@@ -223,6 +228,7 @@ impl Operators {
                 Some(grids.map(|g| fourier.forward(&g, side)))
             })
             .collect();
+        let m2l = KernelBlocks::new(&m2l, fourier.spectrum_len());
         Self {
             order,
             separation,
