@@ -41,7 +41,10 @@ use super::surface::Surface;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum FarField {
     /// Direct summation below [`FarField::AUTO_THRESHOLD`] triangles, the multipole method with
-    /// default settings above.
+    /// the fast settings for 1e-4 above (`FmmSettings::for_accuracy(1e-4)`, order 8 with
+    /// separation 1: errors of 1e-7 to 1.4e-5 measured). The collocation itself is accurate to
+    /// about a percent (the oracles in `tests/bem.rs`), so a tighter far field changes no
+    /// stress that matters and costs a third more per mat-vec (fandisk: 0.21 s against 0.32 s).
     #[default]
     Auto,
     /// Direct summation: O(n^2), exact to round-off.
@@ -52,10 +55,11 @@ pub enum FarField {
 
 impl FarField {
     /// Triangles from which [`FarField::Auto`] uses the multipole method. One traction mat-vec
-    /// on two cores (`cargo run --release --example bem_fmm_scaling -- 1000 5000 10000`): direct
-    /// 4 ms, 0.11 s and 0.46 s, multipole 19 ms, 0.11 s and 0.19 s. Below the threshold the
-    /// direct sum costs at most about twice as much, is exact, and needs no operators (about
-    /// 5 s to build, once per process).
+    /// on two cores (`cargo run --release --example bem_fmm_scaling -- 1000 5000 8000 10000`):
+    /// direct 2 ms, 53 ms, 0.12 s and 0.18 s, multipole (default settings) 13 ms, 78 ms,
+    /// 0.13 s and 0.17 s (the fast settings of `Auto` a little less). Below the threshold the
+    /// direct sum costs no more, is exact, and needs no operators (about 6 s to build, once per
+    /// process).
     pub const AUTO_THRESHOLD: usize = 8000;
 }
 
@@ -146,7 +150,7 @@ impl TractionOperator {
         let fmm = match far_field {
             FarField::Direct => None,
             FarField::Auto if surface.len() < FarField::AUTO_THRESHOLD => None,
-            FarField::Auto => Some(Fmm::new(kelvin, surface.centroids(), FmmSettings::default())),
+            FarField::Auto => Some(Fmm::new(kelvin, surface.centroids(), FmmSettings::for_accuracy(1e-4))),
             FarField::Multipole(settings) => Some(Fmm::new(kelvin, surface.centroids(), settings)),
         };
         Self { kelvin, near, fmm }

@@ -13,22 +13,31 @@
 //! 4. leaves: the downward equivalent forces and the sources of the neighbouring leaves, directly,
 //!    evaluated with the target kernel (displacement or traction) at each point (L2T, near field).
 //!
-//! Accuracy (measured in [`FmmSettings::for_accuracy`]): at the default order 8 the traction
-//! error is under 1e-5 relative on every point set tried (random, a sphere mesh's and a box's
-//! face centroids, Fibonacci spheres of 1e4 to 1e6 points). With the standard interaction list
-//! it then falls only about 2.3 times per order on evenly spread surface points (order 8, 9, 10
+//! Accuracy (measured in [`FmmSettings::for_accuracy`]): with the standard interaction list
+//! (separation 1) at order 8 the traction error is about 1e-5 relative (random points, a sphere
+//! mesh's and a box's face centroids, Fibonacci spheres of 3e3 to 1e6 points: 1.3e-7 to 1.4e-5),
+//! and it falls only about 2.3 times per order on evenly spread surface points (order 8, 9, 10
 //! on 2e4 Fibonacci points: 8.6e-6, 3.8e-6, 1.6e-6). That slow rate is the geometry of the list,
 //! not rounding: the nearest translated source box has its corners `sqrt 3` half-widths from its
 //! centre and its centre 3 half-widths (max norm) from the farthest target, a convergence factor
 //! of about `sqrt 3 / 3` per order, and the error concentrates at targets near leaf faces (order
 //! 7: 2e-6 within half a half-width of the centre, 7e-5 within 3 % of a face). Translating only
-//! from two boxes away ([`FmmSettings::separation`] 2) makes the factor about `sqrt 3 / 5`:
-//! 8.4e-7 at order 8, 2.5e-7 at 9 and 3.7e-8 at 10 on the same points, the mat-vec 1.4 to 2.4
-//! times slower. Measured and ruled out against the slow rate: the pseudo-inverses applied as
-//! two factors instead of one product (no change), truncation at 1e-12 instead of 1e-9 (no
-//! change at order 10, worse at 6), a downward check surface one lattice step outside the box
-//! (better at faces, worse inside), and other radii (outer 2.5, 2.75, 3.5, 4.5, for the upward
-//! check and downward equivalent surfaces together or apart: all worse than 3).
+//! from two boxes away ([`FmmSettings::separation`] 2) makes the factor about `sqrt 3 / 5`, and
+//! measured it falls faster still: on 1e5 Fibonacci points 7.6e-6 at order 7, 6.3e-7 at 8,
+//! 9.2e-8 at 9, for 1.5 to 2.2 times the mat-vec time at the same order (1e5 and 1e6 points).
+//! Measured and ruled out against the slow rate: the pseudo-inverses applied as two factors
+//! instead of one product (no change), truncation at 1e-12 instead of 1e-9 (no change at order
+//! 10, worse at 6), a downward check surface one lattice step outside the box (better at faces,
+//! worse inside), and other radii (outer 2.5, 2.75, 3.5, 4.5, for the upward check and downward
+//! equivalent surfaces together or apart: all worse than 3).
+//!
+//! Speed: the point sums, the dense translations and the M2L products run in four-lane vectors
+//! (one AVX register where the machine has it, with the same bits: [`crate::bem::lanes`]), and
+//! the M2L products are blocked by frequency so they run from cache ([`m2l`]). One traction
+//! mat-vec on 1e5 points with the 1e-6 settings (order 9, separation 2) takes about 3 s on two
+//! cores: upward pass 0.27 s, M2L above the leaves 0.5 s, at the leaves 0.25 s of forward
+//! transforms, 1.3 s of products and 0.3 s of inverse transforms and L2L, and the leaf pass (125
+//! neighbouring leaves summed directly) 0.7 s.
 //!
 //! Every box is computed by one task and every sum runs in a fixed order, so the result is the
 //! same bit for bit whatever the thread count.
@@ -65,32 +74,36 @@ pub struct FmmSettings {
     /// into the equivalent forces (measured: 1.3e-5 untruncated against 2.5e-6 at 1e-7, order 6).
     pub truncation: f64,
     /// Boxes between a box and the nearest box it meets through the multipole translations (1
-    /// or 2; 0 is taken as 1, 3 works and costs more, larger values are taken as 3). 1 is the standard interaction
-    /// list: the 27 leaves within one are summed directly. 2 sums the 125 leaves within two
-    /// directly and translates only from two boxes away, which turns the worst-case convergence
-    /// factor per order from about `sqrt 3 / 3` to `sqrt 3 / 5`, for 1.4 to 2.4 times the
-    /// mat-vec time (measured on 2e4 to 1e6 points) and four times the M2L spectra (the way to
-    /// 1e-6 and 1e-7, see the module docs).
+    /// or 2; 0 is taken as 1, 3 works and costs more, larger values are taken as 3). 1 is the
+    /// standard interaction list: the 27 leaves within one are summed directly. 2 sums the 125
+    /// leaves within two directly and translates only from two boxes away, which turns the
+    /// worst-case convergence factor per order from about `sqrt 3 / 3` to `sqrt 3 / 5`, for 1.5
+    /// to 2.2 times the mat-vec time at the same order (measured on 1e5 and 1e6 points) and four
+    /// times the M2L kernel spectra (the way to 1e-6 and 1e-7, see the module docs).
     pub separation: usize,
 }
 
 impl FmmSettings {
     /// Settings for a relative L-infinity error of about `accuracy` against direct summation:
-    /// order 8 for 1e-5 and coarser; order 9 with separation 2 for 1e-6; order 10 with
-    /// separation 2 for anything finer. With separation 2, on Fibonacci spheres
+    /// order 8 with separation 1 for 1e-4 and coarser (the fastest); order 8 with separation 2
+    /// for 1e-5 (the default); order 9 with separation 2 for 1e-6; order 10 with separation 2
+    /// for anything finer. With separation 2, on Fibonacci spheres
     /// (`examples/bem_fmm_scaling.rs`, leaves of 256 points):
     ///
-    /// | order | 2e4     | 1e5     | 1e6     |
-    /// |-------|---------|---------|---------|
-    /// | 7     |         | 7.6e-6  |         |
-    /// | 8     | 8.4e-7  | 6.3e-7  | 1.4e-6  |
-    /// | 9     | 2.5e-7  | 9.2e-8  | 2.1e-7  |
-    /// | 10    | 3.7e-8  | 3.6e-8  |         |
+    /// | order | 3e3 to 3e4 (six sizes) | 1e5     | 1e6     |
+    /// |-------|------------------------|---------|---------|
+    /// | 7     |                        | 7.6e-6  |         |
+    /// | 8     | 4.3e-8 to 3.7e-7       | 6.3e-7  | 1.4e-6  |
+    /// | 9     | 2.5e-7 (2e4)           | 9.2e-8  | 2.1e-7  |
+    /// | 10    | 3.7e-8 (2e4)           | 3.6e-8  |         |
     ///
     /// Order 8 would do for 1e-6 up to 1e5 points, but one level more (1e6 points, depth 5)
     /// adds its translations' error; order 9 keeps a margin of five at every size measured.
-    /// With the standard separation 1, measured traction errors, relative to the largest exact
-    /// value (tests; the example for the Fibonacci spheres):
+    /// Separation 1 is 1.5 to 2.2 times faster at the same order, but its error falls slowly with
+    /// the order and jumps with how the points meet the leaf faces: order 8 gives 5.1e-6 to
+    /// 9.0e-6 on the same six sizes and 1.4e-5 on 8000 points. Measured traction errors with
+    /// separation 1, relative to the largest exact value (tests; the example for the Fibonacci
+    /// spheres):
     ///
     /// | order | random in a cube, 6000 | box face centroids, 1984 | sphere mesh centroids, 5120 | Fibonacci sphere, 2e4 | Fibonacci sphere, 1e5 |
     /// |-------|------------------------|--------------------------|-----------------------------|-----------------------|-----------------------|
@@ -109,8 +122,10 @@ impl FmmSettings {
     /// Fibonacci points (depth 5) order 8 gives 6.9e-6. Separation 2 is what reaches 1e-6 and
     /// 1e-7 on such sets (see the module docs for why).
     pub fn for_accuracy(accuracy: f64) -> Self {
-        let (order, separation) = if accuracy >= 1e-5 {
+        let (order, separation) = if accuracy >= 1e-4 {
             (8, 1)
+        } else if accuracy >= 1e-5 {
+            (8, 2)
         } else if accuracy >= 1e-6 {
             (9, 2)
         } else {
@@ -126,8 +141,8 @@ impl FmmSettings {
 }
 
 impl Default for FmmSettings {
-    /// Order 8: relative accuracy 1e-5 on volume, random and mesh point sets
-    /// ([`FmmSettings::for_accuracy`]).
+    /// Order 8 with separation 2: relative accuracy 1e-5 with a margin on volume, random, mesh and
+    /// evenly spread surface point sets ([`FmmSettings::for_accuracy`]).
     fn default() -> Self {
         Self::for_accuracy(1e-5)
     }
@@ -162,7 +177,8 @@ type Cache = Mutex<Vec<((usize, u64, u64, usize), Arc<Operators>)>>;
 static CACHE: Cache = Mutex::new(Vec::new());
 
 /// The operators for `kelvin`'s Poisson's ratio and `settings`, built once per process and kept
-/// for its life (about 190 MB at order 8, 380 MB with separation 2). They are built for a unit
+/// for its life (about 170 MB at order 8, 320 MB with separation 2, 500 MB at order 9 with
+/// separation 2). They are built for a unit
 /// shear modulus: `G` scales as `1 / mu`, every translation multiplies a pseudo-inverse (`mu`)
 /// by a kernel matrix (`1 / mu`), and only the sources-to-equivalent step needs the factor
 /// `mu`, so materials that differ in stiffness alone share one set.
@@ -511,9 +527,11 @@ mod tests {
     }
 
     /// Default settings, relative L-infinity error against direct sums on 6000 random points in a
-    /// cube and on a sphere and on the centroids and normals of a 5120-triangle sphere mesh:
-    /// displacement and traction under 1e-5 on all three (measured: traction 1.3e-7, 1.1e-8 and
-    /// 6.5e-6; the mesh's evenly spaced points are the hard case, see
+    /// cube and on a sphere, on the centroids and normals of a 5120-triangle sphere mesh, and on
+    /// 8000 evenly spread points of a sphere: displacement and traction under 1e-5 on all four;
+    /// and the fast settings for 1e-4 (separation 1) under 1e-4 on the same sets. Measured
+    /// traction errors, default then fast: 1.4e-8 and 1.3e-7, 9.5e-10 and 1.1e-8, 4.7e-7 and
+    /// 6.5e-6, 6.2e-7 and 7.1e-6 (evenly spaced points are the hard case, see
     /// [`FmmSettings::for_accuracy`]).
     #[test]
     fn bem_fmm_matches_direct_sums_at_default_accuracy() {
@@ -527,16 +545,27 @@ mod tests {
         let centroids: Vec<DVec3> = (0..mesh.triangles().len())
             .map(|i| mesh.triangle(i).iter().sum::<DVec3>() / 3.0)
             .collect();
-        for (name, points) in [("cube", cube), ("sphere", sphere), ("sphere mesh", centroids)] {
+        let even = crate::bem::meshes::fibonacci_sphere(8000);
+        for (name, points) in [
+            ("cube", cube),
+            ("sphere", sphere),
+            ("sphere mesh", centroids),
+            ("even sphere", even),
+        ] {
             let normals: Vec<DVec3> = points.iter().map(|p| p.normalize()).collect();
-            let (eu, et) = check(&kelvin(), &points, &normals, FmmSettings::default());
-            println!("{name}: displacement {eu:.2e} traction {et:.2e}");
-            assert!(eu < 1e-5 && et < 1e-5, "{name}: {eu} {et}");
+            for (accuracy, settings) in [(1e-5, FmmSettings::default()), (1e-4, FmmSettings::for_accuracy(1e-4))] {
+                let (eu, et) = check(&kelvin(), &points, &normals, settings);
+                println!(
+                    "{name}, separation {}: displacement {eu:.2e} traction {et:.2e}",
+                    settings.separation
+                );
+                assert!(eu < accuracy && et < accuracy, "{name}: {eu} {et}");
+            }
         }
     }
 
     /// The hard case, points on the planes of a box's faces (its 1984 triangle centroids, with
-    /// their normals): under 1e-5 at default settings (measured: traction 3.7e-6).
+    /// their normals): under 1e-5 at default settings (measured: traction 5.2e-7).
     #[test]
     fn bem_fmm_on_a_planar_mesh_point_set() {
         let mesh = crate::bem::meshes::grid_box(DVec3::new(0.5, 0.3, 0.2), 0.05, crate::bem::meshes::Grading::Uniform)
@@ -555,9 +584,9 @@ mod tests {
         assert!(eu < 1e-5 && et < 1e-5, "{eu} {et}");
     }
 
-    /// Settings for 1e-6 (order 8, translations from two boxes away) on the two mesh point sets
+    /// Settings for 1e-6 (order 9, translations from two boxes away) on the two mesh point sets
     /// of the tests above, a sphere mesh's 5120 and a box's 1984 face centroids: displacement
-    /// and traction under 1e-6 (measured: traction 4.7e-7 and 5.2e-7).
+    /// and traction under 1e-6 (measured: traction 4.7e-8 and 5.8e-8).
     #[test]
     fn bem_fmm_separation_two_reaches_one_in_a_million_on_mesh_points() {
         let settings = FmmSettings::for_accuracy(1e-6);
