@@ -32,7 +32,7 @@
 //! equivalent surfaces together or apart: all worse than 3).
 //!
 //! Speed: the point sums, the dense translations and the M2L products run in four-lane vectors
-//! (one AVX register where the machine has it, with the same bits: [`crate::bem::lanes`]), and
+//! (one AVX register where the machine has AVX2, the same bits: [`crate::bem::lanes`]), and
 //! the M2L products are blocked by frequency so they run from cache ([`m2l`]). One traction
 //! mat-vec on 1e5 points with the 1e-6 settings (order 9, separation 2) takes about 3 s on two
 //! cores: upward pass 0.27 s, M2L above the leaves 0.5 s, at the leaves 0.25 s of forward
@@ -101,7 +101,7 @@ impl FmmSettings {
     /// adds its translations' error; order 9 keeps a margin of five at every size measured.
     /// Separation 1 is 1.5 to 2.2 times faster at the same order, but its error falls slowly with
     /// the order and jumps with how the points meet the leaf faces: order 8 gives 5.1e-6 to
-    /// 9.0e-6 on the same six sizes and 1.4e-5 on 8000 points. Measured traction errors with
+    /// 1.4e-5 on the same six sizes (the largest at 8000 points). Measured traction errors with
     /// separation 1, relative to the largest exact value (tests; the example for the Fibonacci
     /// spheres):
     ///
@@ -178,10 +178,10 @@ static CACHE: Cache = Mutex::new(Vec::new());
 
 /// The operators for `kelvin`'s Poisson's ratio and `settings`, built once per process and kept
 /// for its life (about 170 MB at order 8, 320 MB with separation 2, 500 MB at order 9 with
-/// separation 2). They are built for a unit
-/// shear modulus: `G` scales as `1 / mu`, every translation multiplies a pseudo-inverse (`mu`)
-/// by a kernel matrix (`1 / mu`), and only the sources-to-equivalent step needs the factor
-/// `mu`, so materials that differ in stiffness alone share one set.
+/// separation 2). They are built for a unit shear modulus: `G` scales as `1 / mu`, every
+/// translation multiplies a pseudo-inverse (`mu`) by a kernel matrix (`1 / mu`), and only the
+/// sources-to-equivalent step needs the factor `mu`, so materials that differ in stiffness alone
+/// share one set.
 fn operators_for(kelvin: &Kelvin, settings: &FmmSettings) -> Arc<Operators> {
     let key = (
         settings.order,
