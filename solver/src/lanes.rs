@@ -287,7 +287,7 @@ impl LaneBatches {
     ) -> LaneSweep {
         debug_assert_eq!(velocities.len(), masses.len());
         #[cfg(target_arch = "x86_64")]
-        if crate::wide::avx_available() {
+        if std::arch::is_x86_feature_detected!("avx2") {
             #[allow(unsafe_code)]
             // SAFETY: the processor was just found to execute AVX2 instructions.
             return unsafe { sweep_avx2(self, velocities, masses, budgets, active) };

@@ -51,7 +51,7 @@ mod test_scenes;
 pub mod together;
 mod twist;
 pub mod warm_start;
-pub mod wide;
+mod wide;
 pub mod workspace;
 
 pub use body::{NO_BODY, SolverBody, SplitVelocity};

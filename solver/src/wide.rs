@@ -1,21 +1,18 @@
-//! Four `f64` lanes with lane-wise arithmetic, in two builds that give the same bits: AVX
-//! registers where the processor has AVX2 ([`avx_available`]), plain arrays elsewhere. The
-//! batched constraint sweeps (lanes.rs) and the boundary-element point sums and multipole
-//! products of `shatter-fracture` run on it.
+//! Four `f64` lanes with the arithmetic the batched sweeps need (lanes.rs), in two builds that
+//! give the same bits: AVX2 registers where the processor has them, plain arrays elsewhere.
 //!
-//! Every operation is lane-wise and exact in IEEE arithmetic (add, subtract, multiply, divide,
-//! square root, negate, absolute value, compare, select); the clamp and the compares are defined
-//! as the scalar code defines them, NaN included, so the two builds cannot differ. No fused
-//! multiply-add is used. The `+`, `-` and `*` operators are the same operations as the methods.
+//! Every operation is lane-wise and exact in IEEE arithmetic (add, subtract, multiply, negate,
+//! absolute value, compare, select); the clamp and the compares are defined as the scalar code
+//! defines them, NaN included, so the two builds cannot differ. No fused multiply-add is used.
 
 /// Lanes of a [`Wide`] value.
-pub const WIDTH: usize = 4;
+pub(crate) const WIDTH: usize = 4;
 
 /// One `f64` per lane.
-pub type Lane = [f64; WIDTH];
+pub(crate) type Lane = [f64; WIDTH];
 
 /// Four `f64` lanes and their lane-wise operations.
-pub trait Wide: Copy {
+pub(crate) trait Wide: Copy {
     /// Four lane flags, the result of a compare.
     type Mask: Copy;
     /// The lanes of `lane`.
@@ -24,19 +21,10 @@ pub trait Wide: Copy {
     fn store(self) -> Lane;
     /// `value` in every lane.
     fn splat(value: f64) -> Self;
-    /// `self + other` per lane.
     fn add(self, other: Self) -> Self;
-    /// `self - other` per lane.
     fn sub(self, other: Self) -> Self;
-    /// `self * other` per lane.
     fn mul(self, other: Self) -> Self;
-    /// `self / other` per lane.
-    fn div(self, other: Self) -> Self;
-    /// The square root per lane.
-    fn sqrt(self) -> Self;
-    /// `-self` per lane.
     fn neg(self) -> Self;
-    /// `|self|` per lane.
     fn abs(self) -> Self;
     /// `pgs::clamp` per lane: `value < lower ? lower : value`, then `> upper ? upper : that`.
     fn clamp(self, lower: Self, upper: Self) -> Self;
@@ -46,7 +34,6 @@ pub trait Wide: Copy {
     fn greater(self, other: Self) -> Self::Mask;
     /// `!(self <= other)` (true for NaN).
     fn not_at_most(self, other: Self) -> Self::Mask;
-    /// `a & b` per lane.
     fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask;
     /// `mask ? a : b` per lane.
     fn select(mask: Self::Mask, a: Self, b: Self) -> Self;
@@ -54,32 +41,11 @@ pub trait Wide: Copy {
     fn any(mask: Self::Mask) -> bool;
     /// The lanes of `mask`.
     fn flags(mask: Self::Mask) -> [bool; 4];
-    /// `1 / self` where `self > 0`, zero elsewhere (NaN included).
-    #[inline(always)]
-    fn recip_or_zero(self) -> Self {
-        let zero = Self::splat(0.0);
-        Self::select(self.greater(zero), Self::splat(1.0).div(self), zero)
-    }
-}
-
-/// Whether this machine runs [`Avx`]: x86-64 with AVX2 (checked once, then cached by the
-/// standard library). Code that makes `Avx` values runs only when this is true, inside a
-/// function compiled with `#[target_feature(enable = "avx,avx2")]`.
-#[inline]
-pub fn avx_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
 }
 
 /// Plain arrays: the build for every machine.
 #[derive(Clone, Copy, Debug)]
-pub struct Portable(Lane);
+pub(crate) struct Portable(Lane);
 
 impl Portable {
     #[inline(always)]
@@ -120,14 +86,6 @@ impl Wide for Portable {
     #[inline(always)]
     fn mul(self, other: Self) -> Self {
         self.map(other, |a, b| a * b)
-    }
-    #[inline(always)]
-    fn div(self, other: Self) -> Self {
-        self.map(other, |a, b| a / b)
-    }
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        self.map(self, |a, _| a.sqrt())
     }
     #[inline(always)]
     fn neg(self) -> Self {
@@ -173,7 +131,7 @@ impl Wide for Portable {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub use avx::Avx;
+pub(crate) use avx::Avx;
 
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
@@ -181,21 +139,19 @@ mod avx {
     use super::{Lane, Wide};
     use core::arch::x86_64::{
         __m256d, _CMP_GT_OQ, _CMP_NEQ_UQ, _CMP_NLE_UQ, _mm256_add_pd, _mm256_and_pd, _mm256_andnot_pd,
-        _mm256_blendv_pd, _mm256_cmp_pd, _mm256_div_pd, _mm256_loadu_pd, _mm256_max_pd, _mm256_min_pd,
-        _mm256_movemask_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm256_sqrt_pd, _mm256_storeu_pd,
-        _mm256_sub_pd, _mm256_xor_pd,
+        _mm256_blendv_pd, _mm256_cmp_pd, _mm256_loadu_pd, _mm256_max_pd, _mm256_min_pd, _mm256_movemask_pd,
+        _mm256_mul_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm256_storeu_pd, _mm256_sub_pd, _mm256_xor_pd,
     };
 
-    /// One AVX register of four lanes. Only code compiled with AVX2 enabled and entered after
-    /// [`super::avx_available`] returned true makes and uses values of this type.
+    /// One AVX register of four lanes. Only the AVX2 build of the sweeps (lanes.rs), which runs
+    /// after `is_x86_feature_detected!("avx2")`, makes and uses values of this type.
     #[derive(Clone, Copy, Debug)]
-    pub struct Avx(__m256d);
+    pub(crate) struct Avx(__m256d);
 
     // SAFETY (every `unsafe` block below): these AVX intrinsics touch only their register
     // arguments and, for loads and stores, the four `f64` of a `[f64; 4]` they are given. Values
     // of `Avx` exist only inside code compiled with AVX2 enabled and entered after the processor
-    // was found to have it (`avx_available`), so the instructions are always available where
-    // they run.
+    // was found to have it (lanes.rs), so the instructions are always available where they run.
     impl Wide for Avx {
         type Mask = __m256d;
         #[inline(always)]
@@ -223,14 +179,6 @@ mod avx {
         #[inline(always)]
         fn mul(self, other: Self) -> Self {
             unsafe { Self(_mm256_mul_pd(self.0, other.0)) }
-        }
-        #[inline(always)]
-        fn div(self, other: Self) -> Self {
-            unsafe { Self(_mm256_div_pd(self.0, other.0)) }
-        }
-        #[inline(always)]
-        fn sqrt(self) -> Self {
-            unsafe { Self(_mm256_sqrt_pd(self.0)) }
         }
         #[inline(always)]
         fn neg(self) -> Self {
@@ -277,34 +225,3 @@ mod avx {
         }
     }
 }
-
-/// `+`, `-` and `*` as the [`Wide`] methods, for formulas that read as written.
-macro_rules! operators {
-    ($t:ty) => {
-        impl core::ops::Add for $t {
-            type Output = Self;
-            #[inline(always)]
-            fn add(self, other: Self) -> Self {
-                Wide::add(self, other)
-            }
-        }
-        impl core::ops::Sub for $t {
-            type Output = Self;
-            #[inline(always)]
-            fn sub(self, other: Self) -> Self {
-                Wide::sub(self, other)
-            }
-        }
-        impl core::ops::Mul for $t {
-            type Output = Self;
-            #[inline(always)]
-            fn mul(self, other: Self) -> Self {
-                Wide::mul(self, other)
-            }
-        }
-    };
-}
-
-operators!(Portable);
-#[cfg(target_arch = "x86_64")]
-operators!(Avx);

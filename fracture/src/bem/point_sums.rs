@@ -101,7 +101,7 @@ impl Kelvin {
         #[cfg(target_arch = "x86_64")]
         if avx_available() {
             #[allow(unsafe_code)]
-            // SAFETY: `avx_available` confirmed that this machine executes AVX2.
+            // SAFETY: `avx_available` confirmed that this machine executes AVX.
             return unsafe { traction_sum_avx(self, x, n, sources) };
         }
         traction_sum_in::<Portable>(self, x, n, sources)
@@ -113,7 +113,7 @@ impl Kelvin {
         #[cfg(target_arch = "x86_64")]
         if avx_available() {
             #[allow(unsafe_code)]
-            // SAFETY: `avx_available` confirmed that this machine executes AVX2.
+            // SAFETY: `avx_available` confirmed that this machine executes AVX.
             return unsafe { displacement_sum_avx(self, x, sources) };
         }
         displacement_sum_in::<Portable>(self, x, sources)
@@ -122,14 +122,14 @@ impl Kelvin {
 
 /// [`traction_sum_in`] in AVX registers: the same bits as the portable form.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,avx2")]
+#[target_feature(enable = "avx")]
 fn traction_sum_avx(kelvin: &Kelvin, x: DVec3, n: DVec3, sources: &PointForces) -> DVec3 {
     traction_sum_in::<Avx>(kelvin, x, n, sources)
 }
 
 /// [`displacement_sum_in`] in AVX registers: the same bits as the portable form.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,avx2")]
+#[target_feature(enable = "avx")]
 fn displacement_sum_avx(kelvin: &Kelvin, x: DVec3, sources: &PointForces) -> DVec3 {
     displacement_sum_in::<Avx>(kelvin, x, sources)
 }
@@ -165,7 +165,7 @@ fn traction_sum_in<V: Lanes>(kelvin: &Kelvin, x: DVec3, n: DVec3, sources: &Poin
         ty = ty + (fy * c1 + dy * c2 - ny * c3) * inv2;
         tz = tz + (fz * c1 + dz * c2 - nz * c3) * inv2;
     }
-    total(tx.store(), ty.store(), tz.store()) * -kelvin.stress_scale()
+    total(tx.to_array(), ty.to_array(), tz.to_array()) * -kelvin.stress_scale()
 }
 
 /// The displacement sum, four sources at a time in lanes of `V`.
@@ -179,7 +179,7 @@ fn displacement_sum_in<V: Lanes>(kelvin: &Kelvin, x: DVec3, sources: &PointForce
         uy = uy + (V::load(&q.fy) * b + dy * df) * inv;
         uz = uz + (V::load(&q.fz) * b + dz * df) * inv;
     }
-    total(ux.store(), uy.store(), uz.store()) * kelvin.displacement_scale()
+    total(ux.to_array(), uy.to_array(), uz.to_array()) * kelvin.displacement_scale()
 }
 
 /// The lanes' sums added in a fixed order.

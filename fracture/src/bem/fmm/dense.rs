@@ -175,7 +175,7 @@ fn four_rows(rows: &[f64], cols: usize, xs: &[f64]) -> [[f64; LANES]; LANES] {
     #[cfg(target_arch = "x86_64")]
     if avx_available() {
         #[allow(unsafe_code)]
-        // SAFETY: `avx_available` confirmed that this machine executes AVX2.
+        // SAFETY: `avx_available` confirmed that this machine executes AVX.
         return unsafe { four_rows_avx(rows, cols, xs) };
     }
     four_rows_in::<Portable>(rows, cols, xs)
@@ -183,7 +183,7 @@ fn four_rows(rows: &[f64], cols: usize, xs: &[f64]) -> [[f64; LANES]; LANES] {
 
 /// [`four_rows_in`] in AVX registers: the same bits as the portable form.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,avx2")]
+#[target_feature(enable = "avx")]
 fn four_rows_avx(rows: &[f64], cols: usize, xs: &[f64]) -> [[f64; LANES]; LANES] {
     four_rows_in::<Avx>(rows, cols, xs)
 }
@@ -202,7 +202,7 @@ fn four_rows_in<V: Lanes>(rows: &[f64], cols: usize, xs: &[f64]) -> [[f64; LANES
         sums[2] = sums[2] + V::splat(r2[k]) * x;
         sums[3] = sums[3] + V::splat(r3[k]) * x;
     }
-    sums.map(V::store)
+    sums.map(V::to_array)
 }
 
 /// `sum a_i b_i`.

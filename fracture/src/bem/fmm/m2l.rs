@@ -177,7 +177,7 @@ fn products(kernel: &[f64], source: &[f64], lists: &[Vec<(u32, u32)>], out: &mut
     #[cfg(target_arch = "x86_64")]
     if avx_available() {
         #[allow(unsafe_code)]
-        // SAFETY: `avx_available` confirmed that this machine executes AVX2.
+        // SAFETY: `avx_available` confirmed that this machine executes AVX.
         return unsafe { products_avx(kernel, source, lists, out, width, at) };
     }
     products_in::<Portable>(kernel, source, lists, out, width, at)
@@ -185,7 +185,7 @@ fn products(kernel: &[f64], source: &[f64], lists: &[Vec<(u32, u32)>], out: &mut
 
 /// [`products_in`] in AVX registers: the same bits as the portable form.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,avx2")]
+#[target_feature(enable = "avx")]
 fn products_avx(kernel: &[f64], source: &[f64], lists: &[Vec<(u32, u32)>], out: &mut [f64], width: usize, at: usize) {
     products_in::<Avx>(kernel, source, lists, out, width, at)
 }
@@ -226,7 +226,11 @@ fn products_in<V: Lanes>(
         }
         let row = &mut out[t * 6 * width..(t + 1) * 6 * width];
         for (e, v) in [o0r, o0i, o1r, o1i, o2r, o2i].into_iter().enumerate() {
-            row[e * width + at..e * width + at + LANES].copy_from_slice(&v.store());
+            v.store(
+                (&mut row[e * width + at..e * width + at + LANES])
+                    .try_into()
+                    .expect("four lanes"),
+            );
         }
     }
 }
