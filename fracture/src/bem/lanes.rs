@@ -5,6 +5,12 @@
 //! Both forms perform the same IEEE operations in the same order, and neither contracts a
 //! multiply and an add into a fused one, so a sum computed through either has the same bits:
 //! the AVX form is chosen at run time ([`avx_available`]) without changing any result.
+//!
+//! The module is private to the crate on purpose: an [`Avx`] value runs AVX instructions from
+//! safe methods, which is sound only because every such value is made inside a function this
+//! crate enters after detecting AVX. The constraint solver keeps its own four-lane type
+//! (`shatter-solver`'s wide.rs) private for the same reason, rather than share one public type
+//! that safe code elsewhere could misuse.
 
 use core::ops::{Add, Mul, Sub};
 

@@ -17,7 +17,7 @@ pub mod bicgstab;
 pub mod body;
 pub mod fmm;
 pub mod kernel;
-pub mod lanes;
+pub(crate) mod lanes;
 pub mod loads;
 pub mod material;
 pub mod meshes;

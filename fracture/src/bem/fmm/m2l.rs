@@ -3,14 +3,14 @@
 //! At one level, the check spectrum of a target box is `sum over its interaction list of
 //! K(offset) * Q(source)`, frequency by frequency: nine complex products per frequency and
 //! interaction. Taken box by box, each interaction streams a whole kernel (six spectra) and a
-//! whole source (three spectra) from memory, about 330 kB at order 8 for 170 kFLOP: the loop ran at
-//! the memory's speed (24 us per interaction on two cores, with AVX or without). Here the
-//! frequencies are cut into blocks of [`LANES`], and a task takes [`CHUNK`] blocks: it copies its
-//! frequencies of every source box into one dense slice, and for each block runs every target's
-//! interactions against a kernel slice and a source slice of a few hundred kilobytes, which stay
-//! in cache. On 1e5 points (order 8, separation 2) the leaf level's products went from 2.1 s to
-//! 1.2 s. Every target's sum runs over its list in order, so the bits do not depend on the
-//! thread count.
+//! whole source (three spectra) from memory, about 330 kB at order 8 for 170 kFLOP: the loop ran
+//! at the memory's speed (24 us per interaction on two cores, with AVX or without). Here the
+//! frequencies are cut into blocks of four (the vector lanes), and a task takes [`CHUNK`] blocks:
+//! it copies its frequencies of every source box into one dense slice, and for each block runs
+//! every target's interactions against a kernel slice and a source slice of a few hundred
+//! kilobytes, which stay in cache. On 1e5 points (order 8, separation 2) the leaf level's
+//! products went from 2.1 s to 1.2 s. Every target's sum runs over its list in order, so the bits
+//! do not depend on the thread count.
 
 use rayon::prelude::*;
 
@@ -19,7 +19,7 @@ use super::fourier::Spectrum;
 use crate::bem::lanes::Avx;
 use crate::bem::lanes::{LANES, Lanes, Portable, avx_available};
 
-/// Blocks of [`LANES`] frequencies per task.
+/// Blocks of four frequencies (one vector each) per task.
 pub const CHUNK: usize = 16;
 
 /// Reals per block and kernel: six components, real and imaginary.

@@ -32,7 +32,7 @@
 //! equivalent surfaces together or apart: all worse than 3).
 //!
 //! Speed: the point sums, the dense translations and the M2L products run in four-lane vectors
-//! (one AVX register where the machine has AVX2, the same bits: [`crate::bem::lanes`]), and
+//! (one AVX register where the machine has AVX, the same bits: `bem/lanes.rs`), and
 //! the M2L products are blocked by frequency so they run from cache ([`m2l`]). One traction
 //! mat-vec on 1e5 points with the 1e-6 settings (order 9, separation 2) takes about 3 s on two
 //! cores: upward pass 0.27 s, M2L above the leaves 0.5 s, at the leaves 0.25 s of forward
