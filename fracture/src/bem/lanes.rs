@@ -29,11 +29,6 @@ pub trait Lanes: Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = S
     fn sqrt(self) -> Self;
     /// The lanes as an array.
     fn to_array(self) -> [f64; LANES];
-    /// Writes the lanes to `out`.
-    #[inline(always)]
-    fn store(self, out: &mut [f64; LANES]) {
-        *out = self.to_array();
-    }
 }
 
 /// The portable form: an array.

@@ -76,9 +76,10 @@ impl KernelBlocks {
         }
     }
 
-    /// Frequencies of each spectrum.
-    pub fn frequencies(&self) -> usize {
-        self.frequencies
+    /// The dense kernel of offset slot `slot`, the index [`convolve`] takes; `None` for near
+    /// offsets, which have no kernel.
+    pub fn kernel(&self, slot: usize) -> Option<u32> {
+        self.index.get(slot).copied().filter(|&k| k != u32::MAX)
     }
 }
 
@@ -87,13 +88,14 @@ fn block(values: &[f64], b: usize) -> [f64; LANES] {
     core::array::from_fn(|l| values.get(b * LANES + l).copied().unwrap_or(0.0))
 }
 
-/// For every target box with a non-empty interaction list (`lists[t]` of `(source box, offset
-/// slot)`), `sum K(slot) * Q(source)` over its list, where `Q` are the source boxes' spectra
-/// (three components each); `None` for targets with no interactions.
+/// For every target box with a non-empty interaction list (`lists[t]` of `(source box, kernel)`,
+/// the kernel as [`KernelBlocks::kernel`] gives it), `sum K * Q(source)` over its list, where `Q`
+/// are the source boxes' spectra (three components each); `None` for targets with no
+/// interactions.
 pub fn convolve(
     kernels: &KernelBlocks,
     sources: &[[Spectrum; 3]],
-    lists: &[Vec<(u32, u16)>],
+    lists: &[Vec<(u32, u32)>],
 ) -> Vec<Option<[Spectrum; 3]>> {
     if sources.is_empty() || lists.iter().all(Vec::is_empty) {
         return vec![None; lists.len()];
@@ -101,18 +103,6 @@ pub fn convolve(
     let n = kernels.frequencies;
     let blocks = n.div_ceil(LANES);
     let chunks = blocks.div_ceil(CHUNK);
-    // Lists with their slots resolved to dense kernels.
-    let resolved: Vec<Vec<(u32, u32)>> = lists
-        .iter()
-        .map(|list| {
-            list.iter()
-                .filter_map(|&(s, slot)| {
-                    let k = kernels.index[slot as usize];
-                    (k != u32::MAX).then_some((s, k))
-                })
-                .collect()
-        })
-        .collect();
     // Per chunk: every target's frequencies of the chunk, `[target][component][frequency]`.
     let per_chunk: Vec<Vec<f64>> = (0..chunks)
         .into_par_iter()
@@ -131,17 +121,17 @@ pub fn convolve(
                     }
                 }
             }
-            let mut out = vec![0.0; resolved.len() * 6 * width];
+            let mut out = vec![0.0; lists.len() * 6 * width];
             for b in first..last {
                 let kernel = &kernels.data[b * kernels.count * KERNEL..(b + 1) * kernels.count * KERNEL];
                 let source = &local[(b - first) * sources.len() * BOX..(b - first + 1) * sources.len() * BOX];
-                products(kernel, source, &resolved, &mut out, width, (b - first) * LANES);
+                products(kernel, source, lists, &mut out, width, (b - first) * LANES);
             }
             out
         })
         .collect();
     // Reassembled target by target.
-    resolved
+    lists
         .par_iter()
         .enumerate()
         .map(|(t, list)| {
@@ -226,11 +216,7 @@ fn products_in<V: Lanes>(
         }
         let row = &mut out[t * 6 * width..(t + 1) * 6 * width];
         for (e, v) in [o0r, o0i, o1r, o1i, o2r, o2i].into_iter().enumerate() {
-            v.store(
-                (&mut row[e * width + at..e * width + at + LANES])
-                    .try_into()
-                    .expect("four lanes"),
-            );
+            row[e * width + at..e * width + at + LANES].copy_from_slice(&v.to_array());
         }
     }
 }
@@ -260,7 +246,16 @@ mod tests {
         let sources: Vec<[Spectrum; 3]> = (0..4).map(|_| [(); 3].map(|_| spectrum(&mut rng, n))).collect();
         let lists: Vec<Vec<(u32, u16)>> = vec![vec![(0, 1), (3, 4), (0, 3)], vec![], vec![(2, 0), (1, 2)]];
         let blocks = KernelBlocks::new(&kernels, n);
-        let got = convolve(&blocks, &sources, &lists);
+        assert_eq!(blocks.kernel(2), None);
+        let resolved: Vec<Vec<(u32, u32)>> = lists
+            .iter()
+            .map(|list| {
+                list.iter()
+                    .filter_map(|&(s, slot)| Some((s, blocks.kernel(slot as usize)?)))
+                    .collect()
+            })
+            .collect();
+        let got = convolve(&blocks, &sources, &resolved);
         assert!(got[1].is_none());
         for (list, got) in lists.iter().zip(&got) {
             let Some(got) = got else { continue };

@@ -166,8 +166,9 @@ pub struct Fmm {
     points: Vec<DVec3>,
     /// The points in leaf order (`tree.order`), so a leaf's points are one slice.
     sorted: Vec<DVec3>,
-    /// Per level, per box: the interaction list as (source box, offset slot).
-    interactions: Vec<Vec<Vec<(u32, u16)>>>,
+    /// Per level, per box: the interaction list as (source box, M2L kernel), the offset slots
+    /// resolved once here rather than at every mat-vec.
+    interactions: Vec<Vec<Vec<(u32, u32)>>>,
     /// Per leaf: the neighbouring leaves (itself included).
     neighbours: Vec<Vec<u32>>,
 }
@@ -224,6 +225,9 @@ impl Fmm {
                             Vec::new()
                         } else {
                             interaction_list(&tree, l, b, settings.separation)
+                                .into_iter()
+                                .filter_map(|(source, slot)| Some((source, operators.m2l.kernel(slot as usize)?)))
+                                .collect()
                         }
                     })
                     .collect()
