@@ -56,6 +56,13 @@ impl TetPieces {
         Ok(Self { piece_of_tet, count })
     }
 
+    /// A partition from labels numbered densely from 0 (every label below the largest is used),
+    /// as union-find labelling makes them.
+    pub(crate) fn from_dense_labels(piece_of_tet: Vec<u32>) -> Self {
+        let count = piece_of_tet.iter().max().map_or(0, |&max| max as usize + 1);
+        Self { piece_of_tet, count }
+    }
+
     /// The piece of every tet.
     pub fn piece_of_tet(&self) -> &[u32] {
         &self.piece_of_tet

@@ -1,0 +1,20 @@
+//! Fracture modes (Sellán, Luong, Mattos Da Silva, Ramakrishnan, Yang and Jacobson 2023).
+
+pub mod admm;
+pub mod breakup;
+pub(crate) mod cholesky;
+pub(crate) mod dense;
+pub mod guesses;
+pub mod iccm;
+pub(crate) mod ordering;
+pub mod pieces;
+pub mod problem;
+pub mod runtime;
+pub mod scenes;
+pub(crate) mod sparse;
+
+pub use breakup::{ModesParent, fragment_bodies};
+pub use iccm::{FractureModes, ModeReport, ModeSettings, compute_modes};
+pub use pieces::{PIECE_THRESHOLD, atomic_pieces, mode_pieces};
+pub use problem::{Dimension, JumpProblem};
+pub use runtime::{Impact, ImpactProjector, Projection, ProjectionSettings};
