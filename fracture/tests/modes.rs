@@ -335,3 +335,43 @@ fn modes_runtime_fragments_keep_the_parent_mass_and_momentum() {
     assert!((total.linear - momentum.linear).length() <= 1e-9 * momentum.linear.length());
     assert!((total.angular - momentum.angular).length() <= 1e-9 * momentum.angular.length());
 }
+
+#[test]
+fn modes_asset_round_trips_and_refuses_another_mesh_or_version() {
+    use shatter_fracture::modes::ModesAsset;
+    let mesh = notched_mesh();
+    let asset = ModesAsset {
+        modes: notched_modes().clone(),
+        projector: notched_projector(Projection::Modes),
+    };
+    let bytes = asset.to_bytes(mesh);
+    let back = ModesAsset::from_bytes(&bytes, mesh).unwrap();
+    assert_eq!(back.projector, asset.projector);
+    assert_eq!(back.modes.modes, asset.modes.modes);
+    assert_eq!(back.modes.energies, asset.modes.energies);
+    assert_eq!(back.modes.reports, asset.modes.reports);
+    let impact = hit(0.3, 50.0);
+    assert_eq!(
+        back.projector.fragments(&impact, 1.0).unwrap(),
+        asset.projector.fragments(&impact, 1.0).unwrap()
+    );
+    // Another mesh (the dumbbell), a changed version, a truncated file.
+    let other = ModesAsset::from_bytes(&bytes, dumbbell_mesh()).unwrap_err().to_string();
+    assert!(other.contains("another mesh"), "{other}");
+    let mut moved = notched_bar(16, 4, 4, 2, 7, VOXEL).into_parts();
+    moved.0[0].x += 1e-9;
+    let moved = TetMesh::try_new(moved.0, moved.1).unwrap();
+    assert!(ModesAsset::from_bytes(&bytes, &moved).unwrap_err().to_string().contains("fingerprint"));
+    let mut versioned = bytes.clone();
+    versioned[8] = 9;
+    let version = ModesAsset::from_bytes(&versioned, mesh).unwrap_err().to_string();
+    assert!(version.contains("version 9"), "{version}");
+    let truncated = ModesAsset::from_bytes(&bytes[..bytes.len() - 5], mesh).unwrap_err().to_string();
+    assert!(truncated.contains("truncated"), "{truncated}");
+    let path = std::env::temp_dir().join("shatter_modes_asset_test.modes");
+    asset.save(mesh, &path).unwrap();
+    assert_eq!(ModesAsset::load(&path, mesh).unwrap().projector, asset.projector);
+    std::fs::remove_file(&path).unwrap();
+    let missing = ModesAsset::load(&path, mesh).unwrap_err().to_string();
+    assert!(missing.contains("cannot read"), "{missing}");
+}

@@ -1,6 +1,7 @@
 //! Fracture modes (Sellán, Luong, Mattos Da Silva, Ramakrishnan, Yang and Jacobson 2023).
 
 pub mod admm;
+pub mod asset;
 pub mod breakup;
 pub(crate) mod cholesky;
 pub(crate) mod dense;
@@ -13,6 +14,7 @@ pub mod runtime;
 pub mod scenes;
 pub(crate) mod sparse;
 
+pub use asset::{ModesAsset, mesh_fingerprint};
 pub use breakup::{ModesParent, fragment_bodies};
 pub use iccm::{FractureModes, ModeReport, ModeSettings, compute_modes};
 pub use pieces::{PIECE_THRESHOLD, atomic_pieces, mode_pieces};

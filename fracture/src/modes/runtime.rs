@@ -84,23 +84,23 @@ pub struct Impact {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImpactProjector {
     /// Components per tet.
-    d: usize,
+    pub(super) d: usize,
     /// Values per piece: modes (times d), or pieces for the piece-constant projection.
-    columns: usize,
-    projection: Projection,
-    pieces: TetPieces,
+    pub(super) columns: usize,
+    pub(super) projection: Projection,
+    pub(super) pieces: TetPieces,
     /// Per atomic piece, the modes' values there (`modes x d`, volume-weighted means).
-    piece_modes: Vec<f64>,
+    pub(super) piece_modes: Vec<f64>,
     /// Adjacent atomic pieces, lower index first, sorted.
-    edges: Vec<[u32; 2]>,
+    pub(super) edges: Vec<[u32; 2]>,
     /// Used vertices' positions and lumped masses.
-    positions: Vec<DVec3>,
-    vertex_mass: Vec<f64>,
+    pub(super) positions: Vec<DVec3>,
+    pub(super) vertex_mass: Vec<f64>,
     /// Per vertex, per component, the row that maps a unit load there to the projection's
     /// coefficients (`columns` values).
-    loads: Vec<f64>,
-    radius: f64,
-    volume: f64,
+    pub(super) loads: Vec<f64>,
+    pub(super) radius: f64,
+    pub(super) volume: f64,
 }
 
 impl ImpactProjector {
