@@ -361,12 +361,19 @@ fn modes_asset_round_trips_and_refuses_another_mesh_or_version() {
     let mut moved = notched_bar(16, 4, 4, 2, 7, VOXEL).into_parts();
     moved.0[0].x += 1e-9;
     let moved = TetMesh::try_new(moved.0, moved.1).unwrap();
-    assert!(ModesAsset::from_bytes(&bytes, &moved).unwrap_err().to_string().contains("fingerprint"));
+    assert!(
+        ModesAsset::from_bytes(&bytes, &moved)
+            .unwrap_err()
+            .to_string()
+            .contains("fingerprint")
+    );
     let mut versioned = bytes.clone();
     versioned[8] = 9;
     let version = ModesAsset::from_bytes(&versioned, mesh).unwrap_err().to_string();
     assert!(version.contains("version 9"), "{version}");
-    let truncated = ModesAsset::from_bytes(&bytes[..bytes.len() - 5], mesh).unwrap_err().to_string();
+    let truncated = ModesAsset::from_bytes(&bytes[..bytes.len() - 5], mesh)
+        .unwrap_err()
+        .to_string();
     assert!(truncated.contains("truncated"), "{truncated}");
     let path = std::env::temp_dir().join("shatter_modes_asset_test.modes");
     asset.save(mesh, &path).unwrap();

@@ -134,7 +134,9 @@ impl ModesAsset {
         let mut reader = Reader { bytes, at: 0 };
         let header: Header = bytemuck::pod_read_unaligned(reader.take(size_of::<Header>(), "header")?);
         if header.magic != MAGIC {
-            return Err(FractureError::input("not a modes file (it does not start with SHMODES)"));
+            return Err(FractureError::input(
+                "not a modes file (it does not start with SHMODES)",
+            ));
         }
         if header.version != VERSION {
             return Err(FractureError::input(format!(
@@ -166,7 +168,11 @@ impl ModesAsset {
         let dimension = match header.dimension {
             1 => Dimension::Scalar,
             3 => Dimension::Vector,
-            other => return Err(FractureError::input(format!("modes file dimension {other}, expected 1 or 3"))),
+            other => {
+                return Err(FractureError::input(format!(
+                    "modes file dimension {other}, expected 1 or 3"
+                )));
+            }
         };
         let projection = match header.projection {
             0 => Projection::Modes,
@@ -197,7 +203,9 @@ impl ModesAsset {
         let labels = reader.u32s(tets, "atomic pieces")?;
         let pieces = header.pieces as usize;
         if labels.iter().any(|&l| l as usize >= pieces) {
-            return Err(FractureError::input("modes file: an atomic piece label is out of range"));
+            return Err(FractureError::input(
+                "modes file: an atomic piece label is out of range",
+            ));
         }
         let edges: Vec<[u32; 2]> = reader
             .u32s(2 * header.edges as usize, "piece edges")?
@@ -258,8 +266,7 @@ impl ModesAsset {
     pub fn load(path: &Path, mesh: &TetMesh) -> Result<Self, FractureError> {
         let bytes =
             std::fs::read(path).map_err(|e| FractureError::input(format!("cannot read {}: {e}", path.display())))?;
-        Self::from_bytes(&bytes, mesh)
-            .map_err(|e| FractureError::input(format!("{}: {e}", path.display())))
+        Self::from_bytes(&bytes, mesh).map_err(|e| FractureError::input(format!("{}: {e}", path.display())))
     }
 }
 
@@ -278,9 +285,11 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, length: usize, what: &str) -> Result<&'a [u8], FractureError> {
-        let end = self.at.checked_add(length).filter(|&e| e <= self.bytes.len()).ok_or_else(|| {
-            FractureError::input(format!("modes file ends inside its {what} (truncated or corrupt)"))
-        })?;
+        let end = self
+            .at
+            .checked_add(length)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| FractureError::input(format!("modes file ends inside its {what} (truncated or corrupt)")))?;
         let slice = &self.bytes[self.at..end];
         self.at = end;
         Ok(slice)
@@ -290,7 +299,9 @@ impl<'a> Reader<'a> {
         let bytes = self.take(count.saturating_mul(8), what)?;
         let values: Vec<f64> = bytes.chunks_exact(8).map(bytemuck::pod_read_unaligned).collect();
         if values.iter().any(|v| !v.is_finite()) {
-            return Err(FractureError::input(format!("modes file: a non-finite value in its {what}")));
+            return Err(FractureError::input(format!(
+                "modes file: a non-finite value in its {what}"
+            )));
         }
         Ok(values)
     }

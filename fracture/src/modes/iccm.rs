@@ -6,9 +6,12 @@
 //! linearized about the current iterate `c`: solve the convex subproblem
 //! `min E(u) s.t. (M c)^T u = 1, (M U_j)^T u = 0` ([`super::admm`]), set `c = u / ||u||_M`, and
 //! repeat until `c` changes by less than the tolerance. The first iterate is the `k`-th
-//! smallest Laplacian eigenvector ([`super::guesses`]), M-orthogonalized against the earlier
-//! modes (which changes nothing in the subproblem, whose solutions are orthogonal to them, but
-//! keeps the normalization row independent of the orthogonality rows).
+//! smallest Laplacian eigenvector ([`super::guesses`]) rounded to its best threshold cut
+//! ([`super::rounding`]), M-orthogonalized against the earlier modes (which changes nothing in
+//! the subproblem, whose solutions are orthogonal to them, but keeps the normalization row
+//! independent of the orthogonality rows). Early subproblems are solved loosely (a tolerance
+//! that follows the iterate's change), the last one until its KKT residual is at most the
+//! subproblem's `kkt_tolerance`.
 //!
 //! Fields in the null space of `E` (constant on each connected part of the mesh) are the trivial
 //! modes: rigid motions of the whole, with zero energy. A guess whose energy is zero is one, and
@@ -21,6 +24,7 @@ use super::cholesky::Cholesky;
 use super::guesses::laplacian_guesses;
 use super::ordering::nested_dissection;
 use super::problem::{Dimension, JumpProblem};
+use super::rounding::sweep_cut;
 use super::sparse::SymmetricMatrix;
 use crate::error::FractureError;
 
@@ -164,9 +168,25 @@ pub fn compute_modes(
         reports: Vec::new(),
     };
     let total_weight: f64 = problem.weights.iter().sum();
+    let scalar_problem = JumpProblem {
+        dimension: Dimension::Scalar,
+        ..problem.clone()
+    };
     for index in 0..count {
-        let mut c = expand(&scalar_guesses[index / d], d, index % d);
+        let guess = &scalar_guesses[index / d];
+        let mut c = expand(guess, d, index % d);
         orthonormalize(&problem, &modes, &mut c);
+        if problem.energy(&c) > 1e-12 * total_weight * rms {
+            // Start from the guess's best threshold cut ([`super::rounding`]) when it is not
+            // in the span of the modes already found.
+            if let Some(cut) = sweep_cut(&scalar_problem, guess) {
+                let mut rounded = expand(&cut, d, index % d);
+                orthonormalize(&problem, &modes, &mut rounded);
+                if rounded.iter().all(|x| x.is_finite()) {
+                    c = rounded;
+                }
+            }
+        }
         let mut report = ModeReport::default();
         let mut cut = Vec::new();
         // A guess with no jump energy is a rigid motion of a connected part: a trivial mode.

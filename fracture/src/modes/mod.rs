@@ -10,8 +10,10 @@ pub mod iccm;
 pub(crate) mod ordering;
 pub mod pieces;
 pub mod problem;
+pub mod rounding;
 pub mod runtime;
 pub mod scenes;
+pub mod solid;
 pub(crate) mod sparse;
 
 pub use asset::{ModesAsset, mesh_fingerprint};
@@ -20,3 +22,4 @@ pub use iccm::{FractureModes, ModeReport, ModeSettings, compute_modes};
 pub use pieces::{PIECE_THRESHOLD, atomic_pieces, mode_pieces};
 pub use problem::{Dimension, JumpProblem};
 pub use runtime::{Impact, ImpactProjector, Projection, ProjectionSettings};
+pub use solid::solid_tets;

@@ -17,7 +17,7 @@ use super::sparse::SymmetricMatrix;
 
 /// Unknowns at most this many are ordered as they come (their fill is at most a dense block
 /// of this size).
-const LEAF: usize = 48;
+const LEAF: usize = 16;
 
 /// A permutation `order` (new position to old unknown) of `matrix`'s unknowns, whose positions
 /// are `points`, that keeps the Cholesky factor sparse.

@@ -9,7 +9,7 @@
 //! faces they share ([`TetPieces::shared_face_anchors`]).
 
 mod anchors;
-mod pipeline;
+pub(crate) mod pipeline;
 mod shell;
 mod surface;
 

@@ -3,7 +3,7 @@
 //! surface, and a round-robin flood fill into pieces.
 
 use shatter_collision::level_set::level_set_from_mesh;
-use shatter_collision::{GridSpec, LatticeResolution, TetMesh, TriMesh, tetrahedralize};
+use shatter_collision::{GridSpec, LatticeResolution, SdfGrid, TetMesh, TriMesh, tetrahedralize};
 
 use super::{TetPieces, flood_fill, hollow};
 use crate::error::FractureError;
@@ -55,31 +55,44 @@ pub struct Prescored {
 /// such as the Stanford bunny works) into pieces as `settings` say. Fails naming the value on a
 /// resolution or piece count out of range, a shell that keeps nothing, or an empty mesh.
 pub fn prescore_mesh(mesh: &TriMesh, settings: &PrescoreSettings) -> Result<Prescored, FractureError> {
-    if settings.level_set_cells < 4 {
-        return Err(FractureError::invalid(
-            "level-set cells",
-            settings.level_set_cells,
-            "at least 4 cells along the longest side",
-        ));
-    }
-    if settings.tet_cells == 0 {
-        return Err(FractureError::invalid(
-            "tet lattice cells",
-            settings.tet_cells,
-            "at least 1 cell along the longest side",
-        ));
-    }
-    let bounds = mesh
-        .bounds()
-        .ok_or_else(|| FractureError::input("the mesh to prescore is empty"))?;
-    let spec = GridSpec::with_resolution(bounds, settings.level_set_cells, GRID_PADDING)?;
-    let grid = level_set_from_mesh(mesh, spec)?;
-    let mut tets = tetrahedralize(&grid, LatticeResolution::CellsAcross(settings.tet_cells))?;
+    let (mut tets, grid) = fill_with_tets(mesh, settings.level_set_cells, settings.tet_cells)?;
     if let Some(thickness) = settings.shell {
         tets = hollow(&tets, &grid, thickness)?;
     }
     let pieces = flood_fill(&tets, settings.pieces, settings.seed)?;
     Ok(Prescored { tets, pieces })
+}
+
+/// A tet mesh of the solid `mesh` bounds, in its frame, and the level set it was cut from: a
+/// signed distance grid with `level_set_cells` cells along the longest side (>= 4), filled by a
+/// lattice of `tet_cells` cubes along it (>= 1). Fails naming a resolution out of range or an
+/// empty mesh.
+pub(crate) fn fill_with_tets(
+    mesh: &TriMesh,
+    level_set_cells: usize,
+    tet_cells: usize,
+) -> Result<(TetMesh, SdfGrid), FractureError> {
+    if level_set_cells < 4 {
+        return Err(FractureError::invalid(
+            "level-set cells",
+            level_set_cells,
+            "at least 4 cells along the longest side",
+        ));
+    }
+    if tet_cells == 0 {
+        return Err(FractureError::invalid(
+            "tet lattice cells",
+            tet_cells,
+            "at least 1 cell along the longest side",
+        ));
+    }
+    let bounds = mesh
+        .bounds()
+        .ok_or_else(|| FractureError::input("the mesh to fill with tets is empty"))?;
+    let spec = GridSpec::with_resolution(bounds, level_set_cells, GRID_PADDING)?;
+    let grid = level_set_from_mesh(mesh, spec)?;
+    let tets = tetrahedralize(&grid, LatticeResolution::CellsAcross(tet_cells))?;
+    Ok((tets, grid))
 }
 
 #[cfg(test)]
