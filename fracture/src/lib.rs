@@ -19,6 +19,7 @@ pub mod bem;
 pub mod energized;
 pub mod error;
 pub mod fragments;
+pub mod impacts;
 pub mod modes;
 pub mod prescore;
 pub mod prescored;

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use glam::{DQuat, DVec3};
 use shatter_collision::{Pose, TetMesh};
-use shatter_engine::MassSource;
+use shatter_engine::{BodyDesc, MassSource, World};
 use shatter_fracture::fragments::{FragmentResolution, ParentMomentum};
 use shatter_fracture::modes::guesses::{VertexLaplacian, smallest_eigenpairs};
 use shatter_fracture::modes::scenes::{dumbbell, notched_bar, voxel_solid};
@@ -381,4 +381,59 @@ fn modes_asset_round_trips_and_refuses_another_mesh_or_version() {
     std::fs::remove_file(&path).unwrap();
     let missing = ModesAsset::load(&path, mesh).unwrap_err().to_string();
     assert!(missing.contains("cannot read"), "{missing}");
+}
+
+#[test]
+fn modes_world_bar_hit_by_a_ball_breaks_and_keeps_momentum() {
+    use shatter_collision::{Collider, Shape, Sphere};
+    use shatter_fracture::modes::{ModesFracture, ModesFractureSettings, ModesShape};
+    use std::sync::Arc;
+    let resolution = FragmentResolution {
+        cells: 16,
+        particle_spacing: 0.05,
+    };
+    let shape = Arc::new(
+        ModesShape::new(
+            notched_mesh().clone(),
+            notched_projector(Projection::Modes),
+            2400.0,
+            resolution,
+        )
+        .unwrap(),
+    );
+    let mut world = World::new();
+    world.set_gravity(DVec3::ZERO).unwrap();
+    let bar = world.add_body(shape.body_desc(&Pose::IDENTITY).unwrap()).unwrap();
+    let ball = Shape::Sphere(Sphere::try_new(0.15).unwrap());
+    world
+        .add_body(
+            BodyDesc::dynamic(Collider::from_shape(ball, 0.03).unwrap())
+                .with_density(7800.0)
+                .with_position(DVec3::new(0.75, 0.65, 0.2))
+                .with_velocity(DVec3::new(0.0, -15.0, 0.0), DVec3::ZERO),
+        )
+        .unwrap();
+    let mut model = ModesFracture::new(ModesFractureSettings::default());
+    model.make_breakable(&world, bar, shape.clone(), 1.0, 1.0).unwrap();
+    assert!(
+        model
+            .make_breakable(&world, bar, shape.clone(), f64::NAN, 1.0)
+            .unwrap_err()
+            .to_string()
+            .contains("threshold")
+    );
+    world.add_fracture_model(Box::new(model));
+    for _ in 0..6 {
+        world.step(1.0 / 30.0).unwrap();
+    }
+    let model = world.fracture_model::<ModesFracture>().unwrap();
+    assert!(model.failures().is_empty(), "{:?}", model.failures());
+    assert_eq!(model.events().len(), 1, "the bar breaks once");
+    let event = &model.events()[0];
+    assert!(!world.contains(bar));
+    assert!(event.fragments.len() >= 2, "{} fragments", event.fragments.len());
+    assert!(event.fragments.iter().all(|f| world.contains(*f)));
+    let scale = event.momentum_before.linear.length().max(1.0);
+    assert!((event.momentum_after.linear - event.momentum_before.linear).length() <= 1e-9 * scale);
+    assert!((event.momentum_after.angular - event.momentum_before.angular).length() <= 1e-9 * scale);
 }

@@ -9,15 +9,8 @@
 //! by [`PrescoredSettings::fragment_threshold_scale`] after a short cooldown.
 //!
 //! Su 2009 tests the impulse a collision *would* apply and breaks the body before applying it, so
-//! the impactor goes on into the fragments. The step has already applied it when the model runs,
-//! so with [`PrescoredSettings::replay_impact`] the model takes back every contact impulse the
-//! parent received in the step, from the impactor and from everything else it touched, and
-//! returns each to the body that gave it: the fragments share the parent's momentum from before
-//! the step's contacts, and the collision is met by the fragments in the next step. Taking back
-//! the impactor's impulse alone is not enough: a table top on legs hit from above gets the ball's
-//! push and, in the same solve, the legs' push back; leaving the legs' half in would launch the
-//! fragments upward with the energy the ball brought. Total momentum is unchanged by this, and
-//! the bodies involved return to their velocities before the step's contacts.
+//! the impactor goes on into the fragments; with [`PrescoredSettings::replay_impact`] the model
+//! does the same by replaying the impact (crate::impacts).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -34,6 +27,7 @@ use super::placement::{Alignment, Placement};
 use super::shatter::{Parent, ShatterSettings, shatter};
 use crate::error::FractureError;
 use crate::fragments::ParentMomentum;
+use crate::impacts::{Hit, return_impulses, strongest_hits};
 
 /// How the prescored model breaks bodies.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -269,18 +263,6 @@ fn breakable(
     }
 }
 
-/// The strongest contact of a breakable body this step.
-struct Hit {
-    /// Impulse on the breakable body, world frame, N s.
-    impulse: DVec3,
-    /// Impulse-weighted mean of the contact points, world frame, m.
-    point: DVec3,
-    /// Every contact of the body this step, with every other body (the hit pair's included):
-    /// the other body, the point and the impulse on the breakable body. Taken back when the impact
-    /// is replayed.
-    received: Vec<(BodyId, DVec3, DVec3)>,
-}
-
 impl FractureModel for PrescoredFracture {
     fn name(&self) -> &str {
         "prescored"
@@ -289,43 +271,11 @@ impl FractureModel for PrescoredFracture {
     fn fracture(&mut self, context: &mut FractureContext<'_>) -> Result<(), String> {
         self.bodies.retain(|id, _| context.bodies().contains(*id));
         let time = context.time();
-        let mut hits: BTreeMap<BodyId, Hit> = BTreeMap::new();
-        for pair in context.contacts() {
-            for (id, sign) in [(pair.body_a, 1.0), (pair.body_b, -1.0)] {
-                let Some(body) = self.bodies.get(&id) else { continue };
-                if time < body.ready_at {
-                    continue;
-                }
-                let impulse = pair.total_impulse() * sign;
-                let magnitude = impulse.length();
-                if magnitude <= body.threshold || hits.get(&id).is_some_and(|h| h.impulse.length() >= magnitude) {
-                    continue;
-                }
-                let contacts = pair.contacts.iter().map(|c| (c.point, c.total_impulse().length()));
-                let total: f64 = contacts.clone().map(|(_, j)| j).sum();
-                let point = contacts.map(|(p, j)| p * (j / total)).sum();
-                hits.insert(
-                    id,
-                    Hit {
-                        impulse,
-                        point,
-                        received: Vec::new(),
-                    },
-                );
-            }
-        }
+        let bodies = &self.bodies;
+        let threshold = |id| bodies.get(&id).filter(|b| time >= b.ready_at).map(|b| b.threshold);
+        let hits = strongest_hits(context, threshold, self.settings.replay_impact);
         if hits.is_empty() {
             return Ok(());
-        }
-        if self.settings.replay_impact {
-            for pair in context.contacts() {
-                for (id, other, sign) in [(pair.body_a, pair.body_b, 1.0), (pair.body_b, pair.body_a, -1.0)] {
-                    if let Some(hit) = hits.get_mut(&id) {
-                        let on_body = pair.contacts.iter().map(|c| (other, c.point, c.total_impulse() * sign));
-                        hit.received.extend(on_body);
-                    }
-                }
-            }
         }
         let mut broken = Vec::with_capacity(hits.len());
         for (id, hit) in &hits {
@@ -335,19 +285,7 @@ impl FractureModel for PrescoredFracture {
                 Err(error) => self.failures.push(format!("body {id:?} did not break: {error}")),
             }
         }
-        // Each impulse goes back to the body that gave it, unless that body broke too (it took
-        // back its own side of the pair) or cannot move.
-        for id in &broken {
-            for (other, point, impulse) in &hits[id].received {
-                let dynamic = context.body(*other).is_ok_and(|v| v.kind == BodyKind::Dynamic);
-                if dynamic && !broken.contains(other) {
-                    if let Err(error) = context.apply_impulse(*other, *impulse, *point) {
-                        self.failures
-                            .push(format!("impulse not returned to body {other:?}: {error}"));
-                    }
-                }
-            }
-        }
+        return_impulses(context, &hits, &broken, &mut self.failures);
         Ok(())
     }
 
@@ -392,11 +330,7 @@ impl PrescoredFracture {
             .collect();
         let state = *view.state;
         let mass = *view.mass;
-        let mut momentum = ParentMomentum::of(&state, &mass);
-        for (_, point, impulse) in &hit.received {
-            momentum.linear -= *impulse;
-            momentum.angular -= point.cross(*impulse);
-        }
+        let momentum = hit.before_contacts(ParentMomentum::of(&state, &mass));
         let parent = Parent {
             level_set: &body.lattice,
             particles: &particles,

@@ -1,0 +1,105 @@
+//! The impacts a step delivered to breakable bodies, shared by the methods that break a body at
+//! its strongest contact (prescored patterns, fracture modes).
+//!
+//! The step has already applied its contact impulses when a fracture model runs. To have the
+//! impactor meet the fragments (as Su 2009 does by testing the impulse before applying it), a
+//! model can replay the impact: it takes every contact impulse the parent received in the step
+//! back from the parent's momentum (the fragments share the momentum from before the contacts)
+//! and returns each to the body that gave it. Taking back the impactor's impulse alone is not
+//! enough: a table top on legs hit from above gets the ball's push and, in the same solve, the
+//! legs' push back; leaving the legs' half in would launch the fragments upward with the energy
+//! the ball brought. Total momentum is unchanged by the replay.
+
+use std::collections::BTreeMap;
+
+use glam::DVec3;
+use shatter_engine::{BodyId, FractureContext};
+use shatter_integrators::BodyKind;
+
+use crate::fragments::ParentMomentum;
+
+/// The strongest contact of a breakable body in a step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    /// Impulse on the breakable body, world frame, N s.
+    pub impulse: DVec3,
+    /// Impulse-weighted mean of the contact points, world frame, m.
+    pub point: DVec3,
+    /// Every contact of the body this step, with every other body (the hit pair's included):
+    /// the other body, the point and the impulse on the breakable body.
+    pub received: Vec<(BodyId, DVec3, DVec3)>,
+}
+
+impl Hit {
+    /// `momentum` with every impulse this body received in the step taken back.
+    pub fn before_contacts(&self, mut momentum: ParentMomentum) -> ParentMomentum {
+        for (_, point, impulse) in &self.received {
+            momentum.linear -= *impulse;
+            momentum.angular -= point.cross(*impulse);
+        }
+        momentum
+    }
+}
+
+/// Per body, the strongest pair impulse above its threshold this step; `threshold(id)` is
+/// `None` for a body that cannot break now. With `replay`, each hit also lists every contact
+/// impulse its body received.
+pub fn strongest_hits(
+    context: &FractureContext<'_>,
+    threshold: impl Fn(BodyId) -> Option<f64>,
+    replay: bool,
+) -> BTreeMap<BodyId, Hit> {
+    let mut hits: BTreeMap<BodyId, Hit> = BTreeMap::new();
+    for pair in context.contacts() {
+        for (id, sign) in [(pair.body_a, 1.0), (pair.body_b, -1.0)] {
+            let Some(limit) = threshold(id) else { continue };
+            let impulse = pair.total_impulse() * sign;
+            let magnitude = impulse.length();
+            if magnitude <= limit || hits.get(&id).is_some_and(|h| h.impulse.length() >= magnitude) {
+                continue;
+            }
+            let contacts = pair.contacts.iter().map(|c| (c.point, c.total_impulse().length()));
+            let total: f64 = contacts.clone().map(|(_, j)| j).sum();
+            let point = contacts.map(|(p, j)| p * (j / total)).sum();
+            hits.insert(
+                id,
+                Hit {
+                    impulse,
+                    point,
+                    received: Vec::new(),
+                },
+            );
+        }
+    }
+    if replay && !hits.is_empty() {
+        for pair in context.contacts() {
+            for (id, other, sign) in [(pair.body_a, pair.body_b, 1.0), (pair.body_b, pair.body_a, -1.0)] {
+                if let Some(hit) = hits.get_mut(&id) {
+                    let on_body = pair.contacts.iter().map(|c| (other, c.point, c.total_impulse() * sign));
+                    hit.received.extend(on_body);
+                }
+            }
+        }
+    }
+    hits
+}
+
+/// Returns the impulses the `broken` bodies received to the dynamic bodies that gave them
+/// (unless that body broke too: it took back its own side of the pair), noting failures.
+pub fn return_impulses(
+    context: &mut FractureContext<'_>,
+    hits: &BTreeMap<BodyId, Hit>,
+    broken: &[BodyId],
+    failures: &mut Vec<String>,
+) {
+    for id in broken {
+        for (other, point, impulse) in &hits[id].received {
+            let dynamic = context.body(*other).is_ok_and(|v| v.kind == BodyKind::Dynamic);
+            if dynamic && !broken.contains(other) {
+                if let Err(error) = context.apply_impulse(*other, *impulse, *point) {
+                    failures.push(format!("impulse not returned to body {other:?}: {error}"));
+                }
+            }
+        }
+    }
+}
