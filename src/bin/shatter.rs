@@ -4,8 +4,10 @@
 //! by a heavy steel ball with an impact-centred fracture pattern, 3 s at 30 Hz) and writes
 //! `out/default.glb`. Subcommands run and summarize
 //! scene files, inspect mesh files, check scene files, write the exporters' analytic sample and
-//! run the spin-drift study.
+//! run the spin-drift study, and precompute fracture modes.
 
+#[path = "shatter/modes.rs"]
+mod modes;
 #[path = "shatter/run.rs"]
 mod run;
 
@@ -79,6 +81,9 @@ enum Command {
         /// The scene file (JSON).
         scene: PathBuf,
     },
+    /// Fracture modes (Sellan 2023): precomputes a shape's modes as an asset scenes can use.
+    #[command(subcommand)]
+    Modes(ModesCommand),
     /// Writes the exporters' sample animation, as glTF or per-frame OBJ.
     ///
     /// Closed-form motion, no simulation: a box in free fall, a spinning plate, and bodies that
@@ -92,6 +97,46 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+}
+
+#[derive(Subcommand)]
+enum ModesCommand {
+    /// Computes the fracture modes of the solid a mesh file bounds and writes them (with the
+    /// matrices impacts are projected with) to a file a scene's `modes` body loads.
+    ///
+    /// The mesh is filled with tets through a level set; the same resolution must be given to
+    /// the scene. Prints the tets, each mode's energy, iterations and KKT residual, and the
+    /// atomic pieces.
+    Precompute {
+        /// The mesh file (OBJ, STL, PLY) of a closed surface.
+        mesh: PathBuf,
+        /// Modes to compute, the rigid ones included.
+        #[arg(long, value_name = "K", default_value_t = 10, value_parser = parse_bodies)]
+        modes: usize,
+        /// The asset to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Components per tet: 1 (scalar modes) or 3 (vector modes).
+        #[arg(long, value_name = "D", default_value_t = 1, value_parser = parse_dimension)]
+        dimension: usize,
+        /// Uniform scale of the mesh file's coordinates.
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Level-set cells along the longest side.
+        #[arg(long, value_name = "N", default_value_t = shatter::modes_precompute::DEFAULT_LEVEL_SET_CELLS)]
+        level_set_cells: usize,
+        /// Tet lattice cubes along the longest side (about 10,000 tets at 18 for a compact shape).
+        #[arg(long, value_name = "N", default_value_t = shatter::modes_precompute::DEFAULT_TET_CELLS)]
+        tet_cells: usize,
+    },
+}
+
+fn parse_dimension(text: &str) -> Result<usize, String> {
+    match text {
+        "1" => Ok(1),
+        "3" => Ok(3),
+        _ => Err(format!("{text}: expected 1 (scalar modes) or 3 (vector modes)")),
+    }
 }
 
 #[derive(Args)]
@@ -180,6 +225,30 @@ fn main() -> ExitCode {
         Some(Command::Mesh { file }) => mesh(&file),
         Some(Command::Check { scene }) => check(&scene),
         Some(Command::ExportSample { format, out }) => export_sample(format, out),
+        Some(Command::Modes(ModesCommand::Precompute {
+            mesh,
+            modes: count,
+            out,
+            dimension,
+            scale,
+            level_set_cells,
+            tet_cells,
+        })) => {
+            let options = modes::PrecomputeOptions {
+                modes: count,
+                dimension: if dimension == 3 {
+                    shatter::fracture::modes::Dimension::Vector
+                } else {
+                    shatter::fracture::modes::Dimension::Scalar
+                },
+                scale,
+                resolution: shatter::modes_precompute::TetResolution {
+                    level_set_cells,
+                    tet_cells,
+                },
+            };
+            modes::precompute_file(&mesh, &out, &options)
+        }
     }
 }
 

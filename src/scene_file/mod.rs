@@ -80,7 +80,11 @@
 //! required), with its `pattern` (a name from the top-level `prescored.patterns`, or a pattern
 //! object) aligned on the impact; `cells` (default 100) is the lattice resolution along an
 //! analytic shape's longest side. The top-level `prescored` block (kept as given too) holds the
-//! model's settings and the named patterns; `scene_world::prescored` documents every member.
+//! model's settings and the named patterns; `scene_world::prescored` documents every member. A
+//! `modes` body (Sellan 2023, `fracture::modes`) is a dynamic mesh body that breaks along the
+//! modes in its `asset` (written by `shatter modes precompute`) when a contact impulse exceeds
+//! its `threshold` (N s), separating pieces at its `toughness` (N s); `scene_world::modes`
+//! documents every member.
 //!
 //! Joint anchors and hinge axes are in the world frame at the initial poses (the engine converts
 //! them into each body's frame once), because that is how one places a joint by eye. Softness is

@@ -27,13 +27,15 @@
 //! step whose impulse exceeds it.
 //!
 //! Fracture: bodies whose `fracture` block names the `prescored` model are made breakable in one
-//! prescored model, set up by the top-level `prescored` block ([`prescored`] documents both).
-//! Blocks naming methods not built yet (`modes`, `bem`, `sph`) are kept in the description, and
-//! those bodies do not break.
+//! prescored model, set up by the top-level `prescored` block ([`prescored`] documents both);
+//! bodies naming `modes` break along a precomputed modes asset ([`modes`]). Blocks naming
+//! methods not built yet (`bem`, `sph`) are kept in the description, and those bodies do not
+//! break.
 //!
 //! Errors name the JSON path of the body or joint at fault (`bodies[3]`, `joints[0]`) with the
 //! body's name and the engine's reason, and leave nothing half built.
 
+pub mod modes;
 pub mod prescored;
 mod render_mesh;
 
@@ -201,6 +203,9 @@ pub fn build_world(scene: &SceneDescription) -> Result<SceneWorld, SceneError> {
     }
     let ids: Vec<BodyId> = bodies.iter().map(|b: &SceneBody| b.id).collect();
     if let Some(model) = prescored::prescored_model(scene, &world, &ids)? {
+        world.add_fracture_model(Box::new(model));
+    }
+    if let Some(model) = modes::modes_model(scene, &world, &ids)? {
         world.add_fracture_model(Box::new(model));
     }
     Ok(SceneWorld {

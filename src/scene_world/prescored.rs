@@ -293,7 +293,7 @@ fn choice<T: Copy>(
 }
 
 /// Fails naming the first member of `map` not in `known`.
-fn check_keys(path: &JsonPath, map: &Map<String, Value>, known: &[&str]) -> Result<(), SceneError> {
+pub(super) fn check_keys(path: &JsonPath, map: &Map<String, Value>, known: &[&str]) -> Result<(), SceneError> {
     match map.keys().find(|k| !known.contains(&k.as_str())) {
         Some(key) => Err(SceneError::at(
             &path.key(key),
@@ -304,7 +304,12 @@ fn check_keys(path: &JsonPath, map: &Map<String, Value>, known: &[&str]) -> Resu
 }
 
 /// The number `map[key]`, or `default` when absent (required when `default` is `None`).
-fn number(path: &JsonPath, map: &Map<String, Value>, key: &str, default: Option<f64>) -> Result<f64, SceneError> {
+pub(super) fn number(
+    path: &JsonPath,
+    map: &Map<String, Value>,
+    key: &str,
+    default: Option<f64>,
+) -> Result<f64, SceneError> {
     match (map.get(key), default) {
         (Some(value), _) => value
             .as_f64()

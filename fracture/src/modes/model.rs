@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use shatter_collision::{BodyMassProperties, Pose, TetMesh};
+use shatter_collision::{Pose, TetMesh};
 use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, SpawnTicket, Spawned, World};
 use shatter_integrators::BodyKind;
 
@@ -35,8 +35,6 @@ pub struct ModesShape {
     pub density: f64,
     /// Resolution of fragments' colliders.
     pub resolution: FragmentResolution,
-    /// Where the mesh frame sits in the frame of a body made of the whole shape.
-    mesh_in_body: Pose,
 }
 
 impl ModesShape {
@@ -47,17 +45,18 @@ impl ModesShape {
         density: f64,
         resolution: FragmentResolution,
     ) -> Result<Self, FractureError> {
-        let whole = TetPieces::try_new(&mesh, vec![0; mesh.tets().len()])?;
-        let props: BodyMassProperties = whole.mass_properties(&mesh, 0, density)?;
-        // body = R^T (mesh - c): the mesh frame sits at -R^T c, turned by R^T.
-        let turn = props.principal_frame.inverse();
-        let mesh_in_body = Pose::new(-(turn * props.center_of_mass), turn);
+        if !(density.is_finite() && density > 0.0) {
+            return Err(FractureError::invalid(
+                "density (kg/m^3)",
+                density,
+                "a positive finite number",
+            ));
+        }
         Ok(Self {
             mesh,
             projector,
             density,
             resolution,
-            mesh_in_body,
         })
     }
 
@@ -72,14 +71,6 @@ impl ModesShape {
             mesh_pose,
             self.resolution,
             None,
-        )
-    }
-
-    /// Where the mesh frame sits in the world for a body of this shape at `body_pose`.
-    pub fn mesh_pose(&self, body_pose: &Pose) -> Pose {
-        Pose::new(
-            body_pose.transform_point(self.mesh_in_body.position),
-            (body_pose.orientation * self.mesh_in_body.orientation).normalize(),
         )
     }
 }
@@ -105,6 +96,8 @@ struct Breakable {
     threshold: f64,
     /// Jump at which atomic pieces separate, N s.
     toughness: f64,
+    /// Where the shape's mesh frame sits in the body frame.
+    mesh_in_body: Pose,
 }
 
 /// One body breaking along its modes.
@@ -144,15 +137,18 @@ impl ModesFracture {
         }
     }
 
-    /// Makes dynamic body `id` of `world` (built with [`ModesShape::body_desc`]) break along
-    /// `shape`'s modes when a contact impulse on it exceeds `threshold` (N s), separating pieces
-    /// whose projected jump reaches `toughness` (N s). Fails, changing nothing, naming a stale or
-    /// non-dynamic body or a bad threshold or toughness.
+    /// Makes dynamic body `id` of `world`, whose shape is `shape`'s mesh with its frame now at
+    /// `mesh_pose` in the world (as [`ModesShape::body_desc`] placed it, or as a scene placed the
+    /// surface the tets were made from), break along `shape`'s modes when a contact impulse on it
+    /// exceeds `threshold` (N s), separating pieces whose projected jump reaches `toughness`
+    /// (N s). Fails, changing nothing, naming a stale or non-dynamic body or a bad threshold or
+    /// toughness.
     pub fn make_breakable(
         &mut self,
         world: &World,
         id: BodyId,
         shape: Arc<ModesShape>,
+        mesh_pose: &Pose,
         threshold: f64,
         toughness: f64,
     ) -> Result<(), FractureError> {
@@ -167,12 +163,18 @@ impl ModesFracture {
                 "body {id:?} is not dynamic: only dynamic bodies break"
             )));
         }
+        let body_pose = view.pose();
+        let mesh_in_body = Pose::new(
+            body_pose.inverse_transform_point(mesh_pose.position),
+            (body_pose.orientation.inverse() * mesh_pose.orientation).normalize(),
+        );
         self.bodies.insert(
             id,
             Breakable {
                 shape,
                 threshold,
                 toughness,
+                mesh_in_body,
             },
         );
         Ok(())
@@ -197,7 +199,11 @@ impl ModesFracture {
     fn break_body(&mut self, context: &mut FractureContext<'_>, id: BodyId, hit: &Hit) -> Result<bool, FractureError> {
         let body = &self.bodies[&id];
         let view = context.body(id)?;
-        let mesh_pose = body.shape.mesh_pose(&view.pose());
+        let body_pose = view.pose();
+        let mesh_pose = Pose::new(
+            body_pose.transform_point(body.mesh_in_body.position),
+            (body_pose.orientation * body.mesh_in_body.orientation).normalize(),
+        );
         let impact = Impact {
             point: mesh_pose.inverse_transform_point(hit.point),
             direction: mesh_pose.orientation.inverse() * hit.impulse,
