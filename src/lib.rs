@@ -52,6 +52,7 @@ pub use shatter_solver as solver;
 pub mod energized_run;
 pub mod export;
 pub mod modes_precompute;
+pub mod modes_run;
 pub mod prescored_run;
 pub mod recorder;
 pub mod scene_file;

@@ -1,14 +1,15 @@
 //! The fracture methods of shatter, over one body store.
 //!
 //! Each method is a module implementing the engine's `FractureModel`: [`energized`] (breakable
-//! constraints whose stored energy returns as motion, Li 2018) and [`prescored`] (a fracture
-//! pattern aligned at each impact, Su 2009). [`bem`] holds the boundary-element stress solver of
-//! Zhu 2015; its crack tracking and its `FractureModel` are still to come, as are `modes`
-//! (precomputed fracture modes, Sellán 2023) and `sph` (SPH stress on tet-bound particles, Chen
-//! 2014).
+//! constraints whose stored energy returns as motion, Li 2018), [`prescored`] (a fracture
+//! pattern aligned at each impact, Su 2009) and [`modes`] (fracture modes precomputed on a tet
+//! mesh, an impact projected onto them, Sellan 2023). [`bem`] holds the boundary-element stress
+//! solver of Zhu 2015; its crack tracking and its `FractureModel` are still to come, as is `sph`
+//! (SPH stress on tet-bound particles, Chen 2014).
 //!
 //! Shared by the methods: [`fragments`] (the one place a piece of geometry becomes a body),
-//! [`prescore`] (pieces of a tet mesh, and the anchors where they meet) and [`error`]. Random
+//! [`prescore`] (pieces of a tet mesh, and the anchors where they meet), [`impacts`] (the
+//! strongest hit of a step, and replaying it) and [`error`]. Random
 //! choices come from the integrators' seeded `SplitMix64`.
 //!
 //! What this crate is not: it never reaches into the solver or the broad phase; it sees a step

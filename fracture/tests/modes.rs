@@ -434,3 +434,36 @@ fn modes_world_bar_hit_by_a_ball_breaks_and_keeps_momentum() {
     assert!((event.momentum_after.linear - event.momentum_before.linear).length() <= 1e-9 * scale);
     assert!((event.momentum_after.angular - event.momentum_before.angular).length() <= 1e-9 * scale);
 }
+
+#[test]
+fn modes_weight_field_keeps_a_stiffened_notch_whole() {
+    // The same notched bar with the faces across the notch's column made 50 times stronger
+    // (paper eq. 26's "do not break here"): the first mode must cut elsewhere.
+    let mesh = notched_mesh();
+    let in_notch_column = |x: f64| (7.0 * VOXEL - 1e-9..=8.0 * VOXEL + 1e-9).contains(&x);
+    let field: Vec<f64> = mesh
+        .interior_faces()
+        .iter()
+        .map(|f| {
+            let on_plane = f
+                .vertices
+                .iter()
+                .all(|&v| in_notch_column(mesh.vertices()[v as usize].x));
+            if on_plane { 50.0 } else { 1.0 }
+        })
+        .collect();
+    let modes = compute_modes(mesh, &settings(2, Dimension::Scalar), Some(&field), |_| ()).unwrap();
+    let pieces = mode_pieces(mesh, &modes, 1, PIECE_THRESHOLD).unwrap();
+    assert_eq!(pieces.count(), 2);
+    let mut cut_faces = 0;
+    for (f, face) in mesh.interior_faces().iter().enumerate() {
+        let [a, b] = face.tets.map(|t| pieces.piece_of_tet()[t as usize]);
+        if a != b {
+            cut_faces += 1;
+            assert_eq!(field[f], 1.0, "the mode cut a stiffened face");
+        }
+    }
+    assert!(cut_faces > 0);
+    // And the unweighted bar's first mode is cheaper than the weighted one's.
+    assert!(notched_modes().energies[1] < modes.energies[1]);
+}

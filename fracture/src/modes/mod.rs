@@ -1,4 +1,19 @@
-//! Fracture modes (Sellán, Luong, Mattos Da Silva, Ramakrishnan, Yang and Jacobson 2023).
+//! Fracture modes (Sellan, Luong, Mattos Da Silva, Ramakrishnan, Yang and Jacobson 2023,
+//! "Breaking Good"): a shape's ways of breaking, computed once, and an impact projected onto them
+//! at run time.
+//!
+//! Offline ([`compute_modes`]): on a tet mesh ([`solid_tets`] fills any closed surface), one
+//! displacement per tet (scalar or vector, [`Dimension`]) and the group-sparse discontinuity
+//! energy over interior faces ([`JumpProblem`], optionally weighted per face). Each mode starts
+//! from a Laplacian eigenvector ([`guesses`]) rounded to its best threshold cut ([`rounding`]) and
+//! is found by iterated convexification ([`iccm`]), each convex subproblem by accelerated ADMM
+//! ([`admm`]) over one sparse Cholesky factor. The pieces a mode cuts are [`mode_pieces`]; the
+//! tets every mode keeps together are the atomic pieces ([`atomic_pieces`]).
+//!
+//! Run time: [`ImpactProjector`] folds the impact's blur and projection into one matrix, so an
+//! impact is a small mat-vec and a union-find over atomic pieces ([`runtime`]);
+//! [`fragment_bodies`] makes the fragments bodies, and [`ModesFracture`] does all of it inside a
+//! world's step. [`ModesAsset`] stores modes and runtime in a versioned binary file.
 
 pub mod admm;
 pub mod asset;
