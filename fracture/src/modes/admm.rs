@@ -291,6 +291,10 @@ impl<'a> JumpSolver<'a> {
     /// exactly, so as rows they would put `1 / delta` into the Schur complement and lose its
     /// accuracy, while their M-orthogonal projection is also the K-orthogonal one and keeps
     /// every other row's solve orthogonal to them.
+    ///
+    /// # Panics
+    /// When the rows are linearly dependent (the caller orthonormalizes `c` against the modes
+    /// first, and refuses a guess in their span).
     pub fn solve(
         &mut self,
         rows: &[&[f64]],
@@ -341,6 +345,7 @@ impl<'a> JumpSolver<'a> {
         let mut residual = vec![0.0; state];
         let mut best_norm = f64::INFINITY;
         let norm_weights: Vec<f64> = (0..state).map(|i| problem.weights[(i % (faces * d)) / d]).collect();
+        let mut converged = false;
         while iterations < settings.max_iterations {
             iterations += 1;
             x[..faces * d].copy_from_slice(&self.z);
@@ -412,7 +417,10 @@ impl<'a> JumpSolver<'a> {
                     Some(target) if tolerance > 1e-14 && self.kkt(&all_rows, u).residual() > target => {
                         tolerance *= 0.1;
                     }
-                    _ => break,
+                    _ => {
+                        converged = true;
+                        break;
+                    }
                 }
             }
             // Anderson acceleration of the map x = (z, y) -> (z', y').
@@ -443,6 +451,12 @@ impl<'a> JumpSolver<'a> {
             accelerator.extrapolate(&plain, &residual, &norm_weights, &mut next);
             self.z.copy_from_slice(&next[..faces * d]);
             self.y.copy_from_slice(&next[faces * d..]);
+        }
+        if !converged && iterations > 0 {
+            // Out of iterations: keep the last plain step, whose duals lie in their balls, not
+            // an extrapolated point.
+            self.z.copy_from_slice(&plain[..faces * d]);
+            self.y.copy_from_slice(&plain[faces * d..]);
         }
         let mut kkt = self.kkt(&all_rows, u);
         kkt.iterations = iterations;

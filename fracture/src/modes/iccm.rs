@@ -175,14 +175,18 @@ pub fn compute_modes(
     for index in 0..count {
         let guess = &scalar_guesses[index / d];
         let mut c = expand(guess, d, index % d);
-        orthonormalize(&problem, &modes, &mut c);
+        if !orthonormalize(&problem, &modes, &mut c) {
+            return Err(FractureError::input(format!(
+                "the guess of mode {index} lies in the span of the modes before it: the mesh has too \
+                 few tets for {count} modes; ask for fewer"
+            )));
+        }
         if problem.energy(&c) > 1e-12 * total_weight * rms {
             // Start from the guess's best threshold cut ([`super::rounding`]) when it is not
             // in the span of the modes already found.
             if let Some(cut) = sweep_cut(&scalar_problem, guess) {
                 let mut rounded = expand(&cut, d, index % d);
-                orthonormalize(&problem, &modes, &mut rounded);
-                if rounded.iter().all(|x| x.is_finite()) {
+                if orthonormalize(&problem, &modes, &mut rounded) {
                     c = rounded;
                 }
             }
@@ -195,16 +199,7 @@ pub fn compute_modes(
             let mut u = c.clone();
             let mut loose_tolerance = LOOSE_START;
             for iteration in 1..=settings.max_iterations {
-                let mc = problem.mass_times(&c);
-                let mut kmc = mc.clone();
-                solver.solve_k(&mut kmc);
-                let rigid_of = |x: &mut [f64]| {
-                    for &j in &trivial {
-                        let projection = problem.mass_dot(&modes[j], x);
-                        x.iter_mut().zip(&modes[j]).for_each(|(a, m)| *a -= projection * m);
-                    }
-                };
-                rigid_of(&mut kmc);
+                let (mc, kmc) = constraint_row(&problem, &mut solver, &modes, &trivial, &c);
                 let rows: Vec<&[f64]> = std::iter::once(mc.as_slice())
                     .chain(weighted.iter().map(Vec::as_slice))
                     .collect();
@@ -239,13 +234,7 @@ pub fn compute_modes(
                 }
             }
             cut = solver.kept_jumps().to_vec();
-            let mc = problem.mass_times(&c);
-            let mut kmc = mc.clone();
-            solver.solve_k(&mut kmc);
-            for &j in &trivial {
-                let projection = problem.mass_dot(&modes[j], &kmc);
-                kmc.iter_mut().zip(&modes[j]).for_each(|(a, m)| *a -= projection * m);
-            }
+            let (mc, kmc) = constraint_row(&problem, &mut solver, &modes, &trivial, &c);
             weighted.push(mc);
             solved.push(kmc);
         } else {
@@ -310,8 +299,10 @@ fn expand(scalar: &[f64], d: usize, component: usize) -> Vec<f64> {
     out
 }
 
-/// M-orthogonalizes `c` against `modes` (twice) and M-normalizes it.
-fn orthonormalize(problem: &JumpProblem, modes: &[Vec<f64>], c: &mut [f64]) {
+/// M-orthogonalizes `c` against `modes` (twice) and M-normalizes it; `false` (leaving `c`
+/// unusable) when less than 1e-8 of its norm is left, i.e. it lies in the modes' span.
+fn orthonormalize(problem: &JumpProblem, modes: &[Vec<f64>], c: &mut [f64]) -> bool {
+    let before = problem.mass_dot(c, c).sqrt();
     for _pass in 0..2 {
         for mode in modes {
             let projection = problem.mass_dot(mode, c);
@@ -319,5 +310,28 @@ fn orthonormalize(problem: &JumpProblem, modes: &[Vec<f64>], c: &mut [f64]) {
         }
     }
     let norm = problem.mass_dot(c, c).sqrt();
+    if !(norm > 1e-8 * before) {
+        return false;
+    }
     c.iter_mut().for_each(|x| *x /= norm);
+    true
+}
+
+/// The constraint row `M c` and its solve `K^-1 M c` with the trivial modes' part taken out
+/// (see [`JumpSolver::solve`]).
+fn constraint_row(
+    problem: &JumpProblem,
+    solver: &mut JumpSolver<'_>,
+    modes: &[Vec<f64>],
+    trivial: &[usize],
+    c: &[f64],
+) -> (Vec<f64>, Vec<f64>) {
+    let mc = problem.mass_times(c);
+    let mut kmc = mc.clone();
+    solver.solve_k(&mut kmc);
+    for &j in trivial {
+        let projection = problem.mass_dot(&modes[j], &kmc);
+        kmc.iter_mut().zip(&modes[j]).for_each(|(a, m)| *a -= projection * m);
+    }
+    (mc, kmc)
 }
