@@ -13,10 +13,8 @@ use std::sync::Arc;
 use glam::{DQuat, DVec3};
 use shatter::collision::{GridSpec, LatticeResolution, SdfGrid, tetrahedralize};
 use shatter::fracture::fragments::FragmentResolution;
-use shatter::fracture::modes::{
-    Dimension, ImpactProjector, ModeSettings, ModesShape, ProjectionSettings, compute_modes,
-};
-use shatter::modes_run::{ModesImpact, run_modes_impact};
+use shatter::fracture::modes::ModesShape;
+use shatter::modes_run::{ModesImpact, modes_runtime, run_modes_impact};
 
 /// Outer radius of the bowl's spherical wall and its thickness, m.
 const RADIUS: f64 = 0.3;
@@ -37,20 +35,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ((p.length() - middle).abs() - THICKNESS / 2.0).max(p.y)
     })?;
     let tets = tetrahedralize(&grid, LatticeResolution::CellsAcross(tet_cells))?;
-    let start = std::time::Instant::now();
-    let settings = ModeSettings {
-        modes,
-        dimension: Dimension::Scalar,
-        ..ModeSettings::default()
-    };
-    let computed = compute_modes(&tets, &settings, None, |_| ())?;
-    let projector = ImpactProjector::new(&tets, &computed, &ProjectionSettings::default())?;
-    println!(
-        "bowl: {} tets, {modes} modes in {:.1} s, {} atomic pieces",
-        tets.tets().len(),
-        start.elapsed().as_secs_f64(),
-        projector.pieces().count()
-    );
+    let (projector, summary) = modes_runtime("bowl", &tets, modes)?;
+    println!("{summary}");
     let resolution = FragmentResolution {
         cells: 48,
         particle_spacing: THICKNESS / 2.0,

@@ -16,11 +16,9 @@ use std::sync::Arc;
 use glam::{DQuat, DVec3};
 use shatter::collision::TriMesh;
 use shatter::fracture::fragments::FragmentResolution;
-use shatter::fracture::modes::{
-    Dimension, ImpactProjector, ModeSettings, ModesShape, ProjectionSettings, compute_modes,
-};
+use shatter::fracture::modes::ModesShape;
 use shatter::modes_precompute::{TetResolution, shape_tets};
-use shatter::modes_run::{ModesImpact, run_modes_impact};
+use shatter::modes_run::{ModesImpact, modes_runtime, run_modes_impact};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -37,20 +35,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ..TetResolution::default()
             },
         )?;
-        let start = std::time::Instant::now();
-        let settings = ModeSettings {
-            modes,
-            dimension: Dimension::Scalar,
-            ..ModeSettings::default()
-        };
-        let computed = compute_modes(&tets, &settings, None, |_| ())?;
-        let projector = ImpactProjector::new(&tets, &computed, &ProjectionSettings::default())?;
-        println!(
-            "{name}: {} tets, {modes} modes in {:.1} s, {} atomic pieces",
-            tets.tets().len(),
-            start.elapsed().as_secs_f64(),
-            projector.pieces().count()
-        );
+        let (projector, summary) = modes_runtime(name, &tets, modes)?;
+        println!("{summary}");
         let bounds = tets.bounds();
         let size = bounds.size();
         let resolution = FragmentResolution {

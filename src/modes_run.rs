@@ -8,10 +8,16 @@ use std::sync::Arc;
 
 use glam::{DQuat, DVec3};
 
-use crate::collision::{Collider, HalfSpace, Pose, Shape, Sphere};
+use std::time::Instant;
+
+use crate::collision::{Collider, HalfSpace, Pose, Shape, Sphere, TetMesh};
 use crate::engine::{BodyDesc, World};
 use crate::export::{self, ExportFormat};
-use crate::fracture::modes::{ModesFracture, ModesFractureSettings, ModesShape};
+use crate::fracture::FractureError;
+use crate::fracture::modes::{
+    Dimension, ImpactProjector, ModeSettings, ModesFracture, ModesFractureSettings, ModesShape, ProjectionSettings,
+    compute_modes,
+};
 use crate::recorder::run_and_record;
 use crate::scene_world::SceneWorld;
 
@@ -36,6 +42,26 @@ pub struct ModesImpact {
     pub threshold: f64,
     /// Projected jump at which its pieces separate, N s.
     pub toughness: f64,
+}
+
+/// The scalar modes of `tets` (`count` of them, the rigid one included) and their runtime with
+/// the default projection, and a line saying what was computed and how long it took.
+pub fn modes_runtime(name: &str, tets: &TetMesh, count: usize) -> Result<(ImpactProjector, String), FractureError> {
+    let start = Instant::now();
+    let settings = ModeSettings {
+        modes: count,
+        dimension: Dimension::Scalar,
+        ..ModeSettings::default()
+    };
+    let computed = compute_modes(tets, &settings, None, |_| ())?;
+    let projector = ImpactProjector::new(tets, &computed, &ProjectionSettings::default())?;
+    let line = format!(
+        "{name}: {} tets, {count} modes in {:.1} s, {} atomic pieces",
+        tets.tets().len(),
+        start.elapsed().as_secs_f64(),
+        projector.pieces().count()
+    );
+    Ok((projector, line))
 }
 
 /// Runs `impact` for `steps` steps and writes `out/NAME.glb`; returns a report (the fracture, its
