@@ -16,6 +16,7 @@
 //! world's step. [`ModesAsset`] stores modes and runtime in a versioned binary file.
 
 pub mod admm;
+pub(crate) mod anderson;
 pub mod asset;
 pub mod breakup;
 pub(crate) mod cholesky;
