@@ -1,7 +1,10 @@
 //! Small dense linear algebra for the fracture-modes method: the symmetric eigenproblem of a
 //! Rayleigh-Ritz projection, and Cholesky solves of the small Gram matrices of the constraints.
 //!
-//! Matrices are row-major `Vec<f64>` of `n x n`; the sizes here are tens to a few hundred.
+//! Matrices are row-major `Vec<f64>` of `n x n`; the sizes here are tens to a few hundred. The
+//! multipole operators' SVD (`bem::fmm::dense`) is not used for the Rayleigh-Ritz problem: it
+//! truncates singular values below 1e-9 of the largest, which would drop the Laplacian's zero
+//! eigenvalue (the constant field) that the modes need first.
 
 /// Eigenvalues (ascending) and eigenvectors (column `i` of the returned row-major matrix belongs
 /// to eigenvalue `i`) of the symmetric `n x n` matrix `a`, by cyclic Jacobi rotations (Golub and

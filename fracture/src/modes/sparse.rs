@@ -62,11 +62,6 @@ impl SymmetricMatrix {
         self.size
     }
 
-    /// Stored entries (both triangles).
-    pub fn stored(&self) -> usize {
-        self.values.len()
-    }
-
     /// The columns and values of row `row`, by increasing column.
     pub fn row(&self, row: usize) -> (&[u32], &[f64]) {
         let range = self.row_starts[row]..self.row_starts[row + 1];
@@ -129,7 +124,7 @@ mod tests {
         let mut out = vec![0.0; 3];
         m.multiply(&[1.0, 2.0, 3.0], &mut out);
         assert_eq!(out, vec![2.0 - 3.0, -1.5 + 6.0, 3.0]);
-        assert_eq!(m.stored(), 5);
+        assert_eq!(m.values.len(), 5);
         assert_eq!(m.diagonal(), vec![2.0, 3.0, 1.0]);
     }
 }
