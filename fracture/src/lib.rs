@@ -24,5 +24,6 @@ pub mod impacts;
 pub mod modes;
 pub mod prescore;
 pub mod prescored;
+pub mod sph;
 
 pub use error::FractureError;

@@ -1,0 +1,24 @@
+//! SPH brittle fracture on tet-bound particles with 1-to-12 subdivision (Chen, Xie and Ran
+//! 2014).
+
+pub mod kernel;
+pub mod material;
+pub mod solid;
+pub mod subdivide;
+
+pub use event::{CrackReport, CrackSettings, StressField, crack_solid, stress_field};
+pub use load::ContactLoad;
+pub use material::SphMaterial;
+pub use solid::{Link, Particle, ParticleSolid};
+pub use stencil::Stencil;
+pub use subdivide::{split_tet, subdivide};
+pub mod crack;
+pub mod elastic;
+pub mod event;
+pub mod load;
+pub mod nodes;
+pub mod stencil;
+pub mod stress;
+
+#[cfg(test)]
+mod tests;

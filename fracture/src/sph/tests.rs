@@ -1,0 +1,237 @@
+//! Tests of the SPH method's parts, with closed-form oracles where there are any.
+
+use glam::{DMat3, DVec3};
+use shatter_collision::TriMesh;
+
+use super::*;
+use crate::modes::scenes::voxel_solid;
+use crate::modes::solid_tets;
+
+/// A bar of `n` voxels of `size` m along x, y and z.
+fn bar(n: [usize; 3], size: f64) -> ParticleSolid {
+    ParticleSolid::from_tet_mesh(&voxel_solid(n, size, |_, _, _| true)).unwrap()
+}
+
+/// A ball of radius 0.5 m filled by isosurface stuffing: tets of every shape near its surface.
+fn ball() -> ParticleSolid {
+    ParticleSolid::from_tet_mesh(&solid_tets(&TriMesh::icosphere(0.5, 3), 32, 6).unwrap()).unwrap()
+}
+
+fn surface_area(solid: &ParticleSolid) -> f64 {
+    (0..solid.len())
+        .flat_map(|i| solid.surface_triangles(i))
+        .map(|t| 0.5 * (t[1] - t[0]).cross(t[2] - t[0]).length())
+        .sum()
+}
+
+fn links_are_symmetric(solid: &ParticleSolid) -> bool {
+    (0..solid.len()).all(|i| {
+        solid.links(i).iter().all(|l| {
+            solid
+                .links(l.other as usize)
+                .iter()
+                .any(|b| b.other as usize == i && b.face == l.other_face && b.other_face == l.face)
+        })
+    })
+}
+
+#[test]
+fn sph_subdivision_conserves_volume_makes_no_inverted_tets_and_keeps_the_surface_closed() {
+    let mut solid = ball();
+    let volume = solid.volume();
+    let area = surface_area(&solid);
+    let mass = |s: &ParticleSolid| s.particles().iter().map(|p| p.volume * 2500.0).sum::<f64>();
+    let mass_before = mass(&solid);
+    // A particle and all its neighbours, then a child of it again (two levels), then a
+    // surface particle: splits beside splits, at different levels.
+    let first = 100;
+    let mut split: Vec<usize> = solid.links(first).iter().map(|l| l.other as usize).collect();
+    split.push(first);
+    let mut children = Vec::new();
+    for i in split {
+        children = subdivide(&mut solid, i);
+    }
+    let grandchildren = subdivide(&mut solid, children[5]);
+    let surface = (0..solid.len())
+        .find(|&i| solid.is_surface(i) && solid.particles()[i].level == 0)
+        .unwrap();
+    subdivide(&mut solid, surface);
+    assert_eq!(grandchildren.len(), 12);
+    assert!(solid.particles().iter().any(|p| p.level == 2));
+    for p in solid.particles() {
+        let [a, b, c, d] = p.tet;
+        let signed = (b - a).dot((c - a).cross(d - a)) / 6.0;
+        assert!(
+            signed > 0.0 && (signed - p.volume).abs() <= 1e-15 * signed,
+            "inverted or wrong volume"
+        );
+    }
+    assert!(
+        (solid.volume() - volume).abs() <= 1e-13 * volume,
+        "{} vs {volume}",
+        solid.volume()
+    );
+    assert!((mass(&solid) - mass_before).abs() <= 1e-13 * mass_before);
+    // Links rebuilt exactly: no internal face is left uncovered and none was lost.
+    assert!(links_are_symmetric(&solid));
+    assert!(
+        (surface_area(&solid) - area).abs() <= 1e-12 * area,
+        "{} vs {area}",
+        surface_area(&solid)
+    );
+    assert_eq!(solid.components().1, 1);
+}
+
+#[test]
+fn sph_split_children_hold_an_eighth_and_a_sixteenth_of_the_volume() {
+    let parent = Particle::of_tet(
+        [
+            DVec3::ZERO,
+            DVec3::new(1.0, 0.1, 0.0),
+            DVec3::new(0.2, 0.9, 0.1),
+            DVec3::new(0.3, 0.2, 1.1),
+        ],
+        0,
+    );
+    let children = split_tet(&parent);
+    for (k, (_, child)) in children.iter().enumerate() {
+        let share = if k < 4 { 8.0 } else { 16.0 };
+        assert!(
+            (child.volume * share - parent.volume).abs() <= 1e-14 * parent.volume,
+            "child {k}"
+        );
+        assert_eq!(child.level, 1);
+    }
+}
+
+#[test]
+fn sph_corrected_gradient_reproduces_linear_fields_at_every_particle() {
+    let a = DMat3::from_cols_array(&[0.3, -0.1, 0.7, 0.2, 0.5, -0.4, -0.6, 0.1, 0.25]);
+    let b = DVec3::new(0.1, -2.0, 0.3);
+    let mut solid = ball();
+    for round in 0..2 {
+        let stencil = Stencil::new(&solid, 3.0);
+        assert_eq!(stencil.uncorrected(), 0);
+        let u: Vec<DVec3> = solid.particles().iter().map(|p| a * p.centroid + b).collect();
+        let mut worst = [0.0f64; 2];
+        for i in 0..solid.len() {
+            let error = stencil.gradient(i, &u) - a;
+            let size = error.to_cols_array().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let slot = usize::from(solid.is_surface(i));
+            worst[slot] = worst[slot].max(size);
+        }
+        // Interior and surface alike: the correction makes the gradient exact for linear fields.
+        assert!(worst[0] <= 1e-10 && worst[1] <= 1e-10, "round {round}: {worst:?}");
+        // Again after splitting a particle and its neighbours.
+        let mut split: Vec<usize> = solid.links(40).iter().map(|l| l.other as usize).collect();
+        split.push(40);
+        for i in split {
+            subdivide(&mut solid, i);
+        }
+    }
+}
+
+#[test]
+fn sph_uniaxial_stretch_gives_uniaxial_stress_in_the_interior() {
+    let material = SphMaterial {
+        poisson: 0.25,
+        ..SphMaterial::brittle(1e6, 0.1)
+    };
+    let (length, strain) = (1.2, 1e-4);
+    let solid = bar([24, 4, 4], 0.05);
+    let stencil = Stencil::new(&solid, 3.0);
+    let interior = |p: &Particle| (p.centroid.x - 0.5 * length).abs() < 0.2 * length;
+    let expected = material.young * strain;
+    // (a) The exact field of uniaxial stress: x stretched, y and z contracted by nu.
+    let u: Vec<DVec3> = solid
+        .particles()
+        .iter()
+        .map(|p| {
+            DVec3::new(
+                strain * p.centroid.x,
+                -material.poisson * strain * p.centroid.y,
+                -material.poisson * strain * p.centroid.z,
+            )
+        })
+        .collect();
+    let stress = stress::particle_stresses(&stencil, &material, &u);
+    for (p, s) in solid.particles().iter().zip(&stress) {
+        assert!(
+            (s.x_axis.x - expected).abs() <= 1e-3 * expected,
+            "{} vs {expected}",
+            s.x_axis.x
+        );
+        assert!(
+            s.y_axis.y.abs() <= 1e-3 * expected && s.z_axis.z.abs() <= 1e-3 * expected,
+            "{p:?}"
+        );
+    }
+    // (b) The patch test: the equilibrium of the bar with only its end particles held on that
+    // field (the elastic solve, then the SPH gradient) gives the same stress at every particle.
+    let field = |x: DVec3| {
+        let x = x - DVec3::new(0.5 * length, 0.1, 0.1);
+        DVec3::new(
+            strain * x.x,
+            -material.poisson * strain * x.y,
+            -material.poisson * strain * x.z,
+        )
+    };
+    let held = |x: DVec3| (x.x < 0.06 || x.x > length - 0.06).then(|| field(x));
+    let solved = elastic::solve_held(&solid, &material, &held, &Default::default()).unwrap();
+    assert!(
+        solved.residual <= 1e-8,
+        "{} after {}",
+        solved.residual,
+        solved.iterations
+    );
+    let stress = stress::particle_stresses(&stencil, &material, &solved.displacement);
+    // The stress of that field exactly, Green's strain included (it differs from E e by e/2).
+    let gradient = DMat3::from_diagonal(DVec3::new(1.0, -material.poisson, -material.poisson) * strain);
+    let exact = stress::linear_stress(&material, stress::green_strain(gradient));
+    let mut worst = 0.0f64;
+    for (p, s) in solid.particles().iter().zip(&stress) {
+        let off = (*s - exact).to_cols_array().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        worst = worst.max(off / expected);
+        if interior(p) {
+            assert!((s.x_axis.x - expected).abs() <= 0.05 * expected, "{p:?}: {s}");
+        }
+    }
+    eprintln!(
+        "uniaxial patch test: worst relative stress error {worst:.2e} after {} iterations",
+        solved.iterations
+    );
+    assert!(worst <= 1e-6, "{worst}");
+}
+
+#[test]
+fn sph_three_point_bending_cracks_first_at_mid_span_on_the_tension_side() {
+    let (length, height) = (1.2, 0.15);
+    let solid = bar([24, 3, 3], 0.05);
+    let material = SphMaterial::brittle(1e6, 0.06);
+    let mass = solid.volume() * material.density;
+    let load = |x: f64, y: f64, j: f64| ContactLoad {
+        point: DVec3::new(x, y, 0.075),
+        impulse: DVec3::Y * j,
+        effective_mass: mass,
+    };
+    let contacts = [
+        load(0.6, height, -2.0),
+        load(0.05, 0.0, 1.0),
+        load(length - 0.05, 0.0, 1.0),
+    ];
+    let settings = CrackSettings::default();
+    let field = stress_field(&solid, &material, &contacts, &settings).unwrap();
+    let (at, top) = field
+        .principal
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.values[0].total_cmp(&b.1.values[0]))
+        .unwrap();
+    let x = solid.particles()[at].centroid;
+    eprintln!(
+        "bending: max {:.3e} Pa at {x}, dir {}, {} its",
+        top.values[0], top.directions[0], field.iterations
+    );
+    assert!((x.x - 0.6).abs() < 0.1 && x.y < 0.5 * height, "{x}");
+    assert!(top.directions[0].x.abs() > 0.9, "{}", top.directions[0]);
+}
