@@ -3,15 +3,19 @@
 
 pub mod kernel;
 pub mod material;
+pub mod model;
 pub mod solid;
 pub mod subdivide;
 
 pub use event::{CrackReport, CrackSettings, StressField, crack_solid, stress_field};
+pub use breakup::{SphFragment, SphParent, fragment_bodies, surface_mesh};
 pub use load::ContactLoad;
+pub use model::{SphFracture, SphFractureEvent, SphFractureSettings, sph_body_desc};
 pub use material::SphMaterial;
 pub use solid::{Link, Particle, ParticleSolid};
 pub use stencil::Stencil;
 pub use subdivide::{split_tet, subdivide};
+pub mod breakup;
 pub mod crack;
 pub mod elastic;
 pub mod event;

@@ -235,3 +235,83 @@ fn sph_three_point_bending_cracks_first_at_mid_span_on_the_tension_side() {
     assert!((x.x - 0.6).abs() < 0.1 && x.y < 0.5 * height, "{x}");
     assert!(top.directions[0].x.abs() > 0.9, "{}", top.directions[0]);
 }
+
+/// The three-point bend of `bar([24, 3, 3], 0.05)`: a push down at mid-span on top, half of it
+/// up at each support underneath, impulse `j` N s.
+fn three_point(solid: &ParticleSolid, material: &SphMaterial, j: f64) -> Vec<ContactLoad> {
+    let mass = solid.volume() * material.density;
+    let load = |x: f64, y: f64, j: f64| ContactLoad {
+        point: DVec3::new(x, y, 0.075),
+        impulse: DVec3::Y * j,
+        effective_mass: mass,
+    };
+    vec![load(0.6, 0.15, -j), load(0.05, 0.0, 0.5 * j), load(1.15, 0.0, 0.5 * j)]
+}
+
+#[test]
+fn sph_three_point_bend_breaks_at_mid_span_into_two_pieces_that_keep_mass_and_momentum() {
+    let mut solid = bar([24, 3, 3], 0.05);
+    // A crack radius above the bar's height: one crack can cut through the section.
+    let material = SphMaterial {
+        contact_radius: 0.06,
+        ..SphMaterial::brittle(1e6, 0.2)
+    };
+    let before = solid.clone();
+    let contacts = three_point(&solid, &material, 6.0);
+    let settings = CrackSettings::default();
+    let report = crack_solid(&mut solid, &material, &contacts, &settings).unwrap();
+    for p in &report.passes { eprintln!("pass: max {:.3e} its {} cracks {:?}", p.max_stress, p.iterations, p.cracks.iter().map(|(s, c)| (s.origin, s.normal, c.cut, c.split)).collect::<Vec<_>>()); }
+    let first = report.starts().next().expect("a crack");
+    eprintln!(
+        "bend: {} passes, first crack at {} ({:.3e} Pa), {} links cut, {} split, {} particles",
+        report.passes.len(),
+        first.origin,
+        first.stress,
+        report.links_cut(),
+        report.particles_split(),
+        solid.len()
+    );
+    assert!((first.origin.x - 0.6).abs() < 0.1 && first.origin.y < 0.075, "{}", first.origin);
+    let pieces = breakup::pieces(&solid);
+    assert!(pieces.len() >= 2, "{} pieces", pieces.len());
+    // The two largest pieces are the bar's halves, split near mid-span.
+    let mut sizes: Vec<(f64, f64)> = pieces
+        .iter()
+        .map(|m| {
+            let v: f64 = m.iter().map(|&i| solid.particles()[i].volume).sum();
+            let x = m.iter().map(|&i| solid.particles()[i].centroid.x * solid.particles()[i].volume).sum::<f64>() / v;
+            (v, x)
+        })
+        .collect();
+    sizes.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let total = before.volume();
+    assert!(sizes[0].0 + sizes[1].0 > 0.9 * total && sizes[1].0 > 0.3 * total, "{:?}", &sizes[..sizes.len().min(5)]);
+    assert!((sizes[0].1 - 0.6).signum() != (sizes[1].1 - 0.6).signum(), "{sizes:?}");
+    // Subdivision conserved the volume, and the fragments keep mass and momentum.
+    assert!((solid.volume() - total).abs() <= 1e-13 * total);
+    let frame = shatter_collision::Pose::new(DVec3::new(2.0, 1.0, -3.0), glam::DQuat::from_rotation_y(0.3));
+    let whole = shatter_collision::BodyMassProperties::from_integrals(before.integrals(&(0..before.len()).collect::<Vec<_>>()), material.density).unwrap();
+    let centre = frame.transform_point(whole.center_of_mass);
+    let (v, w) = (DVec3::new(1.0, -2.0, 0.5), DVec3::new(0.3, -0.8, 2.0));
+    let momentum = crate::fragments::ParentMomentum {
+        linear: v * whole.mass.mass(),
+        angular: centre.cross(v * whole.mass.mass())
+            + DMat3::from_quat(frame.orientation * whole.principal_frame)
+                * (whole.mass.principal_inertia()
+                    * (DMat3::from_quat(frame.orientation * whole.principal_frame).transpose() * w)),
+    };
+    let parent = SphParent { mesh_pose: frame, momentum, density: material.density };
+    let resolution = crate::fragments::FragmentResolution { cells: 12, particle_spacing: 0.04 };
+    let fragments = fragment_bodies(&solid, &parent, resolution).unwrap();
+    assert_eq!(fragments.len(), pieces.len());
+    let mut mass = 0.0;
+    let mut after = crate::fragments::ParentMomentum::default();
+    for f in &fragments {
+        let shatter_engine::MassSource::Properties(p) = f.desc.mass else { panic!("fragments carry mass") };
+        mass += p.mass();
+        after = after + crate::fragments::ParentMomentum::of_desc(&f.desc).unwrap();
+    }
+    assert!((mass - whole.mass.mass()).abs() <= 1e-12 * mass, "{mass} vs {}", whole.mass.mass());
+    assert!((after.linear - momentum.linear).length() <= 1e-9 * momentum.linear.length());
+    assert!((after.angular - momentum.angular).length() <= 1e-9 * momentum.angular.length(), "{} vs {}", after.angular, momentum.angular);
+}

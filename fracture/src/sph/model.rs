@@ -1,0 +1,314 @@
+//! SPH fracture as a world's fracture model: a breakable body carries its particle solid; a
+//! step whose contact impulses on it exceed its threshold loads the solid with those contacts
+//! ([`super::load`]), cracks it ([`super::event`]), and, when the links left fall into more
+//! than one piece, replaces the body by its pieces ([`super::breakup`]), each breakable again
+//! with its own particles. Cracks that leave the body whole stay in its solid: the next impact
+//! meets them.
+//!
+//! The threshold is a cheap screen (N s): resting contacts cost nothing, and only a body hit
+//! harder than it pays for a stress solve. Whether it cracks is then the Rankine criterion's.
+
+use std::collections::BTreeMap;
+
+use shatter_collision::Pose;
+use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, SpawnTicket, Spawned, World};
+use shatter_integrators::BodyKind;
+
+use super::breakup::{SphParent, fragment_bodies, pieces, surface_mesh};
+use super::event::{CrackReport, CrackSettings, crack_solid};
+use super::load::ContactLoad;
+use super::material::SphMaterial;
+use super::solid::ParticleSolid;
+use crate::error::FractureError;
+use crate::fragments::{FragmentResolution, ParentMomentum, fragment_desc};
+use crate::impacts::{Hit, return_impulses, strongest_hits};
+
+/// How the SPH model breaks bodies.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SphFractureSettings {
+    /// Take the step's contact impulses back from a breaking body and return them to the bodies
+    /// that gave them, so the impactor meets the fragments (crate::impacts).
+    pub replay_impact: bool,
+    /// Stress and crack settings of each event.
+    pub crack: CrackSettings,
+    /// Resolution of fragments' colliders.
+    pub resolution: FragmentResolution,
+}
+
+impl Default for SphFractureSettings {
+    fn default() -> Self {
+        Self {
+            replay_impact: true,
+            crack: CrackSettings::default(),
+            resolution: FragmentResolution {
+                cells: 24,
+                particle_spacing: 0.05,
+            },
+        }
+    }
+}
+
+/// A dynamic body of the whole of `solid` (particle frame at `mesh_pose` in the world) in
+/// `material`, at rest, with a collider of `resolution`. Fails naming a bad density or a
+/// surface the level set refuses.
+pub fn sph_body_desc(
+    solid: &ParticleSolid,
+    material: &SphMaterial,
+    mesh_pose: &Pose,
+    resolution: FragmentResolution,
+) -> Result<BodyDesc, FractureError> {
+    let all: Vec<usize> = (0..solid.len()).collect();
+    fragment_desc(
+        &surface_mesh(solid, &all)?,
+        solid.integrals(&all),
+        material.density,
+        mesh_pose,
+        resolution,
+        None,
+    )
+}
+
+#[derive(Clone, Debug)]
+struct Breakable {
+    solid: ParticleSolid,
+    material: SphMaterial,
+    /// Impulse on the body above which it is stressed, N s.
+    threshold: f64,
+    /// Where the particle frame sits in the body frame.
+    mesh_in_body: Pose,
+}
+
+/// One stress event on a body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SphFractureEvent {
+    /// The body loaded (removed when it broke).
+    pub body: BodyId,
+    /// Simulated time at the start of the step, s.
+    pub time: f64,
+    /// The contacts that loaded it, particle frame.
+    pub contacts: Vec<ContactLoad>,
+    /// What the stress passes did.
+    pub report: CrackReport,
+    /// Particles in the body before the event.
+    pub particles: usize,
+    /// The fragments (filled when the step has spawned them; empty when it stayed whole).
+    pub fragments: Vec<BodyId>,
+    /// How many pieces the event left (1: cracked or not, but whole).
+    pub pieces: usize,
+    /// The parent's momentum the fragments share, world frame.
+    pub momentum_before: ParentMomentum,
+    /// The fragments' momentum, world frame: `momentum_before` to round-off.
+    pub momentum_after: ParentMomentum,
+}
+
+/// The SPH fracture model. Register it with `World::add_fracture_model` after making bodies
+/// breakable with [`SphFracture::make_breakable`].
+#[derive(Debug, Default)]
+pub struct SphFracture {
+    settings: SphFractureSettings,
+    bodies: BTreeMap<BodyId, Breakable>,
+    events: Vec<SphFractureEvent>,
+    pending: Vec<(usize, Vec<(SpawnTicket, Breakable)>)>,
+    failures: Vec<String>,
+}
+
+impl SphFracture {
+    /// A model with `settings`.
+    pub fn new(settings: SphFractureSettings) -> Self {
+        Self {
+            settings,
+            ..Self::default()
+        }
+    }
+
+    /// Makes dynamic body `id` of `world`, whose shape is `solid` with its particle frame now
+    /// at `mesh_pose` in the world (as [`sph_body_desc`] placed it), crack in `material` when a
+    /// contact impulse on it exceeds `threshold` (N s). Fails, changing nothing, naming a stale
+    /// or non-dynamic body, a bad threshold or a bad material value.
+    pub fn make_breakable(
+        &mut self,
+        world: &World,
+        id: BodyId,
+        solid: ParticleSolid,
+        material: SphMaterial,
+        mesh_pose: &Pose,
+        threshold: f64,
+    ) -> Result<(), FractureError> {
+        material.validate()?;
+        if !(threshold.is_finite() && threshold > 0.0) {
+            return Err(FractureError::invalid("fracture threshold (N s)", threshold, "a positive impulse"));
+        }
+        let view = world.body(id)?;
+        if view.kind != BodyKind::Dynamic {
+            return Err(FractureError::input(format!("body {id:?} is not dynamic: only dynamic bodies break")));
+        }
+        let mesh_in_body = relative(&view.pose(), mesh_pose);
+        self.bodies.insert(
+            id,
+            Breakable {
+                solid,
+                material,
+                threshold,
+                mesh_in_body,
+            },
+        );
+        Ok(())
+    }
+
+    /// Whether body `id` is breakable (and has not broken).
+    pub fn is_breakable(&self, id: BodyId) -> bool {
+        self.bodies.contains_key(&id)
+    }
+
+    /// The particle solid of breakable body `id`, with the cracks it has so far.
+    pub fn solid(&self, id: BodyId) -> Option<&ParticleSolid> {
+        self.bodies.get(&id).map(|b| &b.solid)
+    }
+
+    /// Where the particle frame of breakable body `id` sits in its body frame.
+    pub fn mesh_in_body(&self, id: BodyId) -> Option<Pose> {
+        self.bodies.get(&id).map(|b| b.mesh_in_body)
+    }
+
+    /// Every stress event so far, in order.
+    pub fn events(&self) -> &[SphFractureEvent] {
+        &self.events
+    }
+
+    /// Bodies that should have been stressed or broken and could not, with why.
+    pub fn failures(&self) -> &[String] {
+        &self.failures
+    }
+
+    /// Stresses body `id` with every contact of `hit`; `true` when it broke.
+    fn stress_body(&mut self, context: &mut FractureContext<'_>, id: BodyId, hit: &Hit) -> Result<bool, FractureError> {
+        let view = context.body(id)?;
+        let body_pose = view.pose();
+        let mass = view.mass.mass();
+        let body = &self.bodies[&id];
+        let mesh_pose = compose(&body_pose, &body.mesh_in_body);
+        let turn = mesh_pose.orientation.inverse();
+        let mut contacts = Vec::new();
+        for (other, point, impulse) in &hit.received {
+            if impulse.length_squared() == 0.0 {
+                continue;
+            }
+            let effective_mass = match context.body(*other) {
+                Ok(o) if o.kind == BodyKind::Dynamic => {
+                    let m = o.mass.mass();
+                    mass * m / (mass + m)
+                }
+                _ => mass,
+            };
+            contacts.push(ContactLoad {
+                point: mesh_pose.inverse_transform_point(*point),
+                impulse: turn * *impulse,
+                effective_mass,
+            });
+        }
+        let mut solid = body.solid.clone();
+        let particles = solid.len();
+        let report = crack_solid(&mut solid, &body.material, &contacts, &self.settings.crack)?;
+        let count = pieces(&solid).len();
+        let mut event = SphFractureEvent {
+            body: id,
+            time: context.time(),
+            contacts,
+            report,
+            particles,
+            fragments: Vec::new(),
+            pieces: count,
+            momentum_before: ParentMomentum::default(),
+            momentum_after: ParentMomentum::default(),
+        };
+        if count < 2 {
+            self.bodies.get_mut(&id).expect("the body is breakable").solid = solid;
+            self.events.push(event);
+            return Ok(false);
+        }
+        let momentum = hit.before_contacts(ParentMomentum::of(view.state, view.mass));
+        let parent = SphParent {
+            mesh_pose,
+            momentum,
+            density: body.material.density,
+        };
+        let fragments = fragment_bodies(&solid, &parent, self.settings.resolution)?;
+        let mut after = ParentMomentum::default();
+        for fragment in &fragments {
+            after = after + ParentMomentum::of_desc(&fragment.desc)?;
+        }
+        let (material, threshold) = (body.material, body.threshold);
+        context.despawn(id)?;
+        let tickets = fragments
+            .into_iter()
+            .map(|fragment| {
+                let mesh_in_body = relative(&fragment.desc.pose, &mesh_pose);
+                let breakable = Breakable {
+                    solid: fragment.solid,
+                    material,
+                    threshold,
+                    mesh_in_body,
+                };
+                (context.spawn(fragment.desc), breakable)
+            })
+            .collect();
+        event.momentum_before = momentum;
+        event.momentum_after = after;
+        self.events.push(event);
+        self.pending.push((self.events.len() - 1, tickets));
+        self.bodies.remove(&id);
+        Ok(true)
+    }
+}
+
+/// Where `pose` sits in the frame of `frame` (both in the world).
+fn relative(frame: &Pose, pose: &Pose) -> Pose {
+    Pose::new(
+        frame.inverse_transform_point(pose.position),
+        (frame.orientation.inverse() * pose.orientation).normalize(),
+    )
+}
+
+/// `inner` (in the frame of `outer`) in the world.
+fn compose(outer: &Pose, inner: &Pose) -> Pose {
+    Pose::new(
+        outer.transform_point(inner.position),
+        (outer.orientation * inner.orientation).normalize(),
+    )
+}
+
+impl FractureModel for SphFracture {
+    fn name(&self) -> &str {
+        "sph"
+    }
+
+    fn fracture(&mut self, context: &mut FractureContext<'_>) -> Result<(), String> {
+        self.bodies.retain(|id, _| context.bodies().contains(*id));
+        let bodies = &self.bodies;
+        let hits = strongest_hits(context, |id| bodies.get(&id).map(|b| b.threshold), true);
+        let mut broken = Vec::new();
+        for (id, hit) in &hits {
+            match self.stress_body(context, *id, hit) {
+                Ok(true) => broken.push(*id),
+                Ok(false) => {}
+                Err(error) => self.failures.push(format!("body {id:?} was not stressed: {error}")),
+            }
+        }
+        if self.settings.replay_impact {
+            return_impulses(context, &hits, &broken, &mut self.failures);
+        }
+        Ok(())
+    }
+
+    fn spawned(&mut self, spawned: &[Spawned]) {
+        let by_ticket: BTreeMap<u32, BodyId> = spawned.iter().map(|s| (s.ticket.0, s.id)).collect();
+        for (event, tickets) in std::mem::take(&mut self.pending) {
+            for (ticket, breakable) in tickets {
+                if let Some(&id) = by_ticket.get(&ticket.0) {
+                    self.events[event].fragments.push(id);
+                    self.bodies.insert(id, breakable);
+                }
+            }
+        }
+    }
+}
