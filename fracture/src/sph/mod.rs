@@ -7,11 +7,11 @@ pub mod model;
 pub mod solid;
 pub mod subdivide;
 
-pub use event::{CrackReport, CrackSettings, StressField, crack_solid, stress_field};
 pub use breakup::{SphFragment, SphParent, fragment_bodies, surface_mesh};
+pub use event::{CrackReport, CrackSettings, StressField, crack_solid, stress_field};
 pub use load::ContactLoad;
-pub use model::{SphFracture, SphFractureEvent, SphFractureSettings, sph_body_desc};
 pub use material::SphMaterial;
+pub use model::{SphFracture, SphFractureEvent, SphFractureSettings, sph_body_desc};
 pub use solid::{Link, Particle, ParticleSolid};
 pub use stencil::Stencil;
 pub use subdivide::{split_tet, subdivide};

@@ -136,11 +136,17 @@ impl SphFracture {
     ) -> Result<(), FractureError> {
         material.validate()?;
         if !(threshold.is_finite() && threshold > 0.0) {
-            return Err(FractureError::invalid("fracture threshold (N s)", threshold, "a positive impulse"));
+            return Err(FractureError::invalid(
+                "fracture threshold (N s)",
+                threshold,
+                "a positive impulse",
+            ));
         }
         let view = world.body(id)?;
         if view.kind != BodyKind::Dynamic {
-            return Err(FractureError::input(format!("body {id:?} is not dynamic: only dynamic bodies break")));
+            return Err(FractureError::input(format!(
+                "body {id:?} is not dynamic: only dynamic bodies break"
+            )));
         }
         let mesh_in_body = relative(&view.pose(), mesh_pose);
         self.bodies.insert(

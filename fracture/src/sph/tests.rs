@@ -260,7 +260,17 @@ fn sph_three_point_bend_breaks_at_mid_span_into_two_pieces_that_keep_mass_and_mo
     let contacts = three_point(&solid, &material, 6.0);
     let settings = CrackSettings::default();
     let report = crack_solid(&mut solid, &material, &contacts, &settings).unwrap();
-    for p in &report.passes { eprintln!("pass: max {:.3e} its {} cracks {:?}", p.max_stress, p.iterations, p.cracks.iter().map(|(s, c)| (s.origin, s.normal, c.cut, c.split)).collect::<Vec<_>>()); }
+    for p in &report.passes {
+        eprintln!(
+            "pass: max {:.3e} its {} cracks {:?}",
+            p.max_stress,
+            p.iterations,
+            p.cracks
+                .iter()
+                .map(|(s, c)| (s.origin, s.normal, c.cut, c.split))
+                .collect::<Vec<_>>()
+        );
+    }
     let first = report.starts().next().expect("a crack");
     eprintln!(
         "bend: {} passes, first crack at {} ({:.3e} Pa), {} links cut, {} split, {} particles",
@@ -271,7 +281,11 @@ fn sph_three_point_bend_breaks_at_mid_span_into_two_pieces_that_keep_mass_and_mo
         report.particles_split(),
         solid.len()
     );
-    assert!((first.origin.x - 0.6).abs() < 0.1 && first.origin.y < 0.075, "{}", first.origin);
+    assert!(
+        (first.origin.x - 0.6).abs() < 0.1 && first.origin.y < 0.075,
+        "{}",
+        first.origin
+    );
     let pieces = breakup::pieces(&solid);
     assert!(pieces.len() >= 2, "{} pieces", pieces.len());
     // The two largest pieces are the bar's halves, split near mid-span.
@@ -279,18 +293,30 @@ fn sph_three_point_bend_breaks_at_mid_span_into_two_pieces_that_keep_mass_and_mo
         .iter()
         .map(|m| {
             let v: f64 = m.iter().map(|&i| solid.particles()[i].volume).sum();
-            let x = m.iter().map(|&i| solid.particles()[i].centroid.x * solid.particles()[i].volume).sum::<f64>() / v;
+            let x = m
+                .iter()
+                .map(|&i| solid.particles()[i].centroid.x * solid.particles()[i].volume)
+                .sum::<f64>()
+                / v;
             (v, x)
         })
         .collect();
     sizes.sort_by(|a, b| b.0.total_cmp(&a.0));
     let total = before.volume();
-    assert!(sizes[0].0 + sizes[1].0 > 0.9 * total && sizes[1].0 > 0.3 * total, "{:?}", &sizes[..sizes.len().min(5)]);
+    assert!(
+        sizes[0].0 + sizes[1].0 > 0.9 * total && sizes[1].0 > 0.3 * total,
+        "{:?}",
+        &sizes[..sizes.len().min(5)]
+    );
     assert!((sizes[0].1 - 0.6).signum() != (sizes[1].1 - 0.6).signum(), "{sizes:?}");
     // Subdivision conserved the volume, and the fragments keep mass and momentum.
     assert!((solid.volume() - total).abs() <= 1e-13 * total);
     let frame = shatter_collision::Pose::new(DVec3::new(2.0, 1.0, -3.0), glam::DQuat::from_rotation_y(0.3));
-    let whole = shatter_collision::BodyMassProperties::from_integrals(before.integrals(&(0..before.len()).collect::<Vec<_>>()), material.density).unwrap();
+    let whole = shatter_collision::BodyMassProperties::from_integrals(
+        before.integrals(&(0..before.len()).collect::<Vec<_>>()),
+        material.density,
+    )
+    .unwrap();
     let centre = frame.transform_point(whole.center_of_mass);
     let (v, w) = (DVec3::new(1.0, -2.0, 0.5), DVec3::new(0.3, -0.8, 2.0));
     let momentum = crate::fragments::ParentMomentum {
@@ -300,18 +326,217 @@ fn sph_three_point_bend_breaks_at_mid_span_into_two_pieces_that_keep_mass_and_mo
                 * (whole.mass.principal_inertia()
                     * (DMat3::from_quat(frame.orientation * whole.principal_frame).transpose() * w)),
     };
-    let parent = SphParent { mesh_pose: frame, momentum, density: material.density };
-    let resolution = crate::fragments::FragmentResolution { cells: 12, particle_spacing: 0.04 };
+    let parent = SphParent {
+        mesh_pose: frame,
+        momentum,
+        density: material.density,
+    };
+    let resolution = crate::fragments::FragmentResolution {
+        cells: 12,
+        particle_spacing: 0.04,
+    };
     let fragments = fragment_bodies(&solid, &parent, resolution).unwrap();
     assert_eq!(fragments.len(), pieces.len());
     let mut mass = 0.0;
     let mut after = crate::fragments::ParentMomentum::default();
     for f in &fragments {
-        let shatter_engine::MassSource::Properties(p) = f.desc.mass else { panic!("fragments carry mass") };
+        let shatter_engine::MassSource::Properties(p) = f.desc.mass else {
+            panic!("fragments carry mass")
+        };
         mass += p.mass();
         after = after + crate::fragments::ParentMomentum::of_desc(&f.desc).unwrap();
     }
-    assert!((mass - whole.mass.mass()).abs() <= 1e-12 * mass, "{mass} vs {}", whole.mass.mass());
+    assert!(
+        (mass - whole.mass.mass()).abs() <= 1e-12 * mass,
+        "{mass} vs {}",
+        whole.mass.mass()
+    );
     assert!((after.linear - momentum.linear).length() <= 1e-9 * momentum.linear.length());
-    assert!((after.angular - momentum.angular).length() <= 1e-9 * momentum.angular.length(), "{} vs {}", after.angular, momentum.angular);
+    assert!(
+        (after.angular - momentum.angular).length() <= 1e-9 * momentum.angular.length(),
+        "{} vs {}",
+        after.angular,
+        momentum.angular
+    );
+}
+
+/// A brick of 8 x 4 x 2 voxels of 5 cm dropped flat at `speed` m/s onto a fixed ground box,
+/// cracking in `material`, stepped `steps` frames at 30 Hz.
+fn dropped_brick(material: SphMaterial, speed: f64, steps: usize) -> (shatter_engine::World, shatter_engine::BodyId) {
+    use shatter_collision::{Collider, Cuboid, Pose, Shape};
+    use shatter_engine::{BodyDesc, World};
+    let solid = bar([8, 4, 2], 0.05);
+    let settings = SphFractureSettings::default();
+    let mesh_pose = Pose::new(DVec3::new(-0.2, 0.3, -0.05), glam::DQuat::from_rotation_z(0.3));
+    let mut world = World::new();
+    let ground =
+        Collider::from_shape(Shape::Cuboid(Cuboid::try_new(DVec3::new(2.0, 0.25, 2.0)).unwrap()), 0.1).unwrap();
+    world
+        .add_body(BodyDesc::fixed(ground).with_position(DVec3::new(0.0, -0.25, 0.0)))
+        .unwrap();
+    let desc = sph_body_desc(&solid, &material, &mesh_pose, settings.resolution).unwrap();
+    let brick = world
+        .add_body(desc.with_velocity(DVec3::new(0.0, -speed, 0.0), DVec3::ZERO))
+        .unwrap();
+    let mut model = SphFracture::new(settings);
+    let bad = model.make_breakable(&world, brick, solid.clone(), material, &mesh_pose, f64::NAN);
+    assert!(bad.unwrap_err().to_string().contains("threshold"));
+    let bad = model.make_breakable(
+        &world,
+        brick,
+        solid.clone(),
+        SphMaterial {
+            poisson: 0.5,
+            ..material
+        },
+        &mesh_pose,
+        1.0,
+    );
+    assert!(bad.unwrap_err().to_string().contains("Poisson"));
+    assert!(!model.is_breakable(brick), "a refused call changes nothing");
+    model
+        .make_breakable(&world, brick, solid, material, &mesh_pose, 1.0)
+        .unwrap();
+    world.add_fracture_model(Box::new(model));
+    for _ in 0..steps {
+        world.step(1.0 / 30.0).unwrap();
+    }
+    (world, brick)
+}
+
+#[test]
+fn sph_world_dropped_brick_breaks_keeps_momentum_and_its_fragments_can_break_again() {
+    let material = SphMaterial {
+        contact_radius: 0.05,
+        ..SphMaterial::brittle(8e6, 0.1)
+    };
+    let (world, brick) = dropped_brick(material, 3.0, 4);
+    let model = world.fracture_model::<SphFracture>().unwrap();
+    assert!(model.failures().is_empty(), "{:?}", model.failures());
+    let broke: Vec<&SphFractureEvent> = model.events().iter().filter(|e| e.pieces > 1).collect();
+    assert!(!broke.is_empty(), "{} events, none broke", model.events().len());
+    let event = broke[0];
+    eprintln!(
+        "world: {} events, first break into {} at t = {:.3} s, {} links cut, {} split",
+        model.events().len(),
+        event.pieces,
+        event.time,
+        event.report.links_cut(),
+        event.report.particles_split()
+    );
+    assert_eq!(event.body, brick);
+    assert!(!world.contains(brick));
+    assert_eq!(event.fragments.len(), event.pieces);
+    let scale = event.momentum_before.linear.length().max(1.0);
+    assert!((event.momentum_after.linear - event.momentum_before.linear).length() <= 1e-9 * scale);
+    assert!((event.momentum_after.angular - event.momentum_before.angular).length() <= 1e-9 * scale);
+    // Fragments carry their own particles and crack again when hit hard enough.
+    for f in &event.fragments {
+        assert!(!world.contains(*f) || model.is_breakable(*f) || model.events().iter().any(|e| e.body == *f));
+    }
+    let particles: usize = event
+        .fragments
+        .iter()
+        .filter_map(|f| model.solid(*f))
+        .map(ParticleSolid::len)
+        .sum();
+    assert!(particles > 0);
+}
+
+#[test]
+fn sph_world_brick_below_its_strength_stays_whole() {
+    let material = SphMaterial::brittle(1e9, 0.1);
+    let (world, brick) = dropped_brick(material, 2.0, 8);
+    let model = world.fracture_model::<SphFracture>().unwrap();
+    assert!(world.contains(brick));
+    assert!(model.is_breakable(brick));
+    assert!(
+        model
+            .events()
+            .iter()
+            .all(|e| e.pieces == 1 && e.report.links_cut() == 0)
+    );
+    assert!(!model.events().is_empty(), "the landing was stressed");
+}
+
+#[test]
+fn sph_cracking_is_identical_across_runs_and_thread_counts() {
+    let material = SphMaterial::brittle(1e6, 0.06);
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut solid = bar([24, 3, 3], 0.05);
+            let contacts = three_point(&solid, &material, 20.0);
+            let field = stress_field(&solid, &material, &contacts, &CrackSettings::default()).unwrap();
+            crack_solid(&mut solid, &material, &contacts, &CrackSettings::default()).unwrap();
+            (solid, field.stress)
+        })
+    };
+    let first = run(1);
+    assert!(first.0.len() > bar([24, 3, 3], 0.05).len(), "the run split particles");
+    for threads in [1, 2, 4] {
+        let again = run(threads);
+        assert!(again.0 == first.0, "{threads} threads: another solid");
+        let bits = |s: &[DMat3]| {
+            s.iter()
+                .flat_map(|m| m.to_cols_array().map(f64::to_bits))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(bits(&again.1), bits(&first.1), "{threads} threads: other stress bits");
+    }
+}
+
+#[test]
+fn sph_bad_input_is_refused_by_name_and_changes_nothing() {
+    let mut solid = bar([6, 2, 2], 0.05);
+    let before = solid.clone();
+    let material = SphMaterial::brittle(1e3, 0.06);
+    let good = three_point(&solid, &material, 1.0);
+    let settings = CrackSettings::default();
+    let with = |f: &dyn Fn(&mut ContactLoad)| {
+        let mut contacts = good.clone();
+        f(&mut contacts[0]);
+        contacts
+    };
+    let cases: [(Vec<ContactLoad>, SphMaterial, &str); 6] = [
+        (with(&|c| c.point.x = f64::NAN), material, "contact point"),
+        (with(&|c| c.impulse.y = f64::INFINITY), material, "contact impulse"),
+        (with(&|c| c.effective_mass = 0.0), material, "effective mass"),
+        (
+            good.clone(),
+            SphMaterial {
+                young: -1.0,
+                ..material
+            },
+            "Young's modulus",
+        ),
+        (
+            good.clone(),
+            SphMaterial {
+                density: f64::NAN,
+                ..material
+            },
+            "density",
+        ),
+        (
+            good.clone(),
+            SphMaterial {
+                crack_radius: 0.0,
+                ..material
+            },
+            "crack radius",
+        ),
+    ];
+    for (contacts, material, named) in cases {
+        let error = crack_solid(&mut solid, &material, &contacts, &settings)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(named), "{error} should name {named}");
+        assert!(solid == before, "a refused event changed the solid");
+    }
+    let held = |_: DVec3| Some(DVec3::new(f64::NAN, 0.0, 0.0));
+    let error = elastic::solve_held(&solid, &material, &held, &Default::default())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("held displacement"), "{error}");
 }
