@@ -58,4 +58,5 @@ pub mod recorder;
 pub mod scene_file;
 pub mod scene_world;
 pub mod scenes;
+pub mod sph_run;
 pub mod spin_drift;

@@ -2,10 +2,11 @@
 //!
 //! Each method is a module implementing the engine's `FractureModel`: [`energized`] (breakable
 //! constraints whose stored energy returns as motion, Li 2018), [`prescored`] (a fracture
-//! pattern aligned at each impact, Su 2009) and [`modes`] (fracture modes precomputed on a tet
-//! mesh, an impact projected onto them, Sellan 2023). [`bem`] holds the boundary-element stress
-//! solver of Zhu 2015; its crack tracking and its `FractureModel` are still to come, as is `sph`
-//! (SPH stress on tet-bound particles, Chen 2014).
+//! pattern aligned at each impact, Su 2009), [`modes`] (fracture modes precomputed on a tet
+//! mesh, an impact projected onto them, Sellan 2023) and [`sph`] (SPH stress on tet-bound
+//! particles, Rankine cracks that cut their links, 1-to-12 subdivision, Chen 2014). [`bem`]
+//! holds the boundary-element stress solver of Zhu 2015; its crack tracking and its
+//! `FractureModel` are still to come.
 //!
 //! Shared by the methods: [`fragments`] (the one place a piece of geometry becomes a body),
 //! [`prescore`] (pieces of a tet mesh, and the anchors where they meet), [`impacts`] (the

@@ -84,7 +84,9 @@
 //! `modes` body (Sellan 2023, `fracture::modes`) is a dynamic mesh body that breaks along the
 //! modes in its `asset` (written by `shatter modes precompute`) when a contact impulse exceeds
 //! its `threshold` (N s), separating pieces at its `toughness` (N s); `scene_world::modes`
-//! documents every member.
+//! documents every member. An `sph` body (Chen 2014, `fracture::sph`) is a dynamic cuboid or
+//! mesh body made of tet-bound particles that cracks where a contact's stress exceeds its
+//! `tensile_strength` (Pa); `scene_world::sph` documents every member.
 //!
 //! Joint anchors and hinge axes are in the world frame at the initial poses (the engine converts
 //! them into each body's frame once), because that is how one places a joint by eye. Softness is

@@ -28,9 +28,9 @@
 //!
 //! Fracture: bodies whose `fracture` block names the `prescored` model are made breakable in one
 //! prescored model, set up by the top-level `prescored` block ([`prescored`] documents both);
-//! bodies naming `modes` break along a precomputed modes asset ([`modes`]). Blocks naming
-//! methods not built yet (`bem`, `sph`) are kept in the description, and those bodies do not
-//! break.
+//! bodies naming `modes` break along a precomputed modes asset ([`modes`]); bodies naming `sph`
+//! crack as SPH particle solids ([`sph`]). Blocks naming `bem` (not built yet as a fracture
+//! model) are kept in the description, and those bodies do not break.
 //!
 //! Errors name the JSON path of the body or joint at fault (`bodies[3]`, `joints[0]`) with the
 //! body's name and the engine's reason, and leave nothing half built.
@@ -38,6 +38,7 @@
 pub mod modes;
 pub mod prescored;
 mod render_mesh;
+pub mod sph;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -206,6 +207,9 @@ pub fn build_world(scene: &SceneDescription) -> Result<SceneWorld, SceneError> {
         world.add_fracture_model(Box::new(model));
     }
     if let Some(model) = modes::modes_model(scene, &world, &ids)? {
+        world.add_fracture_model(Box::new(model));
+    }
+    if let Some(model) = sph::sph_model(scene, &world, &ids)? {
         world.add_fracture_model(Box::new(model));
     }
     Ok(SceneWorld {

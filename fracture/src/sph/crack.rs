@@ -101,9 +101,24 @@ pub fn crossing_links(solid: &ParticleSolid, origin: DVec3, normal: DVec3, radiu
     crossing
 }
 
+/// A cut link, by the tets at its ends (which survive later splits of other particles, where
+/// indices would not).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CutLink {
+    /// The tets at its ends.
+    pub tets: [[DVec3; 4]; 2],
+    /// The face of each tet it crossed.
+    pub faces: [u8; 2],
+}
+
 /// Opens the crack `start` in `solid`: splits the particles its links touch (when the material
-/// subdivides), then cuts the links crossing it.
-pub fn open_crack(solid: &mut ParticleSolid, start: &CrackStart, material: &SphMaterial) -> CrackCut {
+/// subdivides), then cuts the links crossing it, appending them to `cuts`.
+pub fn open_crack(
+    solid: &mut ParticleSolid,
+    start: &CrackStart,
+    material: &SphMaterial,
+    cuts: &mut Vec<CutLink>,
+) -> CrackCut {
     let mut result = CrackCut::default();
     if material.subdivision {
         let mut touched: Vec<usize> = crossing_links(solid, start.origin, start.normal, material.crack_radius)
@@ -119,7 +134,87 @@ pub fn open_crack(solid: &mut ParticleSolid, start: &CrackStart, material: &SphM
         }
     }
     for (i, j) in crossing_links(solid, start.origin, start.normal, material.crack_radius) {
-        result.cut += usize::from(solid.cut(i, j));
+        let link = *solid
+            .links(i)
+            .iter()
+            .find(|l| l.other as usize == j)
+            .expect("a crossing link");
+        if solid.cut(i, j) {
+            result.cut += 1;
+            cuts.push(CutLink {
+                tets: [solid.particles()[i].tet, solid.particles()[j].tet],
+                faces: [link.face, link.other_face],
+            });
+        }
     }
     result
+}
+
+/// Gives back cut links of every piece of `solid` smaller than `min_volume` (m^3), smallest
+/// first, until none is left that its cuts can rejoin: a crack does not chip off a piece too
+/// small to be a body of its own; the piece stays with the neighbouring piece it shares the
+/// most cut links with (only those links are restored, so a sliver between two cracks does not
+/// bridge them). Returns how many links were restored.
+pub fn rejoin_small_pieces(solid: &mut ParticleSolid, cuts: &[CutLink], min_volume: f64) -> usize {
+    let key = |tet: &[DVec3; 4]| tet.map(|v| v.to_array().map(f64::to_bits));
+    let index: hashbrown::HashMap<_, usize> = solid
+        .particles()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (key(&p.tet), i))
+        .collect();
+    let ends: Vec<Option<(usize, usize)>> = cuts
+        .iter()
+        .map(|c| Some((*index.get(&key(&c.tets[0]))?, *index.get(&key(&c.tets[1]))?)))
+        .collect();
+    let mut used = vec![false; cuts.len()];
+    let mut restored = 0;
+    loop {
+        let (label, count) = solid.components();
+        let mut volume = vec![0.0; count];
+        for (i, p) in solid.particles().iter().enumerate() {
+            volume[label[i] as usize] += p.volume;
+        }
+        let mut small: Vec<usize> = (0..count).filter(|&c| volume[c] < min_volume).collect();
+        small.sort_by(|&a, &b| volume[a].total_cmp(&volume[b]).then(a.cmp(&b)));
+        let mut progress = false;
+        for piece in small {
+            // The neighbouring piece it shares the most cut links with takes it back; its cuts
+            // towards any other piece stay (a sliver between two cracks must not bridge them).
+            let across = |k: usize| -> Option<usize> {
+                let (i, j) = ends[k]?;
+                let (a, b) = (label[i] as usize, label[j] as usize);
+                match (a == piece, b == piece) {
+                    (true, false) => Some(b),
+                    (false, true) => Some(a),
+                    _ => None,
+                }
+            };
+            let mut shared: Vec<(usize, usize)> = Vec::new();
+            for k in (0..cuts.len()).filter(|&k| !used[k]) {
+                if let Some(other) = across(k) {
+                    match shared.iter_mut().find(|(o, _)| *o == other) {
+                        Some((_, n)) => *n += 1,
+                        None => shared.push((other, 1)),
+                    }
+                }
+            }
+            let Some(&(neighbour, _)) = shared.iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))) else {
+                continue;
+            };
+            for k in 0..cuts.len() {
+                if !used[k] && across(k) == Some(neighbour) {
+                    let (i, j) = ends[k].expect("a link between two pieces");
+                    used[k] = true;
+                    solid.link(i, cuts[k].faces[0], j, cuts[k].faces[1]);
+                    restored += 1;
+                }
+            }
+            progress = true;
+            break;
+        }
+        if !progress {
+            return restored;
+        }
+    }
 }

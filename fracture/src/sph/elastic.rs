@@ -143,6 +143,14 @@ impl<'a> ElasticOperator<'a> {
                 diagonal[*n] += stiffness * volume * g.length_squared();
             }
         }
+        // A hanging node's stiffness acts on its masters with its tie weights squared (the
+        // diagonal of `T^T K T`).
+        for tie in &self.nodes.ties {
+            let own = diagonal[tie.node];
+            for (m, w) in tie.masters.iter().zip(&tie.weights) {
+                diagonal[*m] += own * w * w;
+            }
+        }
         diagonal
     }
 }

@@ -9,7 +9,7 @@
 
 use glam::{DMat3, DVec3};
 
-use super::crack::{CrackCut, CrackStart, open_crack, rankine_starts};
+use super::crack::{CrackCut, CrackStart, open_crack, rankine_starts, rejoin_small_pieces};
 use super::elastic::{EquilibriumSettings, solve_equilibrium};
 use super::load::{ContactLoad, impact_energy, virtual_displacement};
 use super::material::SphMaterial;
@@ -30,6 +30,9 @@ pub struct CrackSettings {
     pub passes: usize,
     /// Most cracks a pass starts.
     pub max_cracks: usize,
+    /// The smallest piece an event may leave, as a fraction of the body's volume: a smaller
+    /// piece keeps the links that would have cut it off ([`rejoin_small_pieces`]).
+    pub min_piece: f64,
 }
 
 impl Default for CrackSettings {
@@ -38,7 +41,8 @@ impl Default for CrackSettings {
             support: 3.0,
             equilibrium: EquilibriumSettings::default(),
             passes: 3,
-            max_cracks: 16,
+            max_cracks: 4,
+            min_piece: 0.01,
         }
     }
 }
@@ -121,12 +125,19 @@ pub struct StressPass {
 pub struct CrackReport {
     /// Its passes, in order.
     pub passes: Vec<StressPass>,
+    /// Cut links given back so that no piece is smaller than the settings allow.
+    pub restored: usize,
 }
 
 impl CrackReport {
     /// Links cut over the event.
     pub fn links_cut(&self) -> usize {
         self.passes.iter().flat_map(|p| &p.cracks).map(|(_, c)| c.cut).sum()
+    }
+
+    /// Links cut and kept cut over the event.
+    pub fn links_kept_cut(&self) -> usize {
+        self.links_cut() - self.restored
     }
 
     /// Particles split over the event.
@@ -150,6 +161,7 @@ pub fn crack_solid(
 ) -> Result<CrackReport, FractureError> {
     let mut work = solid.clone();
     let mut report = CrackReport::default();
+    let mut cuts = Vec::new();
     for _ in 0..settings.passes {
         let field = stress_field(&work, material, contacts, settings)?;
         let max_stress = field
@@ -160,7 +172,7 @@ pub fn crack_solid(
         let starts = rankine_starts(&work, &field.principal, material, settings.max_cracks);
         let cracks: Vec<(CrackStart, CrackCut)> = starts
             .into_iter()
-            .map(|start| (start, open_crack(&mut work, &start, material)))
+            .map(|start| (start, open_crack(&mut work, &start, material, &mut cuts)))
             .collect();
         let opened = cracks.iter().any(|(_, c)| c.cut > 0 || c.split > 0);
         report.passes.push(StressPass {
@@ -173,6 +185,8 @@ pub fn crack_solid(
             break;
         }
     }
+    let min_volume = settings.min_piece * work.volume();
+    report.restored = rejoin_small_pieces(&mut work, &cuts, min_volume);
     *solid = work;
     Ok(report)
 }

@@ -4,6 +4,7 @@
 pub mod kernel;
 pub mod material;
 pub mod model;
+pub mod scenes;
 pub mod solid;
 pub mod subdivide;
 

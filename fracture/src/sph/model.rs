@@ -2,8 +2,8 @@
 //! step whose contact impulses on it exceed its threshold loads the solid with those contacts
 //! ([`super::load`]), cracks it ([`super::event`]), and, when the links left fall into more
 //! than one piece, replaces the body by its pieces ([`super::breakup`]), each breakable again
-//! with its own particles. Cracks that leave the body whole stay in its solid: the next impact
-//! meets them.
+//! with its own particles. Cracks that leave the body whole are dropped unless
+//! [`SphFractureSettings::keep_partial_cracks`] is set.
 //!
 //! The threshold is a cheap screen (N s): resting contacts cost nothing, and only a body hit
 //! harder than it pays for a stress solve. Whether it cracks is then the Rankine criterion's.
@@ -27,18 +27,26 @@ use crate::impacts::{Hit, return_impulses, strongest_hits};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SphFractureSettings {
     /// Take the step's contact impulses back from a breaking body and return them to the bodies
-    /// that gave them, so the impactor meets the fragments (crate::impacts).
+    /// that gave them, so the impactor meets the fragments (crate::impacts). Off by default:
+    /// a body breaking on the ground would otherwise hand its fragments the speed the ground
+    /// had just taken away, and they would land, and break, again in the next step.
     pub replay_impact: bool,
     /// Stress and crack settings of each event.
     pub crack: CrackSettings,
-    /// Resolution of fragments' colliders.
+    /// Keep the cracks of an event that leaves the body whole, so the next impact meets them.
+    /// Off by default: an impact that does not break a body leaves it as it was, so a body's
+    /// cost does not grow with every impact it survives (each crack splits particles 1-to-12).
+    pub keep_partial_cracks: bool,
+    /// Resolution of fragments' colliders, unless set per body
+    /// ([`SphFracture::set_resolution`]).
     pub resolution: FragmentResolution,
 }
 
 impl Default for SphFractureSettings {
     fn default() -> Self {
         Self {
-            replay_impact: true,
+            replay_impact: false,
+            keep_partial_cracks: false,
             crack: CrackSettings::default(),
             resolution: FragmentResolution {
                 cells: 24,
@@ -76,6 +84,8 @@ struct Breakable {
     threshold: f64,
     /// Where the particle frame sits in the body frame.
     mesh_in_body: Pose,
+    /// Resolution of its fragments' colliders (theirs in turn).
+    resolution: FragmentResolution,
 }
 
 /// One stress event on a body.
@@ -156,9 +166,16 @@ impl SphFracture {
                 material,
                 threshold,
                 mesh_in_body,
+                resolution: self.settings.resolution,
             },
         );
         Ok(())
+    }
+
+    /// Sets the resolution of breakable body `id`'s fragments' colliders (and theirs in turn);
+    /// `false` when `id` is not breakable.
+    pub fn set_resolution(&mut self, id: BodyId, resolution: FragmentResolution) -> bool {
+        self.bodies.get_mut(&id).map(|b| b.resolution = resolution).is_some()
     }
 
     /// Whether body `id` is breakable (and has not broken).
@@ -228,22 +245,29 @@ impl SphFracture {
             momentum_after: ParentMomentum::default(),
         };
         if count < 2 {
-            self.bodies.get_mut(&id).expect("the body is breakable").solid = solid;
+            if self.settings.keep_partial_cracks {
+                self.bodies.get_mut(&id).expect("the body is breakable").solid = solid;
+            }
             self.events.push(event);
             return Ok(false);
         }
-        let momentum = hit.before_contacts(ParentMomentum::of(view.state, view.mass));
+        let now = ParentMomentum::of(view.state, view.mass);
+        let momentum = if self.settings.replay_impact {
+            hit.before_contacts(now)
+        } else {
+            now
+        };
         let parent = SphParent {
             mesh_pose,
             momentum,
             density: body.material.density,
         };
-        let fragments = fragment_bodies(&solid, &parent, self.settings.resolution)?;
+        let fragments = fragment_bodies(&solid, &parent, body.resolution)?;
         let mut after = ParentMomentum::default();
         for fragment in &fragments {
             after = after + ParentMomentum::of_desc(&fragment.desc)?;
         }
-        let (material, threshold) = (body.material, body.threshold);
+        let (material, threshold, resolution) = (body.material, body.threshold, body.resolution);
         context.despawn(id)?;
         let tickets = fragments
             .into_iter()
@@ -254,6 +278,7 @@ impl SphFracture {
                     material,
                     threshold,
                     mesh_in_body,
+                    resolution,
                 };
                 (context.spawn(fragment.desc), breakable)
             })

@@ -259,6 +259,13 @@ impl ParticleSolid {
         index
     }
 
+    /// Links `a` (across its face `fa`) and `b` (across its face `fb`), unless they are linked.
+    pub(crate) fn link(&mut self, a: usize, fa: u8, b: usize, fb: u8) {
+        if !self.is_linked(a, b) {
+            self.add_link(a, fa, b, fb);
+        }
+    }
+
     fn add_link(&mut self, a: usize, fa: u8, b: usize, fb: u8) {
         self.links[a].push(Link {
             other: b as u32,
