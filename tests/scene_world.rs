@@ -34,7 +34,7 @@ fn world_mass(built: &SceneWorld) -> f64 {
 
 #[test]
 fn scene_world_example_scenes_build_with_every_body_and_its_mass() {
-    for name in ["wall_and_ball.json", "pyramid.json"] {
+    for name in ["wall_and_ball.json", "pyramid.json", "sph_bricks.json"] {
         let scene = example(name);
         let built = build_world(&scene).unwrap();
         assert_eq!(built.bodies.len(), scene.bodies.len(), "{name}");
@@ -440,5 +440,88 @@ mod modes {
         let error = build_world(&description).unwrap_err().to_string();
         assert!(error.contains("bodies[1].fracture.asset"), "{error}");
         assert!(error.contains("another mesh"), "{error}");
+    }
+}
+
+mod sph {
+    use shatter::fracture::sph::SphFracture;
+    use shatter::integrators::BodyKind;
+    use shatter::scene_file::parse_scene;
+    use shatter::scene_world::build_world;
+    use std::path::Path;
+
+    /// A brick dropped on its edge at 4 m/s onto a ground box, with an `sph` block.
+    fn scene(fracture: &str) -> String {
+        format!(
+            r#"{{
+              "gravity": [0, -9.81, 0], "dt": 0.0333333333, "frames": 6,
+              "bodies": [
+                {{"name": "ground", "kind": "static", "shape": {{"cuboid": {{"half_extents": [2, 0.25, 2]}}}},
+                  "position": [0, -0.25, 0]}},
+                {{"name": "brick", "shape": {{"cuboid": {{"half_extents": [0.2, 0.1, 0.05]}}}}, "density": 1800,
+                  "position": [0, 0.3, 0], "orientation": {{"axis": [0, 0, 1], "angle": 0.3}},
+                  "linear_velocity": [0, -4, 0], "fracture": {fracture}}}
+              ]
+            }}"#
+        )
+    }
+
+    #[test]
+    fn sph_scene_brick_breaks_into_bodies_that_keep_its_mass() {
+        let fracture = r#"{"model": "sph", "threshold": 1, "tensile_strength": 2e6, "crack_radius": 0.25,
+                            "contact_radius": 0.05, "cells": 8, "subdivision": true}"#;
+        let description = parse_scene(&scene(fracture), Path::new(".")).unwrap();
+        let mut built = build_world(&description).unwrap();
+        let mass = built.world.body(built.bodies[1].id).unwrap().mass.mass();
+        for _ in 0..6 {
+            built.world.step(built.dt).unwrap();
+        }
+        let model = built.world.fracture_model::<SphFracture>().unwrap();
+        assert!(model.failures().is_empty(), "{:?}", model.failures());
+        let event = model.events().iter().find(|e| e.pieces > 1).expect("the brick breaks");
+        assert_eq!(event.fragments.len(), event.pieces);
+        assert!(!built.world.contains(built.bodies[1].id));
+        // The pieces (and pieces of pieces) share the brick's mass exactly.
+        let bodies = built.world.bodies();
+        let dynamic = bodies
+            .ids()
+            .filter_map(|id| built.world.body(id).ok())
+            .filter(|v| v.kind == BodyKind::Dynamic);
+        let fragments: f64 = dynamic.map(|v| v.mass.mass()).sum();
+        assert!((fragments - mass).abs() <= 1e-9 * mass, "{fragments} vs {mass}");
+    }
+
+    #[test]
+    fn sph_scene_bad_parameters_are_named_by_path() {
+        let cases = [
+            (
+                r#"{"model": "sph", "threshold": 1, "crack_radius": 0.1}"#,
+                "bodies[1].fracture.tensile_strength",
+            ),
+            (
+                r#"{"model": "sph", "threshold": 1, "tensile_strength": 1e6, "crack_radius": 0.1, "colour": 1}"#,
+                "bodies[1].fracture.colour",
+            ),
+            (
+                r#"{"model": "sph", "threshold": 1, "tensile_strength": 1e6, "crack_radius": 0.1, "poisson": 0.7}"#,
+                "Poisson",
+            ),
+            (
+                r#"{"model": "sph", "threshold": 1, "tensile_strength": 1e6, "crack_radius": 0.1, "subdivision": 1}"#,
+                "bodies[1].fracture.subdivision",
+            ),
+            (
+                r#"{"model": "sph", "threshold": -1, "tensile_strength": 1e6, "crack_radius": 0.1}"#,
+                "threshold",
+            ),
+        ];
+        for (fracture, named) in cases {
+            let description = parse_scene(&scene(fracture), Path::new(".")).unwrap();
+            let Err(error) = build_world(&description) else {
+                panic!("{fracture} was accepted")
+            };
+            let error = error.to_string();
+            assert!(error.contains(named), "{error} should name {named}");
+        }
     }
 }

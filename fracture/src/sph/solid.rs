@@ -4,7 +4,7 @@
 //!
 //! Links are what hold the solid together: a crack removes links, and the solid's pieces are the
 //! connected components of what remains. Each link records which face of each particle's tet it
-//! crosses. After a 1-to-12 split ([`super::subdivide`]) a face of an unsplit tet meets the four
+//! crosses. After a 1-to-12 split ([`super::subdivide()`]) a face of an unsplit tet meets the four
 //! quarter faces of its split neighbour, so a face can carry up to four links (more after a
 //! second split); a region of a face that no link covers is surface. The faces of all split
 //! tets come from repeated midpoint splits of the mesh's own faces, so two faces on one plane

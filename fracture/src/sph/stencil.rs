@@ -17,7 +17,7 @@
 use glam::{DMat3, DVec3};
 use rayon::prelude::*;
 
-use super::kernel::{kernel, kernel_gradient};
+use super::kernel::kernel_gradient;
 use super::solid::ParticleSolid;
 
 /// Condition number of `G_i` above which the correction is not trusted.
@@ -29,7 +29,6 @@ pub struct Stencil {
     start: Vec<usize>,
     neighbours: Vec<u32>,
     weights: Vec<DVec3>,
-    shares: Vec<f64>,
     incoming: Vec<u32>,
     incoming_start: Vec<usize>,
     uncorrected: usize,
@@ -43,13 +42,12 @@ impl Stencil {
             .map(|i| particle_stencil(solid, i, support))
             .collect();
         let mut start = Vec::with_capacity(solid.len() + 1);
-        let (mut neighbours, mut weights, mut shares) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut neighbours, mut weights) = (Vec::new(), Vec::new());
         let mut uncorrected = 0;
-        for (n, w, s, corrected) in per {
+        for (n, w, corrected) in per {
             start.push(neighbours.len());
             neighbours.extend(n);
             weights.extend(w);
-            shares.extend(s);
             uncorrected += usize::from(!corrected);
         }
         start.push(neighbours.len());
@@ -71,7 +69,6 @@ impl Stencil {
             start,
             neighbours,
             weights,
-            shares,
             incoming,
             incoming_start,
             uncorrected,
@@ -103,12 +100,6 @@ impl Stencil {
         &self.weights
     }
 
-    /// Each entry's share of its particle's kernel sum, `V_j W_ij / sum_k V_k W_ik` (they sum
-    /// to one per particle).
-    pub fn shares(&self) -> &[f64] {
-        &self.shares
-    }
-
     /// The flat entries whose neighbour is particle `j`.
     pub fn incoming(&self, j: usize) -> &[u32] {
         &self.incoming[self.incoming_start[j]..self.incoming_start[j + 1]]
@@ -132,8 +123,8 @@ impl Stencil {
     }
 }
 
-/// One particle's neighbours, weights and shares, and whether its gradient is corrected.
-type ParticleStencil = (Vec<u32>, Vec<DVec3>, Vec<f64>, bool);
+/// One particle's neighbours and weights, and whether its gradient is corrected.
+type ParticleStencil = (Vec<u32>, Vec<DVec3>, bool);
 
 /// The stencil of particle `i`.
 fn particle_stencil(solid: &ParticleSolid, i: usize, support: f64) -> ParticleStencil {
@@ -173,14 +164,5 @@ fn particle_stencil(solid: &ParticleSolid, i: usize, support: f64) -> ParticleSt
         DMat3::from_diagonal(DVec3::splat(if trace.abs() > 0.0 { 3.0 / trace } else { 0.0 }))
     };
     let weights = grads.iter().map(|grad| map * *grad).collect();
-    let kernels: Vec<f64> = found
-        .iter()
-        .map(|&j| kernel(xi - particles[j as usize].centroid, h) * particles[j as usize].volume)
-        .collect();
-    let total: f64 = kernels.iter().sum();
-    let shares = kernels
-        .iter()
-        .map(|w| if total > 0.0 { w / total } else { 0.0 })
-        .collect();
-    (found, weights, shares, corrected)
+    (found, weights, corrected)
 }
