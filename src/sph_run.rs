@@ -27,7 +27,7 @@ pub fn run_sph(
         .ok_or("the SPH model is registered")?;
     let _ = writeln!(
         report,
-        "  time s  body        particles  pieces  links cut  kept cut  split  momentum error"
+        "  time s  body        particles  pieces  links cut  kept cut  split  event ms  momentum error"
     );
     let mut broken = 0;
     for event in model.events().iter().filter(|e| e.pieces > 1) {
@@ -41,7 +41,7 @@ pub fn run_sph(
             .map_or("a fragment", |b| b.name.as_str());
         let _ = writeln!(
             report,
-            "  {:6.3}  {:10}  {:9}  {:6}  {:9}  {:8}  {:5}  {:.1e}",
+            "  {:6.3}  {:10}  {:9}  {:6}  {:9}  {:8}  {:5}  {:8.1}  {:.1e}",
             event.time,
             body,
             event.particles,
@@ -49,6 +49,7 @@ pub fn run_sph(
             event.report.links_cut(),
             event.report.links_kept_cut(),
             event.report.particles_split(),
+            event.seconds * 1e3,
             error
         );
     }

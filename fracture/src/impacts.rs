@@ -13,9 +13,11 @@
 use std::collections::BTreeMap;
 
 use glam::DVec3;
-use shatter_engine::{BodyId, FractureContext};
+use shatter_collision::Pose;
+use shatter_engine::{BodyId, FractureContext, World};
 use shatter_integrators::BodyKind;
 
+use crate::error::FractureError;
 use crate::fragments::ParentMomentum;
 
 /// The strongest contact of a breakable body in a step.
@@ -101,5 +103,48 @@ pub fn return_impulses(
                 }
             }
         }
+    }
+}
+
+/// The pose of body `id` of `world`, which a model is making breakable at `threshold` (N s).
+/// Fails naming a threshold that is not a positive impulse, or a stale or non-dynamic body.
+pub fn breakable_body_pose(world: &World, id: BodyId, threshold: f64) -> Result<Pose, FractureError> {
+    if !(threshold.is_finite() && threshold > 0.0) {
+        return Err(FractureError::invalid(
+            "fracture threshold (N s)",
+            threshold,
+            "a positive impulse",
+        ));
+    }
+    let view = world.body(id)?;
+    if view.kind != BodyKind::Dynamic {
+        return Err(FractureError::input(format!(
+            "body {id:?} is not dynamic: only dynamic bodies break"
+        )));
+    }
+    Ok(view.pose())
+}
+
+/// Hands each hit body to `break_body` (which answers whether it broke), noting its errors as
+/// `body ID WHAT: ERROR`; then, with `replay`, returns the impulses the broken bodies received
+/// to the bodies that gave them ([`return_impulses`]).
+pub fn break_hit_bodies(
+    context: &mut FractureContext<'_>,
+    hits: &BTreeMap<BodyId, Hit>,
+    replay: bool,
+    what: &str,
+    failures: &mut Vec<String>,
+    mut break_body: impl FnMut(&mut FractureContext<'_>, BodyId, &Hit) -> Result<bool, FractureError>,
+) {
+    let mut broken = Vec::with_capacity(hits.len());
+    for (id, hit) in hits {
+        match break_body(context, *id, hit) {
+            Ok(true) => broken.push(*id),
+            Ok(false) => {}
+            Err(error) => failures.push(format!("body {id:?} {what}: {error}")),
+        }
+    }
+    if replay {
+        return_impulses(context, hits, &broken, failures);
     }
 }

@@ -15,13 +15,12 @@ use std::sync::Arc;
 
 use shatter_collision::{Pose, TetMesh};
 use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, SpawnTicket, Spawned, World};
-use shatter_integrators::BodyKind;
 
 use super::breakup::{ModesParent, fragment_bodies};
 use super::runtime::{Impact, ImpactProjector};
 use crate::error::FractureError;
 use crate::fragments::{FragmentResolution, ParentMomentum, fragment_desc};
-use crate::impacts::{Hit, return_impulses, strongest_hits};
+use crate::impacts::{Hit, break_hit_bodies, breakable_body_pose, strongest_hits};
 use crate::prescore::TetPieces;
 
 /// A shape with precomputed modes, shared by every body made of it.
@@ -152,18 +151,14 @@ impl ModesFracture {
         threshold: f64,
         toughness: f64,
     ) -> Result<(), FractureError> {
-        for (what, value) in [("fracture threshold (N s)", threshold), ("toughness (N s)", toughness)] {
-            if !(value.is_finite() && value > 0.0) {
-                return Err(FractureError::invalid(what, value, "a positive impulse"));
-            }
+        if !(toughness.is_finite() && toughness > 0.0) {
+            return Err(FractureError::invalid(
+                "toughness (N s)",
+                toughness,
+                "a positive impulse",
+            ));
         }
-        let view = world.body(id)?;
-        if view.kind != BodyKind::Dynamic {
-            return Err(FractureError::input(format!(
-                "body {id:?} is not dynamic: only dynamic bodies break"
-            )));
-        }
-        let body_pose = view.pose();
+        let body_pose = breakable_body_pose(world, id, threshold)?;
         let mesh_in_body = Pose::new(
             body_pose.inverse_transform_point(mesh_pose.position),
             (body_pose.orientation.inverse() * mesh_pose.orientation).normalize(),
@@ -253,17 +248,17 @@ impl FractureModel for ModesFracture {
             |id| bodies.get(&id).map(|b| b.threshold),
             self.settings.replay_impact,
         );
-        let mut broken = Vec::new();
-        for (id, hit) in &hits {
-            match self.break_body(context, *id, hit) {
-                Ok(true) => broken.push(*id),
-                Ok(false) => {}
-                Err(error) => self.failures.push(format!("body {id:?} did not break: {error}")),
-            }
-        }
-        if self.settings.replay_impact {
-            return_impulses(context, &hits, &broken, &mut self.failures);
-        }
+        let mut failures = Vec::new();
+        let replay = self.settings.replay_impact;
+        break_hit_bodies(
+            context,
+            &hits,
+            replay,
+            "did not break",
+            &mut failures,
+            |context, id, hit| self.break_body(context, id, hit),
+        );
+        self.failures.extend(failures);
         Ok(())
     }
 

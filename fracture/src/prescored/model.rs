@@ -19,7 +19,6 @@ use glam::DVec3;
 use shatter_collision::SignedDistance;
 use shatter_collision::{Geometry, GridSpec, Pose, SdfGrid};
 use shatter_engine::{BodyDesc, BodyGeometry, BodyId, FractureContext, FractureModel, SpawnTicket, Spawned, World};
-use shatter_integrators::BodyKind;
 
 use super::intersect::Debris;
 use super::pattern::FracturePattern;
@@ -27,7 +26,7 @@ use super::placement::{Alignment, Placement};
 use super::shatter::{Parent, ShatterSettings, shatter};
 use crate::error::FractureError;
 use crate::fragments::ParentMomentum;
-use crate::impacts::{Hit, return_impulses, strongest_hits};
+use crate::impacts::{Hit, break_hit_bodies, breakable_body_pose, strongest_hits};
 
 /// How the prescored model breaks bodies.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -176,19 +175,8 @@ impl PrescoredFracture {
         threshold: f64,
         cells: usize,
     ) -> Result<(), FractureError> {
-        if !(threshold.is_finite() && threshold > 0.0) {
-            return Err(FractureError::invalid(
-                "fracture threshold (N s)",
-                threshold,
-                "a positive impulse",
-            ));
-        }
+        breakable_body_pose(world, id, threshold)?;
         let view = world.body(id)?;
-        if view.kind != BodyKind::Dynamic {
-            return Err(FractureError::input(format!(
-                "body {id:?} is not dynamic: only dynamic bodies break"
-            )));
-        }
         let collider = &view.record.collider;
         let lattice = match collider.geometry() {
             Geometry::LevelSet(grid) => grid.clone(),
@@ -277,15 +265,17 @@ impl FractureModel for PrescoredFracture {
         if hits.is_empty() {
             return Ok(());
         }
-        let mut broken = Vec::with_capacity(hits.len());
-        for (id, hit) in &hits {
-            match self.break_body(context, *id, hit) {
-                Ok(true) => broken.push(*id),
-                Ok(false) => {}
-                Err(error) => self.failures.push(format!("body {id:?} did not break: {error}")),
-            }
-        }
-        return_impulses(context, &hits, &broken, &mut self.failures);
+        // Without replay the hits list no received impulses, so there is nothing to return.
+        let mut failures = Vec::new();
+        break_hit_bodies(
+            context,
+            &hits,
+            true,
+            "did not break",
+            &mut failures,
+            |context, id, hit| self.break_body(context, id, hit),
+        );
+        self.failures.extend(failures);
         Ok(())
     }
 

@@ -21,7 +21,7 @@ use super::material::SphMaterial;
 use super::solid::ParticleSolid;
 use crate::error::FractureError;
 use crate::fragments::{FragmentResolution, ParentMomentum, fragment_desc};
-use crate::impacts::{Hit, return_impulses, strongest_hits};
+use crate::impacts::{Hit, break_hit_bodies, breakable_body_pose, strongest_hits};
 
 /// How the SPH model breaks bodies.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -105,6 +105,8 @@ pub struct SphFractureEvent {
     pub fragments: Vec<BodyId>,
     /// How many pieces the event left (1: cracked or not, but whole).
     pub pieces: usize,
+    /// Wall-clock time the event took (stress passes, cracks and fragment bodies), s.
+    pub seconds: f64,
     /// The parent's momentum the fragments share, world frame.
     pub momentum_before: ParentMomentum,
     /// The fragments' momentum, world frame: `momentum_before` to round-off.
@@ -145,20 +147,8 @@ impl SphFracture {
         threshold: f64,
     ) -> Result<(), FractureError> {
         material.validate()?;
-        if !(threshold.is_finite() && threshold > 0.0) {
-            return Err(FractureError::invalid(
-                "fracture threshold (N s)",
-                threshold,
-                "a positive impulse",
-            ));
-        }
-        let view = world.body(id)?;
-        if view.kind != BodyKind::Dynamic {
-            return Err(FractureError::input(format!(
-                "body {id:?} is not dynamic: only dynamic bodies break"
-            )));
-        }
-        let mesh_in_body = relative(&view.pose(), mesh_pose);
+        let body_pose = breakable_body_pose(world, id, threshold)?;
+        let mesh_in_body = relative(&body_pose, mesh_pose);
         self.bodies.insert(
             id,
             Breakable {
@@ -229,6 +219,7 @@ impl SphFracture {
                 effective_mass,
             });
         }
+        let started = std::time::Instant::now();
         let mut solid = body.solid.clone();
         let particles = solid.len();
         let report = crack_solid(&mut solid, &body.material, &contacts, &self.settings.crack)?;
@@ -241,6 +232,7 @@ impl SphFracture {
             particles,
             fragments: Vec::new(),
             pieces: count,
+            seconds: 0.0,
             momentum_before: ParentMomentum::default(),
             momentum_after: ParentMomentum::default(),
         };
@@ -248,6 +240,7 @@ impl SphFracture {
             if self.settings.keep_partial_cracks {
                 self.bodies.get_mut(&id).expect("the body is breakable").solid = solid;
             }
+            event.seconds = started.elapsed().as_secs_f64();
             self.events.push(event);
             return Ok(false);
         }
@@ -285,6 +278,7 @@ impl SphFracture {
             .collect();
         event.momentum_before = momentum;
         event.momentum_after = after;
+        event.seconds = started.elapsed().as_secs_f64();
         self.events.push(event);
         self.pending.push((self.events.len() - 1, tickets));
         self.bodies.remove(&id);
@@ -317,17 +311,17 @@ impl FractureModel for SphFracture {
         self.bodies.retain(|id, _| context.bodies().contains(*id));
         let bodies = &self.bodies;
         let hits = strongest_hits(context, |id| bodies.get(&id).map(|b| b.threshold), true);
-        let mut broken = Vec::new();
-        for (id, hit) in &hits {
-            match self.stress_body(context, *id, hit) {
-                Ok(true) => broken.push(*id),
-                Ok(false) => {}
-                Err(error) => self.failures.push(format!("body {id:?} was not stressed: {error}")),
-            }
-        }
-        if self.settings.replay_impact {
-            return_impulses(context, &hits, &broken, &mut self.failures);
-        }
+        let mut failures = Vec::new();
+        let replay = self.settings.replay_impact;
+        break_hit_bodies(
+            context,
+            &hits,
+            replay,
+            "was not stressed",
+            &mut failures,
+            |context, id, hit| self.stress_body(context, id, hit),
+        );
+        self.failures.extend(failures);
         Ok(())
     }
 
