@@ -11,7 +11,7 @@ use glam::{DMat3, DVec3};
 
 use super::crack::{CrackCut, CrackStart, open_crack, rankine_starts, rejoin_small_pieces};
 use super::elastic::{EquilibriumSettings, solve_equilibrium};
-use super::load::{ContactLoad, impact_energy, virtual_displacement};
+use super::load::{ContactLoad, VirtualDepth, impact_energy, virtual_displacement};
 use super::material::SphMaterial;
 use super::solid::ParticleSolid;
 use super::stencil::Stencil;
@@ -24,6 +24,8 @@ use crate::error::FractureError;
 pub struct CrackSettings {
     /// Kernel support in particle radii.
     pub support: f64,
+    /// How deep contacts push.
+    pub depth: VirtualDepth,
     /// The equilibrium solve.
     pub equilibrium: EquilibriumSettings,
     /// Most stress passes per event.
@@ -39,6 +41,7 @@ impl Default for CrackSettings {
     fn default() -> Self {
         Self {
             support: 3.0,
+            depth: VirtualDepth::ImpactEnergy,
             equilibrium: EquilibriumSettings::default(),
             passes: 3,
             max_cracks: 4,
@@ -85,13 +88,12 @@ pub fn stress_field(
     }
     let stencil = Stencil::new(solid, settings.support);
     let surface: Vec<bool> = (0..solid.len()).map(|i| solid.is_surface(i)).collect();
-    let prescribed = virtual_displacement(solid, &surface, material, contacts);
+    let prescribed = virtual_displacement(solid, &surface, material, contacts, settings.depth);
     let unit = solve_equilibrium(solid, material, &prescribed, &settings.equilibrium)?;
-    let target = impact_energy(contacts);
-    let scale = if unit.energy > 0.0 {
-        (target / unit.energy).sqrt()
-    } else {
-        0.0
+    let scale = match settings.depth {
+        VirtualDepth::Penetration => 1.0,
+        VirtualDepth::ImpactEnergy if unit.energy > 0.0 => (impact_energy(contacts) / unit.energy).sqrt(),
+        VirtualDepth::ImpactEnergy => 0.0,
     };
     let displacement: Vec<DVec3> = unit.displacement.iter().map(|u| *u * scale).collect();
     let stress = particle_stresses(&stencil, material, &displacement);

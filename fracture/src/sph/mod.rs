@@ -32,7 +32,7 @@ pub mod subdivide;
 
 pub use breakup::{SphFragment, SphParent, fragment_bodies, surface_mesh};
 pub use event::{CrackReport, CrackSettings, StressField, crack_solid, stress_field};
-pub use load::ContactLoad;
+pub use load::{ContactLoad, VirtualDepth};
 pub use material::SphMaterial;
 pub use model::{SphFracture, SphFractureEvent, SphFractureSettings, sph_body_desc};
 pub use solid::{Link, Particle, ParticleSolid};

@@ -202,22 +202,32 @@ impl SphFracture {
         let mesh_pose = compose(&body_pose, &body.mesh_in_body);
         let turn = mesh_pose.orientation.inverse();
         let mut contacts = Vec::new();
-        for (other, point, impulse) in &hit.received {
-            if impulse.length_squared() == 0.0 {
-                continue;
-            }
-            let effective_mass = match context.body(*other) {
+        for pair in context.contacts() {
+            let (sign, other) = match (pair.body_a == id, pair.body_b == id) {
+                (true, _) => (1.0, pair.body_b),
+                (_, true) => (-1.0, pair.body_a),
+                _ => continue,
+            };
+            let effective_mass = match context.body(other) {
                 Ok(o) if o.kind == BodyKind::Dynamic => {
                     let m = o.mass.mass();
                     mass * m / (mass + m)
                 }
                 _ => mass,
             };
-            contacts.push(ContactLoad {
-                point: mesh_pose.inverse_transform_point(*point),
-                impulse: turn * *impulse,
-                effective_mass,
-            });
+            for contact in &pair.contacts {
+                let impulse = contact.total_impulse() * sign;
+                if impulse.length_squared() == 0.0 {
+                    continue;
+                }
+                contacts.push(ContactLoad {
+                    point: mesh_pose.inverse_transform_point(contact.point),
+                    impulse: turn * impulse,
+                    normal: turn * (contact.normal * sign),
+                    depth: contact.depth,
+                    effective_mass,
+                });
+            }
         }
         let started = std::time::Instant::now();
         let mut solid = body.solid.clone();
@@ -310,9 +320,9 @@ impl FractureModel for SphFracture {
     fn fracture(&mut self, context: &mut FractureContext<'_>) -> Result<(), String> {
         self.bodies.retain(|id, _| context.bodies().contains(*id));
         let bodies = &self.bodies;
-        let hits = strongest_hits(context, |id| bodies.get(&id).map(|b| b.threshold), true);
-        let mut failures = Vec::new();
         let replay = self.settings.replay_impact;
+        let hits = strongest_hits(context, |id| bodies.get(&id).map(|b| b.threshold), replay);
+        let mut failures = Vec::new();
         break_hit_bodies(
             context,
             &hits,

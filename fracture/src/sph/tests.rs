@@ -212,6 +212,8 @@ fn sph_three_point_bending_cracks_first_at_mid_span_on_the_tension_side() {
     let load = |x: f64, y: f64, j: f64| ContactLoad {
         point: DVec3::new(x, y, 0.075),
         impulse: DVec3::Y * j,
+        normal: DVec3::Y * j.signum(),
+        depth: 0.0,
         effective_mass: mass,
     };
     let contacts = [
@@ -243,6 +245,8 @@ fn three_point(solid: &ParticleSolid, material: &SphMaterial, j: f64) -> Vec<Con
     let load = |x: f64, y: f64, j: f64| ContactLoad {
         point: DVec3::new(x, y, 0.075),
         impulse: DVec3::Y * j,
+        normal: DVec3::Y * j.signum(),
+        depth: 0.0,
         effective_mass: mass,
     };
     vec![load(0.6, 0.15, -j), load(0.05, 0.0, 0.5 * j), load(1.15, 0.0, 0.5 * j)]
@@ -539,4 +543,56 @@ fn sph_bad_input_is_refused_by_name_and_changes_nothing() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("held displacement"), "{error}");
+}
+
+#[test]
+fn sph_penetration_depth_pushes_the_patch_by_that_depth_along_the_normal() {
+    let solid = bar([24, 3, 3], 0.05);
+    let material = SphMaterial {
+        contact_radius: 0.04,
+        ..SphMaterial::brittle(1e6, 0.06)
+    };
+    let depth = 2e-3;
+    let contact = ContactLoad {
+        point: DVec3::new(0.6, 0.15, 0.075),
+        impulse: DVec3::new(0.3, -5.0, 0.0),
+        normal: -DVec3::Y,
+        depth,
+        effective_mass: 10.0,
+    };
+    let settings = CrackSettings {
+        depth: VirtualDepth::Penetration,
+        ..CrackSettings::default()
+    };
+    let field = stress_field(&solid, &material, &[contact], &settings).unwrap();
+    let mut patch = 0;
+    for (i, p) in solid.particles().iter().enumerate() {
+        if solid.is_surface(i) && (p.centroid - contact.point).length() <= material.contact_radius {
+            patch += 1;
+            assert!(
+                (field.displacement[i] + DVec3::Y * depth).length() <= 1e-15,
+                "{}",
+                field.displacement[i]
+            );
+        }
+    }
+    assert!(patch > 0);
+    // The rest of the bar holds its centre of mass: the mean displacement is zero.
+    let volume = solid.volume();
+    let mean: DVec3 = solid
+        .particles()
+        .iter()
+        .zip(&field.displacement)
+        .map(|(p, u)| *u * p.volume)
+        .sum::<DVec3>()
+        / volume;
+    assert!(mean.length() <= 1e-3 * depth, "{mean}");
+    let bad = ContactLoad {
+        normal: DVec3::new(0.0, -2.0, 0.0),
+        ..contact
+    };
+    let error = stress_field(&solid, &material, &[bad], &settings)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("contact normal"), "{error}");
 }
