@@ -193,7 +193,8 @@ impl SphFracture {
         &self.failures
     }
 
-    /// Stresses body `id` with every contact of `hit`; `true` when it broke.
+    /// Stresses body `id`, hit by `hit`, with every contact it had in the step; `true` when it
+    /// broke.
     fn stress_body(&mut self, context: &mut FractureContext<'_>, id: BodyId, hit: &Hit) -> Result<bool, FractureError> {
         let view = context.body(id)?;
         let body_pose = view.pose();

@@ -205,22 +205,10 @@ fn sph_uniaxial_stretch_gives_uniaxial_stress_in_the_interior() {
 
 #[test]
 fn sph_three_point_bending_cracks_first_at_mid_span_on_the_tension_side() {
-    let (length, height) = (1.2, 0.15);
+    let height = 0.15;
     let solid = bar([24, 3, 3], 0.05);
     let material = SphMaterial::brittle(1e6, 0.06);
-    let mass = solid.volume() * material.density;
-    let load = |x: f64, y: f64, j: f64| ContactLoad {
-        point: DVec3::new(x, y, 0.075),
-        impulse: DVec3::Y * j,
-        normal: DVec3::Y * j.signum(),
-        depth: 0.0,
-        effective_mass: mass,
-    };
-    let contacts = [
-        load(0.6, height, -2.0),
-        load(0.05, 0.0, 1.0),
-        load(length - 0.05, 0.0, 1.0),
-    ];
+    let contacts = three_point(&solid, &material, 2.0);
     let settings = CrackSettings::default();
     let field = stress_field(&solid, &material, &contacts, &settings).unwrap();
     let (at, top) = field
