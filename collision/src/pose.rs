@@ -44,6 +44,22 @@ impl Pose {
         self.orientation.inverse() * (point - self.position)
     }
 
+    /// The pose in the world of `inner`, a pose given in this pose's frame.
+    pub fn compose(&self, inner: &Self) -> Self {
+        Self::new(
+            self.transform_point(inner.position),
+            (self.orientation * inner.orientation).normalize(),
+        )
+    }
+
+    /// Where `pose` (in the world) sits in this pose's frame: the inverse of [`Pose::compose`].
+    pub fn relative_pose(&self, pose: &Self) -> Self {
+        Self::new(
+            self.inverse_transform_point(pose.position),
+            (self.orientation.inverse() * pose.orientation).normalize(),
+        )
+    }
+
     /// The transform taking `other`'s body frame to this body's frame, as a matrix and an offset:
     /// `this_body = m * other_body + t`. Applying a matrix is cheaper than a quaternion when many
     /// points go through the same transform.
@@ -79,6 +95,11 @@ mod tests {
         let (m, t) = a.relative_to(&b);
         let direct = a.inverse_transform_point(b.transform_point(p));
         assert!((m * p + t - direct).length() < 1e-14);
+        // `compose` places a pose given in `a`'s frame; `relative_pose` undoes it.
+        let placed = a.compose(&b);
+        assert!((placed.transform_point(p) - a.transform_point(b.transform_point(p))).length() < 1e-14);
+        let back = a.relative_pose(&placed);
+        assert!((back.position - b.position).length() < 1e-14 && back.orientation.angle_between(b.orientation) < 1e-7);
         assert!(a.is_valid() && !Pose::new(DVec3::NAN, DQuat::IDENTITY).is_valid());
     }
 }

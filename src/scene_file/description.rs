@@ -259,6 +259,13 @@ impl SceneDescription {
         })
     }
 
+    /// The indices of the bodies whose fracture block names `model`, in file order.
+    pub fn bodies_using(&self, model: FractureModel) -> Vec<usize> {
+        (0..self.bodies.len())
+            .filter(|&i| self.bodies[i].fracture.as_ref().is_some_and(|f| f.model == model))
+            .collect()
+    }
+
     /// Total mass of the dynamic bodies, kg.
     pub fn total_mass(&self) -> f64 {
         self.bodies.iter().filter_map(BodyDescription::mass_kg).sum()

@@ -28,7 +28,7 @@ use crate::integrators::BodyKind;
 use crate::modes_precompute::{TetResolution, shape_tets};
 use crate::scene_file::{FractureModel, JsonPath, SceneDescription, SceneError, ShapeDescription};
 
-use super::prescored::{check_keys, number};
+use super::prescored::{check_keys, number, whole_in};
 use super::{MESH_LEVEL_SET_CELLS, particle_spacing};
 
 /// The modes model for `scene`, with every body whose fracture block names it made breakable
@@ -40,14 +40,7 @@ pub fn modes_model(
     world: &World,
     ids: &[BodyId],
 ) -> Result<Option<ModesFracture>, SceneError> {
-    let users: Vec<usize> = (0..scene.bodies.len())
-        .filter(|&i| {
-            scene.bodies[i]
-                .fracture
-                .as_ref()
-                .is_some_and(|f| f.model == FractureModel::Modes)
-        })
-        .collect();
+    let users = scene.bodies_using(FractureModel::Modes);
     if users.is_empty() {
         return Ok(None);
     }
@@ -70,21 +63,9 @@ pub fn modes_model(
         let threshold = number(&path, parameters, "threshold", None)?;
         let toughness = number(&path, parameters, "toughness", None)?;
         let defaults = TetResolution::default();
-        let whole = |key: &str, default: usize| -> Result<usize, SceneError> {
-            let value = number(&path, parameters, key, Some(default as f64))?;
-            if value.fract() == 0.0 && (1.0..=4096.0).contains(&value) {
-                Ok(value as usize)
-            } else {
-                Err(SceneError::invalid(
-                    &path.key(key),
-                    value,
-                    "a whole number of cells in 1..=4096",
-                ))
-            }
-        };
         let resolution = TetResolution {
-            level_set_cells: whole("level_set_cells", defaults.level_set_cells)?,
-            tet_cells: whole("tet_cells", defaults.tet_cells)?,
+            level_set_cells: whole_in(&path, parameters, "level_set_cells", defaults.level_set_cells, 1..=4096)?,
+            tet_cells: whole_in(&path, parameters, "tet_cells", defaults.tet_cells, 1..=4096)?,
         };
         let asset_path = match parameters.get("asset") {
             Some(serde_json::Value::String(name)) => scene.base_directory.join(name),

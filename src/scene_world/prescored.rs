@@ -52,14 +52,7 @@ pub fn prescored_model(
     ids: &[BodyId],
 ) -> Result<Option<PrescoredFracture>, SceneError> {
     let root = JsonPath::root();
-    let users: Vec<usize> = (0..scene.bodies.len())
-        .filter(|&i| {
-            scene.bodies[i]
-                .fracture
-                .as_ref()
-                .is_some_and(|f| f.model == FractureModel::Prescored)
-        })
-        .collect();
+    let users = scene.bodies_using(FractureModel::Prescored);
     if users.is_empty() {
         return Ok(None);
     }
@@ -316,6 +309,23 @@ pub(super) fn number(
             .ok_or_else(|| SceneError::invalid(&path.key(key), value, "a number")),
         (None, Some(default)) => Ok(default),
         (None, None) => Err(SceneError::at(&path.key(key), "missing; it is required")),
+    }
+}
+
+/// The whole number `map[key]` within `range`, or `default` when absent.
+pub(super) fn whole_in(
+    path: &JsonPath,
+    map: &Map<String, Value>,
+    key: &str,
+    default: usize,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<usize, SceneError> {
+    let value = number(path, map, key, Some(default as f64))?;
+    if value.fract() == 0.0 && value >= *range.start() as f64 && value <= *range.end() as f64 {
+        Ok(value as usize)
+    } else {
+        let expected = format!("a whole number in {}..={}", range.start(), range.end());
+        Err(SceneError::invalid(&path.key(key), value, &expected))
     }
 }
 

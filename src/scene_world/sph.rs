@@ -32,7 +32,7 @@ use crate::integrators::BodyKind;
 use crate::modes_precompute::{TetResolution, shape_tets};
 use crate::scene_file::{FractureModel, JsonPath, SceneDescription, SceneError, ShapeDescription};
 
-use super::prescored::{check_keys, number};
+use super::prescored::{check_keys, number, whole_in};
 use super::{MESH_LEVEL_SET_CELLS, particle_spacing};
 
 /// Every member an `sph` fracture block may have.
@@ -54,14 +54,7 @@ const KEYS: [&str; 11] = [
 /// (`ids[i]` is body `i`'s handle); `None` when no body uses it. Fails naming the JSON path of
 /// the first bad parameter or a body that is not a dynamic cuboid or mesh.
 pub fn sph_model(scene: &SceneDescription, world: &World, ids: &[BodyId]) -> Result<Option<SphFracture>, SceneError> {
-    let users: Vec<usize> = (0..scene.bodies.len())
-        .filter(|&i| {
-            scene.bodies[i]
-                .fracture
-                .as_ref()
-                .is_some_and(|f| f.model == FractureModel::Sph)
-        })
-        .collect();
+    let users = scene.bodies_using(FractureModel::Sph);
     if users.is_empty() {
         return Ok(None);
     }
@@ -74,15 +67,7 @@ pub fn sph_model(scene: &SceneDescription, world: &World, ids: &[BodyId]) -> Res
         if body.kind != BodyKind::Dynamic {
             return Err(SceneError::at(&path, "an sph body must be dynamic".to_string()));
         }
-        let whole = |key: &str, default: usize, range: std::ops::RangeInclusive<usize>| -> Result<usize, SceneError> {
-            let value = number(&path, parameters, key, Some(default as f64))?;
-            if value.fract() == 0.0 && value >= *range.start() as f64 && value <= *range.end() as f64 {
-                Ok(value as usize)
-            } else {
-                let expected = "a whole number in range (see scene_world::sph)";
-                Err(SceneError::invalid(&path.key(key), value, expected))
-            }
-        };
+        let whole = |key: &str, default: usize, range| whole_in(&path, parameters, key, default, range);
         let flag = |key: &str, default: bool| -> Result<bool, SceneError> {
             match parameters.get(key) {
                 None => Ok(default),

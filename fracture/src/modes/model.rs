@@ -159,10 +159,7 @@ impl ModesFracture {
             ));
         }
         let body_pose = breakable_body_pose(world, id, threshold)?;
-        let mesh_in_body = Pose::new(
-            body_pose.inverse_transform_point(mesh_pose.position),
-            (body_pose.orientation.inverse() * mesh_pose.orientation).normalize(),
-        );
+        let mesh_in_body = body_pose.relative_pose(mesh_pose);
         self.bodies.insert(
             id,
             Breakable {
@@ -195,10 +192,7 @@ impl ModesFracture {
         let body = &self.bodies[&id];
         let view = context.body(id)?;
         let body_pose = view.pose();
-        let mesh_pose = Pose::new(
-            body_pose.transform_point(body.mesh_in_body.position),
-            (body_pose.orientation * body.mesh_in_body.orientation).normalize(),
-        );
+        let mesh_pose = body_pose.compose(&body.mesh_in_body);
         let impact = Impact {
             point: mesh_pose.inverse_transform_point(hit.point),
             direction: mesh_pose.orientation.inverse() * hit.impulse,

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use glam::DVec3;
 use shatter_collision::Pose;
 use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, SpawnTicket, Spawned, World};
 use shatter_integrators::BodyKind;
@@ -148,7 +149,7 @@ impl SphFracture {
     ) -> Result<(), FractureError> {
         material.validate()?;
         let body_pose = breakable_body_pose(world, id, threshold)?;
-        let mesh_in_body = relative(&body_pose, mesh_pose);
+        let mesh_in_body = body_pose.relative_pose(mesh_pose);
         self.bodies.insert(
             id,
             Breakable {
@@ -193,42 +194,37 @@ impl SphFracture {
         &self.failures
     }
 
-    /// Stresses body `id`, hit by `hit`, with every contact it had in the step; `true` when it
-    /// broke.
-    fn stress_body(&mut self, context: &mut FractureContext<'_>, id: BodyId, hit: &Hit) -> Result<bool, FractureError> {
+    /// Stresses body `id`, hit by `hit`, with `touching`, every contact it had in the step;
+    /// `true` when it broke.
+    fn stress_body(
+        &mut self,
+        context: &mut FractureContext<'_>,
+        id: BodyId,
+        hit: &Hit,
+        touching: &[StepContact],
+    ) -> Result<bool, FractureError> {
         let view = context.body(id)?;
         let body_pose = view.pose();
         let mass = view.mass.mass();
         let body = &self.bodies[&id];
-        let mesh_pose = compose(&body_pose, &body.mesh_in_body);
+        let mesh_pose = body_pose.compose(&body.mesh_in_body);
         let turn = mesh_pose.orientation.inverse();
-        let mut contacts = Vec::new();
-        for pair in context.contacts() {
-            let (sign, other) = match (pair.body_a == id, pair.body_b == id) {
-                (true, _) => (1.0, pair.body_b),
-                (_, true) => (-1.0, pair.body_a),
-                _ => continue,
-            };
-            let effective_mass = match context.body(other) {
+        let mut contacts = Vec::with_capacity(touching.len());
+        for contact in touching {
+            let effective_mass = match context.body(contact.other) {
                 Ok(o) if o.kind == BodyKind::Dynamic => {
                     let m = o.mass.mass();
                     mass * m / (mass + m)
                 }
                 _ => mass,
             };
-            for contact in &pair.contacts {
-                let impulse = contact.total_impulse() * sign;
-                if impulse.length_squared() == 0.0 {
-                    continue;
-                }
-                contacts.push(ContactLoad {
-                    point: mesh_pose.inverse_transform_point(contact.point),
-                    impulse: turn * impulse,
-                    normal: turn * (contact.normal * sign),
-                    depth: contact.depth,
-                    effective_mass,
-                });
-            }
+            contacts.push(ContactLoad {
+                point: mesh_pose.inverse_transform_point(contact.point),
+                impulse: turn * contact.impulse,
+                normal: turn * contact.normal,
+                depth: contact.depth,
+                effective_mass,
+            });
         }
         let started = std::time::Instant::now();
         let mut solid = body.solid.clone();
@@ -276,7 +272,7 @@ impl SphFracture {
         let tickets = fragments
             .into_iter()
             .map(|fragment| {
-                let mesh_in_body = relative(&fragment.desc.pose, &mesh_pose);
+                let mesh_in_body = fragment.desc.pose.relative_pose(&mesh_pose);
                 let breakable = Breakable {
                     solid: fragment.solid,
                     material,
@@ -297,20 +293,43 @@ impl SphFracture {
     }
 }
 
-/// Where `pose` sits in the frame of `frame` (both in the world).
-fn relative(frame: &Pose, pose: &Pose) -> Pose {
-    Pose::new(
-        frame.inverse_transform_point(pose.position),
-        (frame.orientation.inverse() * pose.orientation).normalize(),
-    )
+/// A contact of a body in the step, world frame.
+#[derive(Clone, Copy, Debug)]
+struct StepContact {
+    /// The body it touched.
+    other: BodyId,
+    /// Where, m.
+    point: DVec3,
+    /// The impulse the body received, N s.
+    impulse: DVec3,
+    /// Unit normal into the body.
+    normal: DVec3,
+    /// Penetration at the start of the step, m.
+    depth: f64,
 }
 
-/// `inner` (in the frame of `outer`) in the world.
-fn compose(outer: &Pose, inner: &Pose) -> Pose {
-    Pose::new(
-        outer.transform_point(inner.position),
-        (outer.orientation * inner.orientation).normalize(),
-    )
+/// Every contact with a non-zero impulse of each body in `hits`, in one pass over the step's
+/// contact pairs.
+fn step_contacts(context: &FractureContext<'_>, hits: &BTreeMap<BodyId, Hit>) -> BTreeMap<BodyId, Vec<StepContact>> {
+    let mut touching: BTreeMap<BodyId, Vec<StepContact>> = hits.keys().map(|id| (*id, Vec::new())).collect();
+    for pair in context.contacts() {
+        for (id, other, sign) in [(pair.body_a, pair.body_b, 1.0), (pair.body_b, pair.body_a, -1.0)] {
+            let Some(list) = touching.get_mut(&id) else { continue };
+            for contact in &pair.contacts {
+                let impulse = contact.total_impulse() * sign;
+                if impulse.length_squared() > 0.0 {
+                    list.push(StepContact {
+                        other,
+                        point: contact.point,
+                        impulse,
+                        normal: contact.normal * sign,
+                        depth: contact.depth,
+                    });
+                }
+            }
+        }
+    }
+    touching
 }
 
 impl FractureModel for SphFracture {
@@ -323,6 +342,7 @@ impl FractureModel for SphFracture {
         let bodies = &self.bodies;
         let replay = self.settings.replay_impact;
         let hits = strongest_hits(context, |id| bodies.get(&id).map(|b| b.threshold), replay);
+        let touching = step_contacts(context, &hits);
         let mut failures = Vec::new();
         break_hit_bodies(
             context,
@@ -330,7 +350,7 @@ impl FractureModel for SphFracture {
             replay,
             "was not stressed",
             &mut failures,
-            |context, id, hit| self.stress_body(context, id, hit),
+            |context, id, hit| self.stress_body(context, id, hit, &touching[&id]),
         );
         self.failures.extend(failures);
         Ok(())

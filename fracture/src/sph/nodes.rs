@@ -13,7 +13,10 @@
 use glam::DVec3;
 use shatter_collision::tet_mesh::FACE_VERTICES;
 
+use shatter_engine::islands::UnionFind;
+
 use super::solid::{Overlap, ParticleSolid, overlap};
+use crate::modes::pieces::dense_labels;
 
 /// A hanging node's tie: its value is `sum_k weights[k] * value(masters[k])`.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,19 +40,11 @@ pub struct Nodes {
     pub ties: Vec<Tie>,
 }
 
-fn find(parent: &mut [usize], mut x: usize) -> usize {
-    while parent[x] != x {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    x
-}
-
 impl Nodes {
     /// The nodes of `solid`.
     pub fn new(solid: &ParticleSolid) -> Self {
         let particles = solid.particles();
-        let mut parent: Vec<usize> = (0..4 * solid.len()).collect();
+        let mut sets = UnionFind::new(4 * solid.len());
         for (i, p) in particles.iter().enumerate() {
             for link in solid.links(i) {
                 let j = link.other as usize;
@@ -59,25 +54,16 @@ impl Nodes {
                 for &v in &FACE_VERTICES[link.face as usize] {
                     for &w in &FACE_VERTICES[link.other_face as usize] {
                         if p.tet[v] == particles[j].tet[w] {
-                            let (a, b) = (find(&mut parent, 4 * i + v), find(&mut parent, 4 * j + w));
-                            if a != b {
-                                parent[a.max(b)] = a.min(b);
-                            }
+                            sets.union(4 * i + v, 4 * j + w);
                         }
                     }
                 }
             }
         }
-        let mut number = vec![usize::MAX; parent.len()];
-        let mut of_vertex = vec![0; parent.len()];
-        let mut positions = Vec::new();
-        for slot in 0..parent.len() {
-            let root = find(&mut parent, slot);
-            if number[root] == usize::MAX {
-                number[root] = positions.len();
-                positions.push(particles[slot / 4].tet[slot % 4]);
-            }
-            of_vertex[slot] = number[root];
+        let of_vertex: Vec<usize> = dense_labels(&mut sets).into_iter().map(|l| l as usize).collect();
+        let mut positions = vec![DVec3::ZERO; of_vertex.iter().max().map_or(0, |m| m + 1)];
+        for (slot, node) in of_vertex.iter().enumerate() {
+            positions[*node] = particles[slot / 4].tet[slot % 4];
         }
         // Hanging nodes: vertices of a smaller face that are not vertices of the larger face
         // across a link.

@@ -14,9 +14,11 @@ use glam::DVec3;
 use shatter_collision::TetMesh;
 use shatter_collision::mass_properties::VolumeIntegrals;
 use shatter_collision::tet_mesh::{FACE_VERTICES, NO_NEIGHBOR};
+use shatter_engine::islands::UnionFind;
 use smallvec::SmallVec;
 
 use crate::error::FractureError;
+use crate::modes::pieces::dense_labels;
 
 /// One particle: a tet of the solid, material frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -159,27 +161,15 @@ impl ParticleSolid {
     /// The connected components of the link graph: a label per particle (components numbered
     /// in order of their lowest particle) and their count.
     pub fn components(&self) -> (Vec<u32>, usize) {
-        let mut label = vec![u32::MAX; self.len()];
-        let mut count = 0;
-        let mut stack = Vec::new();
-        for start in 0..self.len() {
-            if label[start] != u32::MAX {
-                continue;
+        let mut sets = UnionFind::new(self.len());
+        for (i, links) in self.links.iter().enumerate() {
+            for link in links {
+                sets.union(i, link.other as usize);
             }
-            label[start] = count;
-            stack.push(start);
-            while let Some(i) = stack.pop() {
-                for link in &self.links[i] {
-                    let j = link.other as usize;
-                    if label[j] == u32::MAX {
-                        label[j] = count;
-                        stack.push(j);
-                    }
-                }
-            }
-            count += 1;
         }
-        (label, count as usize)
+        let label = dense_labels(&mut sets);
+        let count = label.iter().max().map_or(0, |m| *m as usize + 1);
+        (label, count)
     }
 
     /// The solid of particles `set` (in that order) and the links among them.

@@ -29,8 +29,6 @@ pub struct Stencil {
     start: Vec<usize>,
     neighbours: Vec<u32>,
     weights: Vec<DVec3>,
-    incoming: Vec<u32>,
-    incoming_start: Vec<usize>,
     uncorrected: usize,
 }
 
@@ -51,26 +49,10 @@ impl Stencil {
             uncorrected += usize::from(!corrected);
         }
         start.push(neighbours.len());
-        // Where each particle appears as a neighbour, in order of the flat arrays.
-        let mut count = vec![0usize; solid.len() + 1];
-        for &j in &neighbours {
-            count[j as usize + 1] += 1;
-        }
-        for j in 0..solid.len() {
-            count[j + 1] += count[j];
-        }
-        let incoming_start = count.clone();
-        let mut incoming = vec![0u32; neighbours.len()];
-        for (slot, &j) in neighbours.iter().enumerate() {
-            incoming[count[j as usize]] = slot as u32;
-            count[j as usize] += 1;
-        }
         Self {
             start,
             neighbours,
             weights,
-            incoming,
-            incoming_start,
             uncorrected,
         }
     }
@@ -98,11 +80,6 @@ impl Stencil {
     /// Corrected gradient weight `w_ij` of each flat entry, 1/m.
     pub fn weights(&self) -> &[DVec3] {
         &self.weights
-    }
-
-    /// The flat entries whose neighbour is particle `j`.
-    pub fn incoming(&self, j: usize) -> &[u32] {
-        &self.incoming[self.incoming_start[j]..self.incoming_start[j + 1]]
     }
 
     /// How many particles fell back to the uncorrected gradient.
