@@ -229,6 +229,11 @@ fn sph_three_point_bending_cracks_first_at_mid_span_on_the_tension_side() {
 /// The three-point bend of `bar([24, 3, 3], 0.05)`: a push down at mid-span on top, half of it
 /// up at each support underneath, impulse `j` N s.
 fn three_point(solid: &ParticleSolid, material: &SphMaterial, j: f64) -> Vec<ContactLoad> {
+    three_point_over(solid, material, j, 0.05, 1.15)
+}
+
+/// A three-point bend of a piece of that bar (15 cm high) on supports at `x = lo` and `hi`.
+fn three_point_over(solid: &ParticleSolid, material: &SphMaterial, j: f64, lo: f64, hi: f64) -> Vec<ContactLoad> {
     let mass = solid.volume() * material.density;
     let load = |x: f64, y: f64, j: f64| ContactLoad {
         point: DVec3::new(x, y, 0.075),
@@ -237,7 +242,11 @@ fn three_point(solid: &ParticleSolid, material: &SphMaterial, j: f64) -> Vec<Con
         depth: 0.0,
         effective_mass: mass,
     };
-    vec![load(0.6, 0.15, -j), load(0.05, 0.0, 0.5 * j), load(1.15, 0.0, 0.5 * j)]
+    vec![
+        load(0.5 * (lo + hi), 0.15, -j),
+        load(lo, 0.0, 0.5 * j),
+        load(hi, 0.0, 0.5 * j),
+    ]
 }
 
 #[test]
@@ -371,16 +380,7 @@ fn sph_three_point_bend_breaks_at_mid_span_into_two_pieces_that_keep_mass_and_mo
         });
     // Supports clear of the jagged crack face at the right end.
     let (lo, hi) = (lo + 0.025, hi - 0.125);
-    let middle = 0.5 * (lo + hi);
-    let half_mass = half.volume() * material.density;
-    let push = |x: f64, y: f64, j: f64| ContactLoad {
-        point: DVec3::new(x, y, 0.075),
-        impulse: DVec3::Y * j,
-        normal: DVec3::Y * j.signum(),
-        depth: 0.0,
-        effective_mass: half_mass,
-    };
-    let again = [push(middle, 0.15, -12.0), push(lo, 0.0, 6.0), push(hi, 0.0, 6.0)];
+    let again = three_point_over(&half, &material, 12.0, lo, hi);
     let volume = half.volume();
     let report = crack_solid(&mut half, &material, &again, &CrackSettings::default()).unwrap();
     assert!(report.links_kept_cut() > 0, "the half cracks");
