@@ -27,10 +27,12 @@ pub mod mass_properties;
 pub mod narrow_phase;
 pub mod particles;
 pub mod pose;
+pub mod predicates;
 pub mod shapes;
 pub mod tet_mesh;
 pub mod tetrahedralize;
 pub mod topology;
+pub mod triangle_intersection;
 pub mod trimesh;
 pub mod winding;
 
