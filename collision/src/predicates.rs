@@ -16,6 +16,11 @@
 //! expansion is much shorter to audit.
 
 use glam::{DVec2, DVec3};
+use smallvec::SmallVec;
+
+/// An expansion: non-overlapping doubles, smallest magnitude first. Zero components are
+/// dropped as they arise, so real expansions stay short and live on the stack.
+type Expansion = SmallVec<[f64; 16]>;
 
 /// Half the distance between 1 and the next double: the relative rounding error bound.
 const EPSILON: f64 = f64::EPSILON * 0.5;
@@ -40,7 +45,7 @@ pub fn orient2d(a: DVec2, b: DVec2, c: DVec2) -> i32 {
     let acy = two_diff(ay, cy);
     let bcx = two_diff(bx, cx);
     let bcy = two_diff(by, cy);
-    let exact = difference(&product(&acx, &bcy), &product(&acy, &bcx));
+    let exact = difference(product(&acx, &bcy), &product(&acy, &bcx));
     expansion_sign(&exact)
 }
 
@@ -49,6 +54,14 @@ pub fn orient2d(a: DVec2, b: DVec2, c: DVec2) -> i32 {
 /// when the four points are exactly coplanar. Exact for all finite input.
 pub fn orient3d(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> i32 {
     let (ad, bd, cd) = (a - d, b - d, c - d);
+    // A coordinate shared by all four points (a face of an axis-aligned box) makes a zero
+    // column: the determinant is exactly zero. Float subtraction of equal values is exactly 0.
+    if (ad.x == 0.0 && bd.x == 0.0 && cd.x == 0.0)
+        || (ad.y == 0.0 && bd.y == 0.0 && cd.y == 0.0)
+        || (ad.z == 0.0 && bd.z == 0.0 && cd.z == 0.0)
+    {
+        return 0;
+    }
     // Shewchuk's determinant (a - d) . ((b - d) x (c - d)) is the negative of
     // ((b - a) x (c - a)) . (d - a), the sign this function promises.
     let bc = bd.x * cd.y - cd.x * bd.y;
@@ -65,7 +78,7 @@ pub fn orient3d(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> i32 {
 }
 
 /// `(a - d) . ((b - d) x (c - d))` as an exact expansion.
-fn orient3d_exact(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> Vec<f64> {
+fn orient3d_exact(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> Expansion {
     let adx = two_diff(a.x, d.x);
     let ady = two_diff(a.y, d.y);
     let adz = two_diff(a.z, d.z);
@@ -75,11 +88,13 @@ fn orient3d_exact(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> Vec<f64> {
     let cdx = two_diff(c.x, d.x);
     let cdy = two_diff(c.y, d.y);
     let cdz = two_diff(c.z, d.z);
-    let bc = difference(&product(&bdx, &cdy), &product(&cdx, &bdy));
-    let ca = difference(&product(&cdx, &ady), &product(&adx, &cdy));
-    let ab = difference(&product(&adx, &bdy), &product(&bdx, &ady));
-    let sum = add(&product(&adz, &bc), &product(&bdz, &ca));
-    add(&sum, &product(&cdz, &ab))
+    let bc = difference(product(&bdx, &cdy), &product(&cdx, &bdy));
+    let ca = difference(product(&cdx, &ady), &product(&adx, &cdy));
+    let ab = difference(product(&adx, &bdy), &product(&bdx, &ady));
+    let mut sum = product(&adz, &bc);
+    accumulate(&mut sum, &product(&bdz, &ca), 1.0);
+    accumulate(&mut sum, &product(&cdz, &ab), 1.0);
+    sum
 }
 
 fn sign(x: f64) -> i32 {
@@ -100,10 +115,14 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
     (s, (a - av) + (b - bv))
 }
 
-/// `a - b` as an exact expansion (smallest component first).
-fn two_diff(a: f64, b: f64) -> [f64; 2] {
+/// `a - b` as an exact expansion (smallest component first, a zero error dropped).
+fn two_diff(a: f64, b: f64) -> Expansion {
     let (s, e) = two_sum(a, -b);
-    [e, s]
+    if e == 0.0 {
+        SmallVec::from_slice(&[s])
+    } else {
+        SmallVec::from_slice(&[e, s])
+    }
 }
 
 /// `a * b` exactly: the rounded product and its error, which a fused multiply-add gives exactly.
@@ -112,41 +131,47 @@ fn two_product(a: f64, b: f64) -> (f64, f64) {
     (p, a.mul_add(b, -p))
 }
 
-/// Adds the double `b` to the non-overlapping expansion `e` (Shewchuk's Grow-Expansion); zero
-/// components are dropped.
-fn grow(e: &[f64], b: f64) -> Vec<f64> {
-    let mut out = Vec::with_capacity(e.len() + 1);
+/// Adds the double `b` to the non-overlapping expansion `e` in place (Shewchuk's
+/// Grow-Expansion); zero components are dropped. Writing the error terms back over the
+/// components already read is safe: the k-th output never overtakes the k-th input.
+fn grow(e: &mut Expansion, b: f64) {
     let mut q = b;
-    for &component in e {
-        let (s, err) = two_sum(q, component);
+    let mut k = 0;
+    for i in 0..e.len() {
+        let (s, err) = two_sum(q, e[i]);
         if err != 0.0 {
-            out.push(err);
+            e[k] = err;
+            k += 1;
         }
         q = s;
     }
-    if q != 0.0 || out.is_empty() {
-        out.push(q);
+    e.truncate(k);
+    if q != 0.0 || e.is_empty() {
+        e.push(q);
     }
-    out
 }
 
-/// The exact sum of two expansions.
-fn add(e: &[f64], f: &[f64]) -> Vec<f64> {
-    f.iter().fold(e.to_vec(), |acc, &b| grow(&acc, b))
+/// `e + sign * f`, exactly, into `e`.
+fn accumulate(e: &mut Expansion, f: &[f64], sign: f64) {
+    for &b in f {
+        grow(e, sign * b);
+    }
 }
 
 /// The exact difference of two expansions.
-fn difference(e: &[f64], f: &[f64]) -> Vec<f64> {
-    f.iter().fold(e.to_vec(), |acc, &b| grow(&acc, -b))
+fn difference(mut e: Expansion, f: &[f64]) -> Expansion {
+    accumulate(&mut e, f, -1.0);
+    e
 }
 
 /// The exact product of two expansions.
-fn product(e: &[f64], f: &[f64]) -> Vec<f64> {
-    let mut out = vec![0.0];
+fn product(e: &[f64], f: &[f64]) -> Expansion {
+    let mut out = Expansion::new();
     for &x in e {
         for &y in f {
             let (p, err) = two_product(x, y);
-            out = grow(&grow(&out, err), p);
+            grow(&mut out, err);
+            grow(&mut out, p);
         }
     }
     out
@@ -204,7 +229,11 @@ mod tests {
             };
             // d = a + (b - a) + (c - a) shifted by -1, 0 or 1 in z: on or next to the plane.
             let shift = (next() & 3) - 1;
-            let d = [b[0] + c[0] - a[0], b[1] + c[1] - a[1], b[2] + c[2] - a[2] + shift.clamp(-1, 1)];
+            let d = [
+                b[0] + c[0] - a[0],
+                b[1] + c[1] - a[1],
+                b[2] + c[2] - a[2] + shift.clamp(-1, 1),
+            ];
             if d.iter().any(|v| v.abs() >= 1 << 52) {
                 continue;
             }
@@ -229,12 +258,15 @@ mod tests {
         for i in 0..64 {
             for j in 0..64 {
                 let a = DVec2::new(0.5 + i as f64 * f64::EPSILON, 0.5 + j as f64 * f64::EPSILON);
-                let exact = (i as i64 - j as i64).signum() as i32 * -1;
+                let exact = (j as i64 - i as i64).signum() as i32;
                 let naive = sign((a.x - c.x) * (b.y - c.y) - (a.y - c.y) * (b.x - c.x));
                 disagreements += usize::from(naive != exact);
                 assert_eq!(orient2d(a, b, c), exact, "i {i} j {j}");
             }
         }
-        assert!(disagreements > 0, "the naive determinant should fail somewhere on this grid");
+        assert!(
+            disagreements > 0,
+            "the naive determinant should fail somewhere on this grid"
+        );
     }
 }

@@ -98,7 +98,11 @@ fn segment_meets_triangle_2d(p: DVec2, q: DVec2, [a, b, c]: [DVec2; 3]) -> bool 
     let inside = |x: DVec2| {
         turn != 0 && orient2d(a, b, x) * turn >= 0 && orient2d(b, c, x) * turn >= 0 && orient2d(c, a, x) * turn >= 0
     };
-    inside(p) || inside(q) || segments_meet_2d(p, q, a, b) || segments_meet_2d(p, q, b, c) || segments_meet_2d(p, q, c, a)
+    inside(p)
+        || inside(q)
+        || segments_meet_2d(p, q, a, b)
+        || segments_meet_2d(p, q, b, c)
+        || segments_meet_2d(p, q, c, a)
 }
 
 /// Whether the closed 2D segments `p q` and `r s` meet.
@@ -155,17 +159,35 @@ mod tests {
     fn triangle_intersection_crossing_touching_and_apart() {
         let base = tri([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
         // Pierces the base.
-        assert!(triangles_meet(base, tri([0.2, 0.2, -1.0], [0.2, 0.2, 1.0], [0.3, 0.3, 1.0])));
+        assert!(triangles_meet(
+            base,
+            tri([0.2, 0.2, -1.0], [0.2, 0.2, 1.0], [0.3, 0.3, 1.0])
+        ));
         // Touches it at one point (its vertex on the base's interior).
-        assert!(triangles_meet(base, tri([0.2, 0.2, 0.0], [0.2, 0.2, 1.0], [0.3, 0.4, 1.0])));
+        assert!(triangles_meet(
+            base,
+            tri([0.2, 0.2, 0.0], [0.2, 0.2, 1.0], [0.3, 0.4, 1.0])
+        ));
         // Lifted by the smallest representable step above it.
         let up = 1e-300;
-        assert!(!triangles_meet(base, tri([0.2, 0.2, up], [0.2, 0.2, 1.0], [0.3, 0.4, 1.0])));
+        assert!(!triangles_meet(
+            base,
+            tri([0.2, 0.2, up], [0.2, 0.2, 1.0], [0.3, 0.4, 1.0])
+        ));
         // Coplanar and overlapping, coplanar and apart.
-        assert!(triangles_meet(base, tri([0.1, 0.1, 0.0], [0.2, 0.1, 0.0], [0.1, 0.2, 0.0])));
-        assert!(!triangles_meet(base, tri([0.6, 0.6, 0.0], [1.6, 0.6, 0.0], [0.6, 1.6, 0.0])));
+        assert!(triangles_meet(
+            base,
+            tri([0.1, 0.1, 0.0], [0.2, 0.1, 0.0], [0.1, 0.2, 0.0])
+        ));
+        assert!(!triangles_meet(
+            base,
+            tri([0.6, 0.6, 0.0], [1.6, 0.6, 0.0], [0.6, 1.6, 0.0])
+        ));
         // Coplanar, touching along an edge segment.
-        assert!(triangles_meet(base, tri([0.5, 0.5, 0.0], [1.0, 1.0, 0.0], [0.0, 2.0, 0.0])));
+        assert!(triangles_meet(
+            base,
+            tri([0.5, 0.5, 0.0], [1.0, 1.0, 0.0], [0.0, 2.0, 0.0])
+        ));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 pub mod bicgstab;
 pub mod body;
+pub mod crack;
 pub mod fmm;
 pub mod kernel;
 pub(crate) mod lanes;

@@ -1,0 +1,314 @@
+//! The editable surface a crack is tracked on: a closed triangle mesh in the body's material
+//! frame (m), with per-vertex incidence for local operations and the crack lines drawn on it.
+//!
+//! A crack is a thin slot cut into the body from its surface (Zhu 2015 section 6.3). Its mouth is
+//! a loop on the surface; its two walls run from the mouth down to the crack front, the line of
+//! "crack nodes" where the walls meet inside the material. Front nodes that still move are
+//! *active*; the two ends of an open line sit on the surface and are inactive until the line
+//! extends. The mesh stays a closed, oriented 2-manifold throughout, so the boundary-element
+//! solve and the validator see an ordinary surface.
+//!
+//! Storage: triangles and vertices are never renumbered while a crack grows; removed triangles
+//! are marked dead and a removed vertex has no incident triangle. [`CrackMesh::to_trimesh`]
+//! compacts. Every operation runs in index order, so results do not depend on thread count.
+
+use glam::DVec3;
+use shatter_collision::TriMesh;
+use smallvec::SmallVec;
+
+use crate::error::FractureError;
+
+/// The triangles incident to one vertex.
+pub type Incidence = SmallVec<[u32; 8]>;
+
+/// A crack line: the front of one crack, as an ordered list of vertices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrackLine {
+    /// Vertices from one end to the other (for a closed loop, around the loop).
+    pub nodes: Vec<u32>,
+    /// Whether the line has closed into a loop (Zhu Fig. 12, "crack circle").
+    pub closed: bool,
+    /// Unit normal of the crack plane (the principal direction it opened across).
+    pub plane_normal: DVec3,
+}
+
+/// A closed triangle mesh under crack tracking.
+#[derive(Clone, Debug)]
+pub struct CrackMesh {
+    positions: Vec<DVec3>,
+    triangles: Vec<[u32; 3]>,
+    alive: Vec<bool>,
+    wall: Vec<bool>,
+    incidence: Vec<Incidence>,
+    active: Vec<bool>,
+    on_line: Vec<bool>,
+    lines: Vec<CrackLine>,
+}
+
+impl CrackMesh {
+    /// Starts tracking on `mesh`, which must bound a solid (closed, manifold, consistently
+    /// oriented with outward normals, positive volume).
+    pub fn try_new(mesh: &TriMesh) -> Result<Self, FractureError> {
+        shatter_collision::topology::require_solid(mesh)?;
+        let mut out = Self {
+            positions: mesh.vertices().to_vec(),
+            triangles: Vec::with_capacity(mesh.triangles().len()),
+            alive: Vec::with_capacity(mesh.triangles().len()),
+            wall: Vec::with_capacity(mesh.triangles().len()),
+            incidence: vec![Incidence::new(); mesh.vertices().len()],
+            active: vec![false; mesh.vertices().len()],
+            on_line: vec![false; mesh.vertices().len()],
+            lines: Vec::new(),
+        };
+        for &t in mesh.triangles() {
+            out.add_triangle(t);
+        }
+        Ok(out)
+    }
+
+    /// Vertex positions (m, material frame), including removed vertices.
+    pub fn positions(&self) -> &[DVec3] {
+        &self.positions
+    }
+
+    /// Moves vertex `v` to `x` (m). The caller checks that the move keeps the mesh valid.
+    pub fn set_position(&mut self, v: u32, x: DVec3) {
+        self.positions[v as usize] = x;
+    }
+
+    /// Every triangle slot, live or dead; see [`Self::is_alive`].
+    pub fn triangle_slots(&self) -> &[[u32; 3]] {
+        &self.triangles
+    }
+
+    /// Whether triangle slot `t` holds a live triangle.
+    pub fn is_alive(&self, t: u32) -> bool {
+        self.alive[t as usize]
+    }
+
+    /// Indices of the live triangles, ascending.
+    pub fn live_triangles(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.triangles.len() as u32).filter(|&t| self.alive[t as usize])
+    }
+
+    /// Number of live triangles.
+    pub fn triangle_count(&self) -> usize {
+        self.alive.iter().filter(|a| **a).count()
+    }
+
+    /// The corners of triangle `t` (m).
+    pub fn corners(&self, t: u32) -> [DVec3; 3] {
+        self.triangles[t as usize].map(|v| self.positions[v as usize])
+    }
+
+    /// The live triangles incident to vertex `v`.
+    pub fn incident(&self, v: u32) -> &[u32] {
+        &self.incidence[v as usize]
+    }
+
+    /// Whether vertex `v` is still part of the surface.
+    pub fn vertex_in_use(&self, v: u32) -> bool {
+        !self.incidence[v as usize].is_empty()
+    }
+
+    /// Whether vertex `v` is a crack node (on some crack line).
+    pub fn is_crack_node(&self, v: u32) -> bool {
+        self.on_line[v as usize]
+    }
+
+    /// Whether crack node `v` still moves into the material.
+    pub fn is_active(&self, v: u32) -> bool {
+        self.active[v as usize]
+    }
+
+    /// Marks crack node `v` active or inactive.
+    pub fn set_active(&mut self, v: u32, active: bool) {
+        self.active[v as usize] = active && self.on_line[v as usize];
+    }
+
+    /// The crack lines.
+    pub fn lines(&self) -> &[CrackLine] {
+        &self.lines
+    }
+
+    /// Adds a crack line and marks its nodes as crack nodes.
+    pub fn add_line(&mut self, line: CrackLine) {
+        for &v in &line.nodes {
+            self.on_line[v as usize] = true;
+        }
+        self.lines.push(line);
+    }
+
+    /// The live triangles on the edge `a b` (two on a closed manifold).
+    pub fn edge_triangles(&self, a: u32, b: u32) -> SmallVec<[u32; 2]> {
+        self.incidence[a as usize]
+            .iter()
+            .copied()
+            .filter(|&t| self.triangles[t as usize].contains(&b))
+            .collect()
+    }
+
+    /// The live triangle that traverses the directed edge `a -> b`, if any.
+    pub fn directed_edge_triangle(&self, a: u32, b: u32) -> Option<u32> {
+        self.incidence[a as usize].iter().copied().find(|&t| {
+            let tri = self.triangles[t as usize];
+            (0..3).any(|k| tri[k] == a && tri[(k + 1) % 3] == b)
+        })
+    }
+
+    /// The neighbours of `v` in counter-clockwise order seen from outside (its link), when the
+    /// triangles around `v` form one closed fan; `None` when `v` is pinched or on a hole.
+    pub fn ring(&self, v: u32) -> Option<SmallVec<[u32; 8]>> {
+        let fan = &self.incidence[v as usize];
+        let first = *fan.first()?;
+        let mut ring = SmallVec::new();
+        let mut t = first;
+        for _ in 0..fan.len() {
+            let [a, b] = self.others_ccw(t, v);
+            ring.push(a);
+            // t traverses b -> v; the next triangle around v traverses v -> b.
+            let next = self.directed_edge_triangle(v, b)?;
+            t = next;
+            if t == first {
+                return (ring.len() == fan.len()).then_some(ring);
+            }
+        }
+        None
+    }
+
+    /// The two other corners of triangle `t` after `v`, in the triangle's winding order.
+    pub fn others_ccw(&self, t: u32, v: u32) -> [u32; 2] {
+        let tri = self.triangles[t as usize];
+        let k = tri.iter().position(|&x| x == v).unwrap_or(0);
+        [tri[(k + 1) % 3], tri[(k + 2) % 3]]
+    }
+
+    /// Unit normal of triangle `t` (outward), or zero for a degenerate triangle.
+    pub fn triangle_normal(&self, t: u32) -> DVec3 {
+        let [a, b, c] = self.corners(t);
+        (b - a).cross(c - a).normalize_or_zero()
+    }
+
+    /// Outward unit normal at `v`: the angle-weighted mean of its triangles' normals.
+    pub fn vertex_normal(&self, v: u32) -> DVec3 {
+        let x = self.positions[v as usize];
+        let mut n = DVec3::ZERO;
+        for &t in &self.incidence[v as usize] {
+            let [a, b] = self.others_ccw(t, v).map(|i| self.positions[i as usize]);
+            let angle = (a - x).angle_between(b - x);
+            n += self.triangle_normal(t) * if angle.is_finite() { angle } else { 0.0 };
+        }
+        n.normalize_or_zero()
+    }
+
+    /// Appends a vertex with the given position and returns its index.
+    pub fn add_vertex(&mut self, x: DVec3) -> u32 {
+        self.positions.push(x);
+        self.incidence.push(Incidence::new());
+        self.active.push(false);
+        self.on_line.push(false);
+        (self.positions.len() - 1) as u32
+    }
+
+    /// Whether triangle slot `t` is part of a crack wall (created by opening or growing a
+    /// crack) rather than of the body's original surface.
+    pub fn is_wall(&self, t: u32) -> bool {
+        self.wall[t as usize]
+    }
+
+    /// Half the area of the crack walls (m^2): the area of the crack surface, each crack having
+    /// two walls.
+    pub fn crack_area(&self) -> f64 {
+        self.live_triangles()
+            .filter(|&t| self.wall[t as usize])
+            .map(|t| {
+                let [a, b, c] = self.corners(t);
+                0.25 * (b - a).cross(c - a).length()
+            })
+            .sum()
+    }
+
+    /// Appends a live triangle of the original surface (`wall` false) or of a crack wall, and
+    /// returns its index.
+    pub fn add_triangle_on(&mut self, t: [u32; 3], wall: bool) -> u32 {
+        let index = self.add_triangle(t);
+        self.wall[index as usize] = wall;
+        index
+    }
+
+    /// Appends a live triangle (not a wall) and returns its index.
+    pub fn add_triangle(&mut self, t: [u32; 3]) -> u32 {
+        let index = self.triangles.len() as u32;
+        self.triangles.push(t);
+        self.alive.push(true);
+        self.wall.push(false);
+        for v in t {
+            self.incidence[v as usize].push(index);
+        }
+        index
+    }
+
+    /// Removes triangle `t` from the surface.
+    pub fn remove_triangle(&mut self, t: u32) {
+        if !std::mem::replace(&mut self.alive[t as usize], false) {
+            return;
+        }
+        for v in self.triangles[t as usize] {
+            self.incidence[v as usize].retain(|x| *x != t);
+        }
+    }
+
+    /// Replaces the corners of live triangle `t`.
+    pub fn replace_triangle(&mut self, t: u32, corners: [u32; 3]) {
+        self.remove_triangle(t);
+        self.triangles[t as usize] = corners;
+        self.alive[t as usize] = true;
+        for v in corners {
+            self.incidence[v as usize].push(t);
+        }
+    }
+
+    /// Mutable access to the crack lines, for operations that insert or remove nodes.
+    pub(crate) fn lines_mut(&mut self) -> &mut Vec<CrackLine> {
+        &mut self.lines
+    }
+
+    /// Marks or unmarks `v` as a crack node.
+    pub(crate) fn set_crack_node(&mut self, v: u32, on_line: bool) {
+        self.on_line[v as usize] = on_line;
+        if !on_line {
+            self.active[v as usize] = false;
+        }
+    }
+
+    /// Enclosed volume (m^3) by the divergence theorem over the live triangles.
+    pub fn volume(&self) -> f64 {
+        self.live_triangles()
+            .map(|t| {
+                let [a, b, c] = self.corners(t);
+                a.dot(b.cross(c)) / 6.0
+            })
+            .sum()
+    }
+
+    /// The live surface as a compact triangle mesh, and for each of its vertices the index it
+    /// has here.
+    pub fn to_trimesh(&self) -> Result<(TriMesh, Vec<u32>), FractureError> {
+        let mut new_index = vec![u32::MAX; self.positions.len()];
+        let mut old_index = Vec::new();
+        let mut vertices = Vec::new();
+        let mut triangles = Vec::new();
+        for t in self.live_triangles() {
+            let tri = self.triangles[t as usize].map(|v| {
+                if new_index[v as usize] == u32::MAX {
+                    new_index[v as usize] = vertices.len() as u32;
+                    vertices.push(self.positions[v as usize]);
+                    old_index.push(v);
+                }
+                new_index[v as usize]
+            });
+            triangles.push(tri);
+        }
+        Ok((TriMesh::try_new(vertices, triangles)?, old_index))
+    }
+}

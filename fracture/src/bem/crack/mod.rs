@@ -1,0 +1,30 @@
+//! Explicit crack tracking on the surface mesh (Zhu 2015 section 6): cracks open at surface
+//! vertices where the Rankine criterion holds and grow into the material as thin slots whose
+//! fronts move with the stress, while the surface stays a closed, valid triangle mesh.
+//!
+//! - [`mesh`]: the editable surface, its crack lines and node flags;
+//! - [`validate`]: everything a valid crack mesh satisfies, checked with exact predicates;
+//! - [`check`]: the test each local change passes before it is committed;
+//! - [`ops`] and [`improve`]: split, collapse and flip with the crack-node rules of section 6.4,
+//!   and feature-preserving smoothing;
+//! - [`open`]: opening a crack at a vertex (Fig. 9 A1);
+//! - [`propagate`]: moving the fronts (Algorithm 3, eq. 9).
+//!
+//! Everything is in the body's material frame, in metres.
+
+pub mod check;
+pub mod improve;
+pub mod mesh;
+pub mod open;
+pub mod ops;
+pub mod propagate;
+pub mod validate;
+
+#[cfg(test)]
+mod tests;
+
+pub use improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
+pub use mesh::{CrackLine, CrackMesh};
+pub use open::{Opening, Refusal, open_crack};
+pub use propagate::{FrontSettings, FrontStep, advance_fronts};
+pub use validate::{AngleBounds, MeshCheck, MeshFault, validate};

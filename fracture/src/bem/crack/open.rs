@@ -1,0 +1,195 @@
+//! Opening a crack at a surface vertex (Zhu 2015 section 6.3, Fig. 9 A1): the crack plane
+//! through the vertex cuts its 1-ring; the cut is thickened into a slot of the crack thickness
+//! whose walls meet at a new front node just inside the material.
+//!
+//! Construction, for vertex `v` at `x` with outward normal `N`, crack-plane normal `e` and
+//! thickness `t`:
+//! 1. The plane `e . (y - x) = 0` crosses the link (the polygon of `v`'s neighbours) at two
+//!    points `a` and `b`. A neighbour within [`SNAP_DEGREES`] of the plane is used as the crossing
+//!    itself ("if the cutting line is almost aligned with a 1-ring edge, we replace it with the
+//!    edge"); otherwise the link edge is split at the crossing. Any other number of crossings
+//!    (a saddle, or a vertex on a fold) refuses the opening.
+//! 2. `v` is replaced by two surface vertices `v+ = x + m t/2` and `v- = x - m t/2`, where `m` is
+//!    `e` made tangent to the surface: the triangles on the `e`-positive side of the cut take
+//!    `v+`, the others `v-`. The mouth of the slot is the loop `a, v+, b, v-`.
+//! 3. A front node `f = x - N depth` closes the slot with four wall triangles
+//!    `(a, v+, f), (v+, b, f), (b, v-, f), (v-, a, f)`, wound so the surface stays a closed,
+//!    consistently oriented manifold.
+//!
+//! The crack line is `[a, f, b]`: `f` is active, the ends `a` and `b` sit on the surface and are
+//! inactive. The opening is made only if every new triangle passes [`super::check::acceptable`];
+//! otherwise the mesh keeps its shape and validity (a link edge may have been split, which
+//! changes no geometry).
+//!
+//! Volume: the slot is a wedge of mouth width `t` narrowing to zero at the front, so the volume
+//! removed is at most `t` times the crack area (half of it for a straight front).
+
+use glam::DVec3;
+use smallvec::SmallVec;
+
+use super::check::{Proposal, acceptable};
+use super::mesh::{CrackLine, CrackMesh};
+use super::ops::split_edge;
+use super::validate::AngleBounds;
+
+/// A neighbour closer to the crack plane than this angle, seen from the vertex, is taken as the
+/// crossing instead of splitting a link edge next to it (degrees).
+pub const SNAP_DEGREES: f64 = 12.0;
+
+/// Where and how wide a crack opens.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Opening {
+    /// The surface vertex the crack starts from.
+    pub vertex: u32,
+    /// Unit normal of the crack plane: the direction of the largest principal stress.
+    pub plane_normal: DVec3,
+    /// Crack thickness `t` (m): the mouth width.
+    pub thickness: f64,
+    /// How deep the front node starts (m), about half an edge length.
+    pub depth: f64,
+}
+
+/// Why an opening was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The vertex is already a crack node or not on the surface.
+    NotASurfaceVertex,
+    /// The crack plane does not cross the vertex's 1-ring exactly twice on opposite sides.
+    Crossings,
+    /// A split or the slot would break the angle bounds or intersect the surface.
+    Geometry,
+}
+
+/// Opens a crack (see the module docs) and returns the index of its new line.
+pub fn open_crack(mesh: &mut CrackMesh, opening: Opening, bounds: AngleBounds) -> Result<usize, Refusal> {
+    let v = opening.vertex;
+    if !mesh.vertex_in_use(v) || mesh.is_crack_node(v) {
+        return Err(Refusal::NotASurfaceVertex);
+    }
+    let e = opening.plane_normal.normalize_or_zero();
+    let x = mesh.positions()[v as usize];
+    let ring = mesh.ring(v).ok_or(Refusal::NotASurfaceVertex)?;
+    let [a, b] = crossings(mesh, v, &ring, e, bounds)?;
+    let ring = mesh.ring(v).ok_or(Refusal::Geometry)?;
+    let n = ring.len();
+    let ia = ring.iter().position(|&r| r == a).ok_or(Refusal::Geometry)?;
+    let ib = ring.iter().position(|&r| r == b).ok_or(Refusal::Geometry)?;
+    // The arc from a to b (counter-clockwise) holds the triangles (v, r_i, r_i+1) for i from ia
+    // up to ib - 1; it is on the positive side when its first interior neighbour is.
+    let arc_ab: SmallVec<[usize; 8]> = (0..n).map(|k| (ia + k) % n).take_while(|&i| i != ib).collect();
+    if arc_ab.len() < 2 || arc_ab.len() > n - 2 {
+        return Err(Refusal::Crossings);
+    }
+    let side_of = |i: usize| e.dot(mesh.positions()[ring[i % n] as usize] - x);
+    let ab_positive = side_of(ia + 1) > 0.0;
+    if (side_of(ib + 1) > 0.0) == ab_positive {
+        // The plane only touches the ring: both arcs lie on one side.
+        return Err(Refusal::Crossings);
+    }
+
+    let normal = mesh.vertex_normal(v);
+    let tangent = (e - normal * normal.dot(e)).normalize_or_zero();
+    if tangent == DVec3::ZERO || normal == DVec3::ZERO {
+        return Err(Refusal::Crossings);
+    }
+    let half = tangent * (0.5 * opening.thickness);
+    let (xp, xm) = (x + half, x - half);
+    let vp = mesh.add_vertex(xp);
+    let vm = mesh.add_vertex(xm);
+    let f = mesh.add_vertex(x - normal * opening.depth);
+
+    // The fan: each triangle around v, with v replaced by the vertex of its side.
+    let mut removed = Vec::with_capacity(n);
+    let mut added = Vec::with_capacity(n + 4);
+    for i in 0..n {
+        let (r0, r1) = (ring[i], ring[(i + 1) % n]);
+        let t = mesh
+            .incident(v)
+            .iter()
+            .copied()
+            .find(|&t| mesh.others_ccw(t, v) == [r0, r1])
+            .ok_or(Refusal::Geometry)?;
+        let on_ab = arc_ab.contains(&i);
+        let side = if on_ab == ab_positive { vp } else { vm };
+        removed.push(t);
+        added.push([side, r0, r1]);
+    }
+    // The positive fan's open edges are vp -> start and end -> vp; the walls close the loop.
+    let (start, end) = if ab_positive { (a, b) } else { (b, a) };
+    added.extend([[start, vp, f], [vp, end, f], [end, vm, f], [vm, start, f]]);
+    if !acceptable(
+        mesh,
+        &Proposal {
+            removed: &removed,
+            added: &added,
+        },
+        bounds,
+        None,
+    ) {
+        return Err(Refusal::Geometry);
+    }
+    for (t, tri) in removed.iter().zip(&added) {
+        mesh.replace_triangle(*t, *tri);
+    }
+    for tri in &added[n..] {
+        mesh.add_triangle_on(*tri, true);
+    }
+    mesh.add_line(CrackLine {
+        nodes: vec![a, f, b],
+        closed: false,
+        plane_normal: e,
+    });
+    mesh.set_active(f, true);
+    Ok(mesh.lines().len() - 1)
+}
+
+/// The two link vertices the cut passes through, splitting link edges where needed.
+fn crossings(mesh: &mut CrackMesh, v: u32, ring: &[u32], e: DVec3, bounds: AngleBounds) -> Result<[u32; 2], Refusal> {
+    let x = mesh.positions()[v as usize];
+    let snap = SNAP_DEGREES.to_radians().sin();
+    // Side of each neighbour: -1, 0 (on the plane, within the snap angle) or +1.
+    let side: SmallVec<[i32; 8]> = ring
+        .iter()
+        .map(|&r| {
+            let d = mesh.positions()[r as usize] - x;
+            let s = e.dot(d);
+            if s.abs() <= snap * d.length() {
+                0
+            } else if s > 0.0 {
+                1
+            } else {
+                -1
+            }
+        })
+        .collect();
+    let n = ring.len();
+    // Crossings: neighbours on the plane, and link edges between the two sides.
+    let mut found: SmallVec<[(usize, Option<f64>); 4]> = SmallVec::new();
+    for i in 0..n {
+        let j = (i + 1) % n;
+        if side[i] == 0 {
+            found.push((i, None));
+        } else if side[i] * side[j] < 0 {
+            let (si, sj) = (
+                e.dot(mesh.positions()[ring[i] as usize] - x),
+                e.dot(mesh.positions()[ring[j] as usize] - x),
+            );
+            found.push((i, Some(si / (si - sj))));
+        }
+    }
+    if found.len() != 2 {
+        return Err(Refusal::Crossings);
+    }
+    let mut out = [0; 2];
+    for (k, (i, lambda)) in found.into_iter().enumerate() {
+        out[k] = match lambda {
+            None => ring[i],
+            Some(l) => {
+                let (p, q) = (ring[i], ring[(i + 1) % n]);
+                let at = mesh.positions()[p as usize].lerp(mesh.positions()[q as usize], l);
+                split_edge(mesh, p, q, at, bounds).ok_or(Refusal::Geometry)?
+            }
+        };
+    }
+    Ok(out)
+}

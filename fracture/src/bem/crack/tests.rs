@@ -1,0 +1,325 @@
+//! Tests of crack tracking on the surface mesh: the validator, the remeshing rules, opening a
+//! crack and moving its front, each checked by the validator after every step.
+
+use glam::DVec3;
+use proptest::prelude::*;
+use shatter_collision::TriMesh;
+
+use super::improve::{RemeshSettings, improve, near_cracks};
+use super::mesh::CrackMesh;
+use super::open::{Opening, open_crack};
+use super::ops::{collapse_edge, flip_edge, split_edge};
+use super::propagate::{FrontSettings, advance_fronts};
+use super::validate::{AngleBounds, MeshFault, validate};
+use crate::bem::meshes::{Grading, grid_box, hollow_sphere};
+
+fn sphere() -> TriMesh {
+    TriMesh::icosphere(1.0, 3)
+}
+
+fn slab() -> TriMesh {
+    grid_box(DVec3::new(0.5, 0.2, 0.3), 0.1, Grading::Uniform).unwrap()
+}
+
+fn mean_edge(mesh: &TriMesh) -> f64 {
+    let mut sum = 0.0;
+    for t in mesh.triangles() {
+        for k in 0..3 {
+            sum += mesh.vertices()[t[k] as usize].distance(mesh.vertices()[t[(k + 1) % 3] as usize]);
+        }
+    }
+    sum / (3 * mesh.triangles().len()) as f64
+}
+
+/// The vertex of `mesh` nearest `x`.
+fn nearest_vertex(mesh: &CrackMesh, x: DVec3) -> u32 {
+    (0..mesh.positions().len() as u32)
+        .filter(|&v| mesh.vertex_in_use(v))
+        .min_by(|&a, &b| {
+            let da = mesh.positions()[a as usize].distance_squared(x);
+            let db = mesh.positions()[b as usize].distance_squared(x);
+            da.total_cmp(&db).then(a.cmp(&b))
+        })
+        .unwrap()
+}
+
+#[test]
+fn crack_validator_accepts_solids_and_names_each_fault() {
+    let bounds = AngleBounds::default();
+    for mesh in [sphere(), slab()] {
+        let check = validate(&CrackMesh::try_new(&mesh).unwrap(), bounds).unwrap();
+        assert_eq!(check.components, 1);
+        assert!((check.volume - mesh.signed_volume()).abs() < 1e-12);
+    }
+    // A hollow sphere: the cavity has negative volume but lies inside the solid.
+    let hollow = CrackMesh::try_new(&hollow_sphere(0.5, 1.0, 2).unwrap()).unwrap();
+    assert_eq!(validate(&hollow, bounds).unwrap().components, 2);
+
+    let mut flipped = CrackMesh::try_new(&sphere()).unwrap();
+    let [a, b, c] = flipped.triangle_slots()[7];
+    flipped.replace_triangle(7, [a, c, b]);
+    assert!(matches!(
+        validate(&flipped, bounds),
+        Err(MeshFault::EdgeOrientation { .. })
+    ));
+
+    let mut open = CrackMesh::try_new(&sphere()).unwrap();
+    open.remove_triangle(3);
+    assert!(matches!(
+        validate(&open, bounds),
+        Err(MeshFault::EdgeUses { uses: 1, .. })
+    ));
+
+    // Push a vertex through the far side of the sphere.
+    let mut pierced = CrackMesh::try_new(&sphere()).unwrap();
+    let x = pierced.positions()[0];
+    pierced.set_position(0, -1.2 * x);
+    let loose = AngleBounds {
+        min_degrees: 0.0,
+        max_degrees: 180.0,
+    };
+    assert!(matches!(validate(&pierced, loose), Err(MeshFault::Intersection { .. })));
+    // A vertex moved onto the segment between two of its neighbours makes a flat triangle.
+    let mut flat = CrackMesh::try_new(&sphere()).unwrap();
+    let ring = flat.ring(0).unwrap();
+    let middle = (flat.positions()[ring[0] as usize] + flat.positions()[ring[1] as usize]) * 0.5;
+    flat.set_position(0, middle);
+    assert!(matches!(validate(&flat, bounds), Err(MeshFault::Angle { degrees, .. }) if degrees > 179.0));
+
+    // Two tetrahedra sharing one vertex: the vertex is pinched.
+    let v = vec![
+        DVec3::ZERO,
+        DVec3::X,
+        DVec3::Y,
+        DVec3::Z,
+        -DVec3::X,
+        -DVec3::Y,
+        -DVec3::Z,
+    ];
+    let tet = |a: u32, b: u32, c: u32| [[0, b, a], [0, a, c], [0, c, b], [a, b, c]];
+    let mut triangles = tet(1, 2, 3).to_vec();
+    triangles.extend(tet(4, 6, 5));
+    let pinched = TriMesh::try_new(v, triangles).unwrap();
+    let pinched = CrackMesh::try_new(&pinched).unwrap();
+    assert!(matches!(
+        validate(&pinched, loose),
+        Err(MeshFault::Pinched { vertex: 0 })
+    ));
+
+    // Inside out: every edge is consistent, but the volume is negative with nothing around it.
+    let mut inverted = CrackMesh::try_new(&sphere()).unwrap();
+    for t in 0..inverted.triangle_slots().len() as u32 {
+        let [a, b, c] = inverted.triangle_slots()[t as usize];
+        inverted.replace_triangle(t, [a, c, b]);
+    }
+    assert!(matches!(validate(&inverted, bounds), Err(MeshFault::Volume { .. })));
+}
+
+/// Opens a crack at the vertex of `mesh` nearest `at`, across `plane_normal`.
+fn opened(mesh: &TriMesh, at: DVec3, plane_normal: DVec3, thickness: f64) -> CrackMesh {
+    let mut crack = CrackMesh::try_new(mesh).unwrap();
+    let vertex = nearest_vertex(&crack, at);
+    let depth = 0.5 * mean_edge(mesh);
+    open_crack(
+        &mut crack,
+        Opening {
+            vertex,
+            plane_normal,
+            thickness,
+            depth,
+        },
+        AngleBounds::default(),
+    )
+    .unwrap();
+    crack
+}
+
+#[test]
+fn crack_opening_cuts_a_thin_slot_and_keeps_the_mesh_valid() {
+    let thickness = 0.002;
+    for (mesh, at, e) in [
+        (sphere(), DVec3::new(0.3, 0.9, 0.3), DVec3::X),
+        (slab(), DVec3::new(0.04, 0.2, 0.03), DVec3::new(1.0, 0.0, 0.2)),
+    ] {
+        let before = mesh.signed_volume();
+        let crack = opened(&mesh, at, e, thickness);
+        let check = validate(&crack, AngleBounds::default()).unwrap();
+        assert_eq!(check.components, 1);
+        let line = &crack.lines()[0];
+        assert_eq!(line.nodes.len(), 3);
+        let [a, f, b] = [line.nodes[0], line.nodes[1], line.nodes[2]];
+        assert!(crack.is_active(f) && !crack.is_active(a) && !crack.is_active(b));
+        assert!([a, f, b].iter().all(|&v| crack.is_crack_node(v)));
+        // The ends lie on the crack plane (within the snap angle), the front is inside.
+        let x = |v: u32| crack.positions()[v as usize];
+        let e = e.normalize();
+        let origin = x(f);
+        for end in [a, b] {
+            let d = x(end) - origin;
+            assert!(e.dot(d).abs() <= d.length() * super::open::SNAP_DEGREES.to_radians().sin() + 1e-12);
+        }
+        // The slot removes volume, at most the thickness times the crack area.
+        let removed = before - check.volume;
+        let area = crack.crack_area();
+        assert!(
+            removed > 0.0 && removed <= thickness * area,
+            "removed {removed}, t A {}",
+            thickness * area
+        );
+    }
+}
+
+#[test]
+fn crack_remeshing_follows_the_crack_node_rules() {
+    let bounds = AngleBounds::default();
+    let mesh = slab();
+    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, 0.002);
+    let line = crack.lines()[0].nodes.clone();
+    let (a, f) = (line[0], line[1]);
+    // Splitting a segment of the line inserts an active crack node into the line.
+    let mid = (crack.positions()[a as usize] + crack.positions()[f as usize]) * 0.5;
+    let m = split_edge(&mut crack, a, f, mid, bounds).expect("split of a line segment");
+    assert!(crack.is_crack_node(m) && crack.is_active(m));
+    assert_eq!(crack.lines()[0].nodes[..3], [a, m, f]);
+    validate(&crack, bounds).unwrap();
+    // Splitting a wall edge from the front to the mouth gives an ordinary vertex.
+    let ring = crack.ring(f).unwrap();
+    let mouth = *ring.iter().find(|&&r| !crack.is_crack_node(r)).unwrap();
+    let mid = (crack.positions()[mouth as usize] + crack.positions()[f as usize]) * 0.5;
+    let w = split_edge(&mut crack, f, mouth, mid, bounds).expect("split of a wall edge");
+    assert!(!crack.is_crack_node(w));
+    validate(&crack, bounds).unwrap();
+    // A crack line segment is never flipped away.
+    assert!(!flip_edge(&mut crack, m, f, bounds, 35.0));
+    // Collapsing the line's end into its neighbour keeps the end where it is.
+    let end_at = crack.positions()[a as usize];
+    if let Some(kept) = collapse_edge(&mut crack, m, a, bounds, 35.0) {
+        assert_eq!(kept, a);
+        assert_eq!(crack.positions()[a as usize], end_at);
+        assert_eq!(crack.lines()[0].nodes[..2], [a, f]);
+        assert!(!crack.is_crack_node(m));
+    }
+    validate(&crack, bounds).unwrap();
+}
+
+/// Runs sub-steps (front advance, then remeshing near the cracks) until no node is active or
+/// `limit` sub-steps, validating after each and checking that the volume lost since the
+/// uncracked `volume0` stays within the thickness times the crack area; returns the sub-steps
+/// run and the nodes that reached the surface.
+fn grow(
+    crack: &mut CrackMesh,
+    volume0: f64,
+    sigma: f64,
+    target_edge: f64,
+    thickness: f64,
+    limit: usize,
+) -> (usize, usize) {
+    let e = crack.lines()[0].plane_normal;
+    let stress = move |_x: DVec3| (sigma, e);
+    let front = FrontSettings {
+        target_edge,
+        speed: 0.5,
+        threshold: 1.0,
+        gap: 0.25 * target_edge,
+        bounds: AngleBounds::default(),
+    };
+    let remesh = RemeshSettings::for_edge(target_edge);
+    let mut reached = 0;
+    for step in 0..limit {
+        let active = crack
+            .lines()
+            .iter()
+            .flat_map(|l| l.nodes.iter())
+            .filter(|&&v| crack.is_active(v))
+            .count();
+        if active == 0 {
+            return (step, reached);
+        }
+        reached += advance_fronts(crack, &stress, &front).reached.len();
+        validate(crack, AngleBounds::default()).unwrap_or_else(|f| panic!("after the advance of sub-step {step}: {f}"));
+        let mut region = near_cracks(crack, 2.0 * target_edge);
+        improve(crack, &remesh, &mut region);
+        let check =
+            validate(crack, AngleBounds::default()).unwrap_or_else(|f| panic!("after remeshing sub-step {step}: {f}"));
+        let removed = volume0 - check.volume;
+        assert!(
+            removed.abs() <= thickness * crack.crack_area() + 1e-12,
+            "sub-step {step}: volume change {removed} beyond t A {}",
+            thickness * crack.crack_area()
+        );
+    }
+    (limit, reached)
+}
+
+#[test]
+fn crack_front_grows_through_a_slab_until_it_reaches_the_far_side() {
+    let mesh = slab();
+    let edge = mean_edge(&mesh);
+    let thickness = 0.002;
+    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, thickness);
+    let area0 = crack.crack_area();
+    let (steps, reached) = grow(&mut crack, mesh.signed_volume(), 1.5, edge, thickness, 120);
+    assert!(
+        steps < 120,
+        "the front should stop: still active after {steps} sub-steps"
+    );
+    assert!(reached > 0, "some front node reaches the bottom face");
+    // The slab is 0.4 m thick: the crack reached down through it.
+    let deepest = crack.lines()[0]
+        .nodes
+        .iter()
+        .map(|&v| crack.positions()[v as usize].y)
+        .fold(f64::INFINITY, f64::min);
+    assert!(deepest < -0.2 + 0.5 * edge, "deepest front node at y = {deepest}");
+    assert!(crack.crack_area() > 5.0 * area0);
+}
+
+#[test]
+fn crack_front_arrests_where_the_stress_is_below_the_propagation_threshold() {
+    let mesh = slab();
+    let edge = mean_edge(&mesh);
+    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, 0.002);
+    let before = crack.positions().to_vec();
+    let (steps, reached) = grow(&mut crack, mesh.signed_volume(), 0.5, edge, 0.002, 10);
+    assert_eq!((steps, reached), (1, 0));
+    let f = crack.lines()[0].nodes[1];
+    assert_eq!(crack.positions()[f as usize], before[f as usize]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Random crack planes through spheres and boxes: the opening and every sub-step of growth
+    /// keep the mesh closed, oriented, unpinched, non-intersecting, within the angle bounds, and
+    /// within the volume bound.
+    #[test]
+    fn crack_random_planes_through_spheres_and_boxes_keep_the_mesh_valid(
+        use_box in any::<bool>(),
+        point in prop::array::uniform3(-1.0f64..1.0),
+        normal in prop::array::uniform3(-1.0f64..1.0),
+        thickness_scale in 0.002f64..0.05,
+        sigma in 1.0f64..2.0,
+    ) {
+        let mesh = if use_box { slab() } else { sphere() };
+        let edge = mean_edge(&mesh);
+        let thickness = thickness_scale * edge;
+        let mut crack = CrackMesh::try_new(&mesh).unwrap();
+        // Points spread past the box reach its faces, edges and corners alike.
+        let vertex = nearest_vertex(&crack, DVec3::from(point) * if use_box { 0.7 } else { 2.0 });
+        // A plane across the surface: the random normal made tangent to it, or skip.
+        let n = crack.vertex_normal(vertex);
+        let e = DVec3::from(normal);
+        let e = e - n * n.dot(e) * 0.9;
+        prop_assume!(e.length() > 0.2);
+        let opening = Opening { vertex, plane_normal: e.normalize(), thickness, depth: 0.5 * edge };
+        let volume0 = crack.volume();
+        if open_crack(&mut crack, opening, AngleBounds::default()).is_err() {
+            // A refused opening leaves a valid mesh of the same volume.
+            validate(&crack, AngleBounds::default()).unwrap();
+            prop_assert!((crack.volume() - volume0).abs() < 1e-12);
+            return Ok(());
+        }
+        validate(&crack, AngleBounds::default()).unwrap();
+        grow(&mut crack, volume0, sigma, edge, thickness, 12);
+    }
+}
