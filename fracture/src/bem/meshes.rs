@@ -95,6 +95,35 @@ pub fn grid_box(half_extents: DVec3, spacing: f64, grading: Grading) -> Result<T
     Ok(TriMesh::try_new(vertices, triangles)?)
 }
 
+/// A bar of `half_extents` (m) with a V notch across its bottom face (y = -half_extents.y) at
+/// mid-length: [`grid_box`] with each vertex lifted by
+/// `depth * max(0, 1 - |x| / half_width) * (half_extents.y - y) / (2 half_extents.y)`, so the
+/// bottom face dips to `depth` (m) at x = 0 over a width of `2 half_width` (m) and the top face
+/// stays flat. The lift is monotone in y, so the mesh stays closed and outward-wound. An even
+/// number of cells along x puts the notch root on a row of vertices.
+pub fn notched_bar(half_extents: DVec3, spacing: f64, depth: f64, half_width: f64) -> Result<TriMesh, FractureError> {
+    if !(depth.is_finite() && depth > 0.0 && depth < half_extents.y) {
+        return Err(FractureError::invalid(
+            "notch depth (m)",
+            depth,
+            "finite, > 0 and under the bar's half height",
+        ));
+    }
+    if !(half_width.is_finite() && half_width > 0.0 && half_width < half_extents.x) {
+        return Err(FractureError::invalid(
+            "notch half width (m)",
+            half_width,
+            "finite, > 0 and under the bar's half length",
+        ));
+    }
+    let (mut vertices, triangles) = grid_box(half_extents, spacing, Grading::Uniform)?.into_parts();
+    for x in &mut vertices {
+        let lift = depth * (1.0 - x.x.abs() / half_width).max(0.0);
+        x.y += lift * (half_extents.y - x.y) / (2.0 * half_extents.y);
+    }
+    Ok(TriMesh::try_new(vertices, triangles)?)
+}
+
 /// A hollow sphere of inner radius `inner` and outer radius `outer` (m) centred at the origin:
 /// two icospheres of `subdivisions` levels each, the inner one wound into the cavity.
 pub fn hollow_sphere(inner: f64, outer: f64, subdivisions: u32) -> Result<TriMesh, FractureError> {

@@ -7,6 +7,7 @@
 //! - [`check`]: the test each local change passes before it is committed;
 //! - [`ops`] and [`improve`]: split, collapse and flip with the crack-node rules of section 6.4,
 //!   and feature-preserving smoothing;
+//! - [`initiate`]: where cracks start (Algorithm 2) under two Rankine thresholds;
 //! - [`open`]: opening a crack at a vertex (Fig. 9 A1);
 //! - [`propagate`]: moving the fronts (Algorithm 3, eq. 9).
 //!
@@ -14,6 +15,7 @@
 
 pub mod check;
 pub mod improve;
+pub mod initiate;
 pub mod mesh;
 pub mod open;
 pub mod ops;
@@ -24,6 +26,7 @@ pub mod validate;
 mod tests;
 
 pub use improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
+pub use initiate::{Candidate, Rankine, candidates, initiate};
 pub use mesh::{CrackLine, CrackMesh};
 pub use open::{Opening, Refusal, open_crack};
 pub use propagate::{FrontSettings, FrontStep, advance_fronts};
