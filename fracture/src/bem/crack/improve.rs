@@ -187,8 +187,9 @@ pub fn smooth(mesh: &mut CrackMesh, settings: &RemeshSettings, region: &[bool]) 
                 let (p, q) = (mesh.positions()[s[0] as usize], mesh.positions()[s[1] as usize]);
                 let along = (q - p).normalize_or_zero();
                 let d = (p + q) * 0.5 - x;
-                // Only a straight ridge lets a vertex slide without changing the shape.
-                if (p - x).normalize_or_zero().dot((q - x).normalize_or_zero()) > -0.999 {
+                // Only a straight ridge between two flat sides lets a vertex slide along it
+                // without changing the shape.
+                if (p - x).normalize_or_zero().dot((q - x).normalize_or_zero()) > -1.0 + 1e-12 || !two_planes(mesh, v) {
                     continue;
                 }
                 along * along.dot(d)
@@ -207,6 +208,21 @@ pub fn smooth(mesh: &mut CrackMesh, settings: &RemeshSettings, region: &[bool]) 
         }
     }
     moves + smooth_lines(mesh, settings)
+}
+
+/// Whether the triangles around `v` lie in at most two planes (unit normals equal to 1e-12).
+fn two_planes(mesh: &CrackMesh, v: u32) -> bool {
+    let mut planes: Vec<DVec3> = Vec::with_capacity(2);
+    for &t in mesh.incident(v) {
+        let n = mesh.triangle_normal(t);
+        if !planes.iter().any(|p| p.dot(n) > 1.0 - 1e-12) {
+            if planes.len() == 2 {
+                return false;
+            }
+            planes.push(n);
+        }
+    }
+    true
 }
 
 /// Crack-line smoothing: active interior nodes slide along the front towards the mean of their

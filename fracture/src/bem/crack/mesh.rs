@@ -30,6 +30,9 @@ pub struct CrackLine {
     pub closed: bool,
     /// Unit normal of the crack plane (the principal direction it opened across).
     pub plane_normal: DVec3,
+    /// Whether each end (first, last) can no longer extend: its crossing met another crack, or
+    /// the surface around it refused the cut.
+    pub blocked: [bool; 2],
 }
 
 /// A closed triangle mesh under crack tracking.

@@ -9,17 +9,21 @@
 //!   and feature-preserving smoothing;
 //! - [`initiate`]: where cracks start (Algorithm 2) under two Rankine thresholds;
 //! - [`open`]: opening a crack at a vertex (Fig. 9 A1);
-//! - [`propagate`]: moving the fronts (Algorithm 3, eq. 9).
+//! - [`propagate`]: moving the fronts (Algorithm 3, eq. 9);
+//! - [`extend`]: growing a line at its ends (Fig. 10);
+//! - [`track`]: one sub-step of all of it.
 //!
 //! Everything is in the body's material frame, in metres.
 
 pub mod check;
+pub mod extend;
 pub mod improve;
 pub mod initiate;
 pub mod mesh;
 pub mod open;
 pub mod ops;
 pub mod propagate;
+pub mod track;
 pub mod validate;
 
 #[cfg(test)]
@@ -30,4 +34,5 @@ pub use initiate::{Candidate, Rankine, candidates, initiate};
 pub use mesh::{CrackLine, CrackMesh};
 pub use open::{Opening, Refusal, open_crack};
 pub use propagate::{FrontSettings, FrontStep, advance_fronts};
+pub use track::{SubStep, TrackSettings, any_active, substep};
 pub use validate::{AngleBounds, MeshCheck, MeshFault, validate};

@@ -9,9 +9,11 @@
 //!    itself ("if the cutting line is almost aligned with a 1-ring edge, we replace it with the
 //!    edge"); otherwise the link edge is split at the crossing. Any other number of crossings
 //!    (a saddle, or a vertex on a fold) refuses the opening.
-//! 2. `v` is replaced by two surface vertices `v+ = x + m t/2` and `v- = x - m t/2`, where `m` is
-//!    `e` made tangent to the surface: the triangles on the `e`-positive side of the cut take
-//!    `v+`, the others `v-`. The mouth of the slot is the loop `a, v+, b, v-`.
+//! 2. `v` is replaced by two surface vertices `v+ = x + m` and `v- = x - m` with `|m| = t/2`,
+//!    where `m` is along `e` made tangent to the surface, or along the ridge when `v` is on one
+//!    (so both faces keep their planes), pointing to the `e`-positive side; the
+//!    triangles on the `e`-positive side of the cut take `v+`, the others `v-`. The mouth of the
+//!    slot is the loop `a, v+, b, v-`. Corners, and planes nearly containing a ridge, refuse.
 //! 3. A front node `f = x - N depth` closes the slot with four wall triangles
 //!    `(a, v+, f), (v+, b, f), (b, v-, f), (v-, a, f)`, wound so the surface stays a closed,
 //!    consistently oriented manifold.
@@ -70,33 +72,85 @@ pub fn open_crack(mesh: &mut CrackMesh, opening: Opening, bounds: AngleBounds) -
     let x = mesh.positions()[v as usize];
     let ring = mesh.ring(v).ok_or(Refusal::NotASurfaceVertex)?;
     let [a, b] = crossings(mesh, v, &ring, e, bounds)?;
+    let ab_positive = {
+        let ring = mesh.ring(v).ok_or(Refusal::Geometry)?;
+        let n = ring.len();
+        let ia = ring.iter().position(|&r| r == a).ok_or(Refusal::Geometry)?;
+        let ib = ring.iter().position(|&r| r == b).ok_or(Refusal::Geometry)?;
+        let side_of = |i: usize| e.dot(mesh.positions()[ring[i % n] as usize] - x);
+        let ab_positive = side_of(ia + 1) > 0.0;
+        if (side_of(ib + 1) > 0.0) == ab_positive {
+            // The plane only touches the ring: both arcs lie on one side.
+            return Err(Refusal::Crossings);
+        }
+        ab_positive
+    };
+    let f = slot(
+        mesh,
+        Slot {
+            vertex: v,
+            first: a,
+            second: b,
+            first_arc_positive: ab_positive,
+            plane_normal: e,
+            thickness: opening.thickness,
+            depth: opening.depth,
+        },
+        bounds,
+    )?;
+    mesh.add_line(CrackLine {
+        nodes: vec![a, f, b],
+        closed: false,
+        plane_normal: e,
+        blocked: [false; 2],
+    });
+    mesh.set_active(f, true);
+    Ok(mesh.lines().len() - 1)
+}
+
+/// A slot to cut at `vertex` between two of its ring neighbours: the crack plane passes
+/// through `vertex`, `first` and `second`.
+pub(crate) struct Slot {
+    /// The surface vertex replaced by the slot's two lips and its front node.
+    pub vertex: u32,
+    /// One ring neighbour the cut passes through.
+    pub first: u32,
+    /// The other.
+    pub second: u32,
+    /// Whether the ring arc from `first` counter-clockwise to `second` is on the positive side
+    /// of the crack plane (the side `plane_normal` points to).
+    pub first_arc_positive: bool,
+    /// Unit normal of the crack plane.
+    pub plane_normal: DVec3,
+    /// Mouth width (m).
+    pub thickness: f64,
+    /// How far inside the new front node goes (m).
+    pub depth: f64,
+}
+
+/// Replaces `slot.vertex` with two lip vertices `v+`, `v-` (the triangles of each arc of its
+/// ring take the one on their side) and closes the gap with four wall triangles meeting at a new
+/// front node below it (see the module docs). Returns the front node; refuses, changing nothing,
+/// when a new triangle would break the bounds or intersect the surface.
+pub(crate) fn slot(mesh: &mut CrackMesh, slot: Slot, bounds: AngleBounds) -> Result<u32, Refusal> {
+    let v = slot.vertex;
+    let x = mesh.positions()[v as usize];
     let ring = mesh.ring(v).ok_or(Refusal::Geometry)?;
     let n = ring.len();
-    let ia = ring.iter().position(|&r| r == a).ok_or(Refusal::Geometry)?;
-    let ib = ring.iter().position(|&r| r == b).ok_or(Refusal::Geometry)?;
-    // The arc from a to b (counter-clockwise) holds the triangles (v, r_i, r_i+1) for i from ia
-    // up to ib - 1; it is on the positive side when its first interior neighbour is.
+    let ia = ring.iter().position(|&r| r == slot.first).ok_or(Refusal::Geometry)?;
+    let ib = ring.iter().position(|&r| r == slot.second).ok_or(Refusal::Geometry)?;
+    // The arc from first to second (counter-clockwise) holds the triangles (v, r_i, r_i+1) for
+    // i from ia up to ib - 1.
     let arc_ab: SmallVec<[usize; 8]> = (0..n).map(|k| (ia + k) % n).take_while(|&i| i != ib).collect();
     if arc_ab.len() < 2 || arc_ab.len() > n - 2 {
         return Err(Refusal::Crossings);
     }
-    let side_of = |i: usize| e.dot(mesh.positions()[ring[i % n] as usize] - x);
-    let ab_positive = side_of(ia + 1) > 0.0;
-    if (side_of(ib + 1) > 0.0) == ab_positive {
-        // The plane only touches the ring: both arcs lie on one side.
-        return Err(Refusal::Crossings);
-    }
-
-    let normal = mesh.vertex_normal(v);
-    let tangent = (e - normal * normal.dot(e)).normalize_or_zero();
-    if tangent == DVec3::ZERO || normal == DVec3::ZERO {
-        return Err(Refusal::Crossings);
-    }
-    let half = tangent * (0.5 * opening.thickness);
-    let (xp, xm) = (x + half, x - half);
-    let vp = mesh.add_vertex(xp);
-    let vm = mesh.add_vertex(xm);
-    let f = mesh.add_vertex(x - normal * opening.depth);
+    let normal = surface_normal(mesh, v);
+    let e = slot.plane_normal;
+    let half = lip_offset(mesh, v, normal, e, slot.thickness).ok_or(Refusal::Crossings)?;
+    let vp = mesh.add_vertex(x + half);
+    let vm = mesh.add_vertex(x - half);
+    let f = mesh.add_vertex(x - normal * slot.depth);
 
     // The fan: each triangle around v, with v replaced by the vertex of its side.
     let mut removed = Vec::with_capacity(n);
@@ -109,13 +163,20 @@ pub fn open_crack(mesh: &mut CrackMesh, opening: Opening, bounds: AngleBounds) -
             .copied()
             .find(|&t| mesh.others_ccw(t, v) == [r0, r1])
             .ok_or(Refusal::Geometry)?;
-        let on_ab = arc_ab.contains(&i);
-        let side = if on_ab == ab_positive { vp } else { vm };
+        let side = if arc_ab.contains(&i) == slot.first_arc_positive {
+            vp
+        } else {
+            vm
+        };
         removed.push(t);
         added.push([side, r0, r1]);
     }
     // The positive fan's open edges are vp -> start and end -> vp; the walls close the loop.
-    let (start, end) = if ab_positive { (a, b) } else { (b, a) };
+    let (start, end) = if slot.first_arc_positive {
+        (slot.first, slot.second)
+    } else {
+        (slot.second, slot.first)
+    };
     added.extend([[start, vp, f], [vp, end, f], [end, vm, f], [vm, start, f]]);
     if !acceptable(
         mesh,
@@ -134,13 +195,61 @@ pub fn open_crack(mesh: &mut CrackMesh, opening: Opening, bounds: AngleBounds) -
     for tri in &added[n..] {
         mesh.add_triangle_on(*tri, true);
     }
-    mesh.add_line(CrackLine {
-        nodes: vec![a, f, b],
-        closed: false,
-        plane_normal: e,
-    });
-    mesh.set_active(f, true);
-    Ok(mesh.lines().len() - 1)
+    Ok(f)
+}
+
+/// Where the lips go: `v +- offset`, half the thickness away along the surface on either side
+/// of the crack plane (so the mouth is the thickness wide), moving `v` only in ways that keep
+/// the surface's shape to first order. On a smooth stretch the offset is along the crack-plane
+/// normal made tangent to the surface. On a ridge (two sharp edges of the body's surface meet
+/// at `v`) it runs along the ridge, which keeps `v` on both faces: a tangent offset would lift it
+/// off one of them and change the volume by about the thickness times the fan's area. At a
+/// corner, or where the plane is within 60 degrees of containing the ridge, there is no such
+/// move: `None`.
+fn lip_offset(mesh: &CrackMesh, v: u32, normal: DVec3, e: DVec3, thickness: f64) -> Option<DVec3> {
+    let feature_cos = 35f64.to_radians().cos();
+    let mut sharp: SmallVec<[u32; 4]> = SmallVec::new();
+    for &t in mesh.incident(v) {
+        let [r, _] = mesh.others_ccw(t, v);
+        let pair = mesh.edge_triangles(v, r);
+        if pair.len() == 2
+            && !mesh.is_wall(pair[0])
+            && !mesh.is_wall(pair[1])
+            && mesh.triangle_normal(pair[0]).dot(mesh.triangle_normal(pair[1])) < feature_cos
+        {
+            sharp.push(r);
+        }
+    }
+    let direction = match sharp.len() {
+        0 => e - normal * normal.dot(e),
+        2 => mesh.positions()[sharp[1] as usize] - mesh.positions()[sharp[0] as usize],
+        _ => return None,
+    };
+    let along = e.dot(direction.normalize_or_zero());
+    // A plane within 60 degrees of containing the ridge would cut it at a glancing angle.
+    if along.abs() < 0.5 || normal == DVec3::ZERO {
+        return None;
+    }
+    Some(direction.normalize_or_zero() * (0.5 * thickness * along.signum()))
+}
+
+/// Outward unit normal at `v` from its triangles on the body's surface (crack walls left out,
+/// unless it has no other).
+pub(crate) fn surface_normal(mesh: &CrackMesh, v: u32) -> DVec3 {
+    let x = mesh.positions()[v as usize];
+    let weighted = |walls: bool| {
+        let mut n = DVec3::ZERO;
+        for &t in mesh.incident(v) {
+            if walls || !mesh.is_wall(t) {
+                let [a, b] = mesh.others_ccw(t, v).map(|i| mesh.positions()[i as usize]);
+                let angle = (a - x).angle_between(b - x);
+                n += mesh.triangle_normal(t) * if angle.is_finite() { angle } else { 0.0 };
+            }
+        }
+        n.normalize_or_zero()
+    };
+    let n = weighted(false);
+    if n == DVec3::ZERO { weighted(true) } else { n }
 }
 
 /// The two link vertices the cut passes through, splitting link edges where needed.

@@ -10,19 +10,22 @@
 //!   the target edge length and `sigma_p` the propagation threshold.
 //!
 //! "We also check the direction ... to enforce movement into the material": the reference for
-//! "into" is the direction from the mean of `f`'s wall neighbours (the slot behind the front) to
-//! `f`; `h` is used only when it agrees with it, and replaces it when the front is straight.
+//! "into" is against the summed normals of `f`'s triangles (the two walls' normals nearly cancel
+//! and what is left points out through the slot); `h` is used only when it agrees with it. A
+//! target outside the material (winding number of the surface below one half) is refused, so a
+//! node near the mouth never escapes through its own slot.
 //!
 //! A node whose principal stress has fallen below `sigma_p` stops (the crack arrests there). A
 //! node whose step would reach the surface stops `gap` short of it and is marked inactive, with
 //! the triangle it reached recorded for the cut-through that follows (Zhu Fig. 13). A move that
-//! would break the mesh's angle bounds or make it intersect itself is halved once, then skipped.
+//! would break the mesh's angle bounds or make it intersect itself is halved once; if that is
+//! refused too the node stops, so every crack stops in finitely many sub-steps.
 
 use glam::DVec3;
 
 use super::check::try_move;
 use super::mesh::CrackMesh;
-use super::validate::AngleBounds;
+use super::validate::{AngleBounds, winding_number};
 
 /// How crack fronts advance.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,7 +55,8 @@ pub struct FrontStep {
     pub arrested: usize,
     /// Nodes that reached the surface, with the triangle each reached.
     pub reached: Vec<(u32, u32)>,
-    /// Moves refused by the mesh checks.
+    /// Nodes stopped because their move was refused by the mesh checks (or left the
+    /// material), even at half the step.
     pub refused: usize,
 }
 
@@ -81,6 +85,7 @@ pub fn advance_fronts(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &
             };
             let (p, q) = (line.nodes[(i + n - 1) % n], line.nodes[(i + 1) % n]);
             let Some(dir) = heading(mesh, f, p, q, e) else {
+                mesh.set_active(f, false);
                 step.refused += 1;
                 continue;
             };
@@ -90,11 +95,15 @@ pub fn advance_fronts(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &
                 Some((distance, t)) => (x + dir * (distance - settings.gap).max(0.0), Some(t)),
                 None => (x + dir * length, None),
             };
-            let moved = try_move(mesh, f, target, settings.bounds, None)
-                || try_move(mesh, f, x.lerp(target, 0.5), settings.bounds, None);
+            // A front only moves through material: never out through its own slot.
+            let moved = (inside(mesh, target) && try_move(mesh, f, target, settings.bounds, None))
+                || (inside(mesh, x.lerp(target, 0.5)) && try_move(mesh, f, x.lerp(target, 0.5), settings.bounds, None));
             if moved {
                 step.moved += 1;
             } else {
+                // A node that can move neither its step nor half of it stops, so every crack
+                // stops in finitely many sub-steps.
+                mesh.set_active(f, false);
                 step.refused += 1;
             }
             if let Some(t) = reached {
@@ -110,25 +119,32 @@ pub fn advance_fronts(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &
 
 /// The unit direction front node `f` (line neighbours `p`, `q`) moves in, within the plane of
 /// normal `e`, or `None` if it cannot tell which way is into the material.
+///
+/// Into the material is against the area-weighted normal of `f`'s triangles: at a front the two
+/// walls' outward normals nearly cancel, and what is left points back out through the slot.
 fn heading(mesh: &CrackMesh, f: u32, p: u32, q: u32, e: DVec3) -> Option<DVec3> {
     let x = mesh.positions()[f as usize];
     let in_plane = |d: DVec3| (d - e * e.dot(d)).normalize_or_zero();
-    // Into the material: away from the slot behind the front (f's neighbours off the line).
-    let ring = mesh.ring(f)?;
-    let behind: Vec<DVec3> = ring
+    let outward: DVec3 = mesh
+        .incident(f)
         .iter()
-        .filter(|&&r| r != p && r != q)
-        .map(|&r| mesh.positions()[r as usize])
-        .collect();
-    if behind.is_empty() {
-        return None;
-    }
-    let mean = behind.iter().sum::<DVec3>() / behind.len() as f64;
-    let inward = in_plane(x - mean);
+        .map(|&t| {
+            let [a, b, c] = mesh.corners(t);
+            (b - a).cross(c - a)
+        })
+        .sum();
+    let inward = in_plane(-outward);
     let pos = |v: u32| mesh.positions()[v as usize];
     let h = in_plane(-((pos(p) - x).normalize_or_zero() + (pos(q) - x).normalize_or_zero()));
     let dir = if h.dot(inward) > 0.2 { h } else { inward };
     (dir != DVec3::ZERO).then_some(dir)
+}
+
+/// Whether `x` lies inside the material: the winding number of the whole surface there is
+/// above one half.
+fn inside(mesh: &CrackMesh, x: DVec3) -> bool {
+    let triangles: Vec<u32> = mesh.live_triangles().collect();
+    winding_number(mesh, &triangles, x) > 0.5
 }
 
 /// The nearest live triangle not incident to `f` that the ray from `x` along unit `dir` meets

@@ -1,0 +1,151 @@
+//! Extending a crack line at one of its ends (Zhu 2015 section 6.3, Fig. 10): the mouth grows
+//! along the surface, the old end sinks into the material as a front node.
+//!
+//! The end `a` sits on the surface where the two lips of the mouth meet; its line neighbour `n1`
+//! is a front node inside. The crack plane through `a` cuts the surface part of `a`'s ring (the
+//! arc from one lip round to the other, away from the slot) at a point `c`: a neighbour within
+//! the snap angle, or a split link edge. Then `a` is slotted exactly as a new crack opens, with
+//! `c` and `n1` as the two crossings: `a` becomes two lip vertices, a new front node `g` goes in
+//! below it, and the line becomes `[c, g, n1, ...]` with `c` the new, inactive end and `g` active.
+//! Of several crossings the one making the largest angle with the line (`a` to `n1`) is taken,
+//! so the crack does not turn back on itself ("we choose the one which spans a larger angle with
+//! the crack line to avoid an inverting crack").
+//!
+//! The side of each arc is read from the lips, which lie half a thickness either side of the
+//! crack: the plane through `a` may miss the plane the slot was cut along by more than that.
+//!
+//! An end whose crossing is a crack node (another crack, or this line's other end) is blocked
+//! and not extended: merging lines and closing loops is left to the line's owner.
+
+use glam::DVec3;
+use smallvec::SmallVec;
+
+use super::mesh::CrackMesh;
+use super::open::{Refusal, SNAP_DEGREES, Slot, slot};
+use super::ops::split_edge;
+use super::validate::AngleBounds;
+
+/// Which end of an open crack line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// The line's first node.
+    Start,
+    /// The line's last node.
+    Finish,
+}
+
+/// Extends line `line` at `end` across the plane of normal `plane_normal` (unit), with mouth
+/// width `thickness` and the new front node `depth` (m) inside. Returns the new end vertex.
+pub fn extend_end(
+    mesh: &mut CrackMesh,
+    line: usize,
+    end: End,
+    plane_normal: DVec3,
+    thickness: f64,
+    depth: f64,
+    bounds: AngleBounds,
+) -> Result<u32, Refusal> {
+    let nodes = &mesh.lines()[line].nodes;
+    if mesh.lines()[line].closed || nodes.len() < 2 {
+        return Err(Refusal::NotASurfaceVertex);
+    }
+    let (a, n1) = match end {
+        End::Start => (nodes[0], nodes[1]),
+        End::Finish => (nodes[nodes.len() - 1], nodes[nodes.len() - 2]),
+    };
+    let e = plane_normal.normalize_or_zero();
+    let ring = mesh.ring(a).ok_or(Refusal::Geometry)?;
+    let m = ring.len();
+    let i1 = ring.iter().position(|&r| r == n1).ok_or(Refusal::Geometry)?;
+    // The surface arc from the lip after n1 round to the lip before it.
+    let arc: SmallVec<[u32; 8]> = (1..m).map(|k| ring[(i1 + k) % m]).collect();
+    let (lip1, lip2) = (arc[0], arc[arc.len() - 1]);
+    let x = mesh.positions()[a as usize];
+    let pos = |v: u32| mesh.positions()[v as usize];
+    let lip1_positive = e.dot(pos(lip1) - pos(lip2)) > 0.0;
+    let snap = SNAP_DEGREES.to_radians().sin();
+    let side = |k: usize| -> i32 {
+        if k == 0 {
+            return if lip1_positive { 1 } else { -1 };
+        }
+        if k == arc.len() - 1 {
+            return if lip1_positive { -1 } else { 1 };
+        }
+        let d = pos(arc[k]) - x;
+        let s = e.dot(d);
+        if s.abs() <= snap * d.length() {
+            0
+        } else if s > 0.0 {
+            1
+        } else {
+            -1
+        }
+    };
+    // Crossings along the arc: vertices on the plane, or edges between the two sides.
+    let back = (pos(n1) - x).normalize_or_zero();
+    let mut best: Option<(f64, usize, Option<f64>)> = None;
+    for k in 0..arc.len() - 1 {
+        let (s0, s1) = (side(k), side(k + 1));
+        let crossing = if s0 == 0 {
+            Some((pos(arc[k]), None))
+        } else if s0 * s1 < 0 {
+            let (d0, d1) = (e.dot(pos(arc[k]) - x), e.dot(pos(arc[k + 1]) - x));
+            let l = if k == 0 || k + 1 == arc.len() - 1 {
+                0.5
+            } else {
+                (d0 / (d0 - d1)).clamp(0.0, 1.0)
+            };
+            Some((pos(arc[k]).lerp(pos(arc[k + 1]), l), Some(l)))
+        } else {
+            None
+        };
+        if let Some((at, lambda)) = crossing {
+            let turn = back.dot((at - x).normalize_or_zero());
+            if best.is_none_or(|(b, _, _)| turn < b) {
+                best = Some((turn, k, lambda));
+            }
+        }
+    }
+    let (_, k, lambda) = best.ok_or(Refusal::Crossings)?;
+    let c = match lambda {
+        None => arc[k],
+        Some(l) => {
+            let at = pos(arc[k]).lerp(pos(arc[k + 1]), l);
+            split_edge(mesh, arc[k], arc[k + 1], at, bounds).ok_or(Refusal::Geometry)?
+        }
+    };
+    if mesh.is_crack_node(c) {
+        return Err(Refusal::Crossings);
+    }
+    // The arc from n1 counter-clockwise to c starts with lip1.
+    let g = slot(
+        mesh,
+        Slot {
+            vertex: a,
+            first: n1,
+            second: c,
+            first_arc_positive: lip1_positive,
+            plane_normal: e,
+            thickness,
+            depth,
+        },
+        bounds,
+    )?;
+    let line_nodes = &mut mesh.lines_mut()[line].nodes;
+    match end {
+        End::Start => {
+            line_nodes[0] = g;
+            line_nodes.insert(0, c);
+        }
+        End::Finish => {
+            let last = line_nodes.len() - 1;
+            line_nodes[last] = g;
+            line_nodes.push(c);
+        }
+    }
+    mesh.set_crack_node(a, false);
+    mesh.set_crack_node(g, true);
+    mesh.set_crack_node(c, true);
+    mesh.set_active(g, true);
+    Ok(c)
+}

@@ -1,0 +1,131 @@
+//! One crack-tracking sub-step (Zhu 2015 Algorithm 3): move the fronts, extend the ends where
+//! the Rankine or smoothness criterion holds, then remesh around the cracks; optionally validate
+//! the whole surface after it.
+
+use super::extend::{End, extend_end};
+use super::improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
+use super::mesh::CrackMesh;
+use super::open::surface_normal;
+use super::propagate::{FrontSettings, FrontStep, FrontStress, advance_fronts};
+use super::validate::{MeshCheck, MeshFault, validate};
+
+/// How cracks are tracked.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrackSettings {
+    /// How fronts move.
+    pub front: FrontSettings,
+    /// How the surface around cracks is remeshed.
+    pub remesh: RemeshSettings,
+    /// Crack thickness (m): the mouth width of every slot.
+    pub thickness: f64,
+    /// An end extends when its front neighbour is farther than this many target edge lengths
+    /// from it, whatever the stress (the smoothness criterion).
+    pub smoothness: f64,
+    /// Run the full validator after every sub-step (tests turn it on).
+    pub validate: bool,
+}
+
+impl TrackSettings {
+    /// Settings for target edge length `target_edge` (m), propagation threshold `threshold`
+    /// (Pa) and crack thickness `thickness` (m): speed 0.5, a gap of a quarter edge, ends
+    /// extending past two edges, no validation.
+    pub fn new(target_edge: f64, threshold: f64, thickness: f64) -> Self {
+        let remesh = RemeshSettings::for_edge(target_edge);
+        Self {
+            front: FrontSettings {
+                target_edge,
+                speed: 0.5,
+                threshold,
+                gap: 0.25 * target_edge,
+                bounds: remesh.bounds,
+            },
+            remesh,
+            thickness,
+            smoothness: 2.0,
+            validate: false,
+        }
+    }
+}
+
+/// What a sub-step did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SubStep {
+    /// The fronts' motion.
+    pub front: FrontStep,
+    /// Ends extended.
+    pub extended: usize,
+    /// Remeshing counts.
+    pub remesh: RemeshCounts,
+    /// The validator's measurements, when validation is on.
+    pub check: Option<MeshCheck>,
+}
+
+/// Whether any crack node is still active.
+pub fn any_active(mesh: &CrackMesh) -> bool {
+    mesh.lines()
+        .iter()
+        .flat_map(|l| l.nodes.iter())
+        .any(|&v| mesh.is_active(v))
+}
+
+/// Runs one sub-step; fails with the first fault when validation is on and finds one.
+pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSettings) -> Result<SubStep, MeshFault> {
+    let front = advance_fronts(mesh, stress, &settings.front);
+    let extended = extend_ends(mesh, stress, settings);
+    let mut region = near_cracks(mesh, 2.0 * settings.front.target_edge);
+    let remesh = improve(mesh, &settings.remesh, &mut region);
+    let check = if settings.validate {
+        Some(validate(mesh, settings.front.bounds)?)
+    } else {
+        None
+    };
+    Ok(SubStep {
+        front,
+        extended,
+        remesh,
+        check,
+    })
+}
+
+/// Extends every open, unblocked end whose stress (read half an edge inside) reaches the
+/// propagation threshold, or whose front neighbour has run ahead by more than the smoothness
+/// limit. An end whose extension is refused is marked blocked.
+fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSettings) -> usize {
+    let mut extended = 0;
+    let edge = settings.front.target_edge;
+    for l in 0..mesh.lines().len() {
+        for (slot, end) in [(0, End::Start), (1, End::Finish)] {
+            let line = &mesh.lines()[l];
+            if line.closed || line.blocked[slot] || line.nodes.len() < 2 {
+                continue;
+            }
+            let n = line.nodes.len();
+            let (a, n1) = if slot == 0 {
+                (line.nodes[0], line.nodes[1])
+            } else {
+                (line.nodes[n - 1], line.nodes[n - 2])
+            };
+            let x = mesh.positions()[a as usize];
+            let (sigma, direction) = stress(x - surface_normal(mesh, a) * (0.5 * edge));
+            let ahead = mesh.positions()[n1 as usize].distance(x) > settings.smoothness * edge;
+            if !(sigma >= settings.front.threshold || ahead) {
+                continue;
+            }
+            let e = if direction.dot(line.plane_normal) < 0.0 {
+                -direction
+            } else {
+                direction
+            };
+            let e = if sigma >= settings.front.threshold {
+                e
+            } else {
+                line.plane_normal
+            };
+            match extend_end(mesh, l, end, e, settings.thickness, 0.5 * edge, settings.front.bounds) {
+                Ok(_) => extended += 1,
+                Err(_) => mesh.lines_mut()[l].blocked[slot] = true,
+            }
+        }
+    }
+    extended
+}
