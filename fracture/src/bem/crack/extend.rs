@@ -14,8 +14,9 @@
 //! The side of each arc is read from the lips, which lie half a thickness either side of the
 //! crack: the plane through `a` may miss the plane the slot was cut along by more than that.
 //!
-//! An end whose crossing is a crack node (another crack, or this line's other end) is blocked
-//! and not extended: merging lines and closing loops is left to the line's owner.
+//! An end whose crossing belongs to a crack (a node or a wall vertex, this line's or another's)
+//! is refused with [`Refusal::MetCrack`]: the caller decides (see `track`: two different cracks
+//! that meet both stop, Zhu's passive strategy).
 
 use glam::DVec3;
 use smallvec::SmallVec;
@@ -114,8 +115,8 @@ pub fn extend_end(
             split_edge(mesh, arc[k], arc[k + 1], at, bounds).ok_or(Refusal::Geometry)?
         }
     };
-    if mesh.is_crack_node(c) {
-        return Err(Refusal::Crossings);
+    if let Some(met) = crack_at(mesh, c) {
+        return Err(Refusal::MetCrack(met));
     }
     // The arc from n1 counter-clockwise to c starts with lip1.
     let g = slot(
@@ -128,6 +129,7 @@ pub fn extend_end(
             plane_normal: e,
             thickness,
             depth,
+            line,
         },
         bounds,
     )?;
@@ -148,4 +150,13 @@ pub fn extend_end(
     mesh.set_crack_node(c, true);
     mesh.set_active(g, true);
     Ok(c)
+}
+
+/// The crack line vertex `v` belongs to, as one of its nodes or as a vertex of its walls (its
+/// mouth included), if any.
+pub fn crack_at(mesh: &CrackMesh, v: u32) -> Option<usize> {
+    if mesh.is_crack_node(v) {
+        return mesh.lines().iter().position(|l| l.nodes.contains(&v));
+    }
+    mesh.incident(v).iter().find_map(|&t| mesh.wall_of(t))
 }

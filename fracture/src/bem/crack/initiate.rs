@@ -13,6 +13,7 @@
 
 use glam::{DMat3, DVec3};
 
+use super::extend::crack_at;
 use super::mesh::CrackMesh;
 use super::open::{Opening, open_crack};
 use super::validate::AngleBounds;
@@ -105,7 +106,8 @@ pub fn candidates(
 }
 
 /// Algorithm 2: opens a crack at each candidate in turn, skipping candidates in the 1-ring of a
-/// crack line (any line, including those opened here) and those whose opening is refused.
+/// crack line or its walls (any line, including those opened here) and those whose opening is
+/// refused.
 /// `thickness` (m) is the crack thickness, `depth` (m) how deep each new front starts. Returns
 /// the indices of the lines opened.
 pub fn initiate(
@@ -120,9 +122,11 @@ pub fn initiate(
         if !mesh.vertex_in_use(c.vertex) || mesh.is_crack_node(c.vertex) {
             continue;
         }
-        let near_line = mesh
-            .ring(c.vertex)
-            .is_none_or(|ring| ring.iter().any(|&u| mesh.is_crack_node(u)));
+        let near_line = mesh.ring(c.vertex).is_none_or(|ring| {
+            std::iter::once(c.vertex)
+                .chain(ring.iter().copied())
+                .any(|u| crack_at(mesh, u).is_some())
+        });
         if near_line {
             continue;
         }

@@ -41,7 +41,8 @@ pub struct CrackMesh {
     positions: Vec<DVec3>,
     triangles: Vec<[u32; 3]>,
     alive: Vec<bool>,
-    wall: Vec<bool>,
+    /// Per triangle slot, the crack line whose wall it is (`u32::MAX`: the body's surface).
+    wall: Vec<u32>,
     incidence: Vec<Incidence>,
     active: Vec<bool>,
     on_line: Vec<bool>,
@@ -216,14 +217,19 @@ impl CrackMesh {
     /// Whether triangle slot `t` is part of a crack wall (created by opening or growing a
     /// crack) rather than of the body's original surface.
     pub fn is_wall(&self, t: u32) -> bool {
-        self.wall[t as usize]
+        self.wall[t as usize] != u32::MAX
+    }
+
+    /// The crack line whose wall triangle slot `t` is, if it is one.
+    pub fn wall_of(&self, t: u32) -> Option<usize> {
+        (self.wall[t as usize] != u32::MAX).then_some(self.wall[t as usize] as usize)
     }
 
     /// Half the area of the crack walls (m^2): the area of the crack surface, each crack having
     /// two walls.
     pub fn crack_area(&self) -> f64 {
         self.live_triangles()
-            .filter(|&t| self.wall[t as usize])
+            .filter(|&t| self.is_wall(t))
             .map(|t| {
                 let [a, b, c] = self.corners(t);
                 0.25 * (b - a).cross(c - a).length()
@@ -231,11 +237,11 @@ impl CrackMesh {
             .sum()
     }
 
-    /// Appends a live triangle of the original surface (`wall` false) or of a crack wall, and
-    /// returns its index.
-    pub fn add_triangle_on(&mut self, t: [u32; 3], wall: bool) -> u32 {
+    /// Appends a live triangle of the body's surface (`wall` `None`) or of the wall of crack
+    /// line `wall`, and returns its index.
+    pub fn add_triangle_on(&mut self, t: [u32; 3], wall: Option<usize>) -> u32 {
         let index = self.add_triangle(t);
-        self.wall[index as usize] = wall;
+        self.wall[index as usize] = wall.map_or(u32::MAX, |l| l as u32);
         index
     }
 
@@ -244,7 +250,7 @@ impl CrackMesh {
         let index = self.triangles.len() as u32;
         self.triangles.push(t);
         self.alive.push(true);
-        self.wall.push(false);
+        self.wall.push(u32::MAX);
         for v in t {
             self.incidence[v as usize].push(index);
         }

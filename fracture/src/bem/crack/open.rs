@@ -60,6 +60,8 @@ pub enum Refusal {
     Crossings,
     /// A split or the slot would break the angle bounds or intersect the surface.
     Geometry,
+    /// The cut runs into crack line (this index): one of its nodes or its walls.
+    MetCrack(usize),
 }
 
 /// Opens a crack (see the module docs) and returns the index of its new line.
@@ -95,6 +97,7 @@ pub fn open_crack(mesh: &mut CrackMesh, opening: Opening, bounds: AngleBounds) -
             plane_normal: e,
             thickness: opening.thickness,
             depth: opening.depth,
+            line: mesh.lines().len(),
         },
         bounds,
     )?;
@@ -126,6 +129,8 @@ pub(crate) struct Slot {
     pub thickness: f64,
     /// How far inside the new front node goes (m).
     pub depth: f64,
+    /// The crack line the slot's walls belong to.
+    pub line: usize,
 }
 
 /// Replaces `slot.vertex` with two lip vertices `v+`, `v-` (the triangles of each arc of its
@@ -193,7 +198,7 @@ pub(crate) fn slot(mesh: &mut CrackMesh, slot: Slot, bounds: AngleBounds) -> Res
         mesh.replace_triangle(*t, *tri);
     }
     for tri in &added[n..] {
-        mesh.add_triangle_on(*tri, true);
+        mesh.add_triangle_on(*tri, Some(slot.line));
     }
     Ok(f)
 }

@@ -129,7 +129,7 @@ pub fn split_edge(mesh: &mut CrackMesh, a: u32, b: u32, x: DVec3, bounds: AngleB
     ) {
         return None;
     }
-    let (wall_ab, wall_ba) = (mesh.is_wall(t_ab), mesh.is_wall(t_ba));
+    let (wall_ab, wall_ba) = (mesh.wall_of(t_ab), mesh.wall_of(t_ba));
     mesh.replace_triangle(t_ab, added[0]);
     mesh.add_triangle_on(added[1], wall_ab);
     mesh.replace_triangle(t_ba, added[2]);
@@ -262,7 +262,7 @@ pub fn flip_edge(mesh: &mut CrackMesh, a: u32, b: u32, bounds: AngleBounds, feat
         || mesh.incident(b).len() <= 3
         || !mesh.edge_triangles(c, d).is_empty()
         || is_sharp(mesh, a, b, feature_degrees)
-        || mesh.is_wall(t_ab) != mesh.is_wall(t_ba)
+        || mesh.wall_of(t_ab) != mesh.wall_of(t_ba)
         || mesh.triangle_normal(t_ab).dot(mesh.triangle_normal(t_ba)) <= 1.0 - 1e-12
     {
         return false;

@@ -264,6 +264,78 @@ fn crack_front_spreads_across_a_slab_section() {
     assert!(area > 0.7 * 0.24 && area < 0.24, "crack area {area}");
 }
 
+/// Two cracks across each other on the top of a slab: the one running along x reaches the
+/// other's mouth, and both stop (Zhu's passive strategy); the mesh stays valid throughout.
+#[test]
+fn crack_lines_that_meet_both_stop() {
+    let mesh = slab();
+    let edge = mean_edge(&mesh);
+    let mut crack = CrackMesh::try_new(&mesh).unwrap();
+    let bounds = AngleBounds::default();
+    for (at, e) in [
+        (DVec3::new(-0.2, 0.2, 0.0), DVec3::X),
+        (DVec3::new(0.1, 0.2, 0.0), DVec3::Z),
+    ] {
+        let vertex = nearest_vertex(&crack, at);
+        open_crack(
+            &mut crack,
+            Opening {
+                vertex,
+                plane_normal: e,
+                thickness: 0.002,
+                depth: 0.5 * edge,
+            },
+            bounds,
+        )
+        .unwrap();
+    }
+    // Each crack sees its own plane's stress: only ends and fronts of both move.
+    let planes = [DVec3::X, DVec3::Z];
+    let stress = move |x: DVec3| if x.x < -0.1 { (1.5, planes[0]) } else { (1.5, planes[1]) };
+    let settings = TrackSettings {
+        validate: true,
+        ..TrackSettings::new(edge, 1.0, 0.002)
+    };
+    let mut crossings = 0;
+    for step in 0..60 {
+        if !any_active(&crack) {
+            break;
+        }
+        let report = substep(&mut crack, &stress, &settings).unwrap_or_else(|f| panic!("sub-step {step}: {f}"));
+        crossings += report.crossings;
+    }
+    assert!(!any_active(&crack));
+    assert!(crossings >= 1, "the cracks should meet");
+    assert!(crack.lines().iter().all(|l| l.blocked == [true, true]));
+}
+
+/// The same crack under the same stress gives the same mesh, bit for bit (everything runs in
+/// index order, on one thread).
+#[test]
+fn crack_tracking_is_deterministic() {
+    let mesh = sphere();
+    let edge = mean_edge(&mesh);
+    let run = || {
+        let mut crack = opened(&mesh, DVec3::new(0.3, 0.9, 0.3), DVec3::X, 0.002);
+        let stress = |_: DVec3| (1.5, DVec3::X);
+        let settings = TrackSettings::new(edge, 1.0, 0.002);
+        for _ in 0..6 {
+            substep(&mut crack, &stress, &settings).unwrap();
+        }
+        let (trimesh, _) = crack.to_trimesh().unwrap();
+        let bits: Vec<u64> = trimesh
+            .vertices()
+            .iter()
+            .flat_map(|v| v.to_array())
+            .map(f64::to_bits)
+            .collect();
+        (bits, trimesh.triangles().to_vec())
+    };
+    let first = run();
+    assert!(first.1.len() > mesh.triangles().len());
+    assert_eq!(first, run());
+}
+
 #[test]
 fn crack_front_arrests_where_the_stress_is_below_the_propagation_threshold() {
     let mesh = slab();

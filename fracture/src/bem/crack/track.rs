@@ -5,7 +5,7 @@
 use super::extend::{End, extend_end};
 use super::improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
 use super::mesh::CrackMesh;
-use super::open::surface_normal;
+use super::open::{Refusal, surface_normal};
 use super::propagate::{FrontSettings, FrontStep, FrontStress, advance_fronts};
 use super::validate::{MeshCheck, MeshFault, validate};
 
@@ -54,6 +54,8 @@ pub struct SubStep {
     pub front: FrontStep,
     /// Ends extended.
     pub extended: usize,
+    /// Pairs of different cracks that ran into each other and stopped.
+    pub crossings: usize,
     /// Remeshing counts.
     pub remesh: RemeshCounts,
     /// The validator's measurements, when validation is on.
@@ -71,7 +73,7 @@ pub fn any_active(mesh: &CrackMesh) -> bool {
 /// Runs one sub-step; fails with the first fault when validation is on and finds one.
 pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSettings) -> Result<SubStep, MeshFault> {
     let front = advance_fronts(mesh, stress, &settings.front);
-    let extended = extend_ends(mesh, stress, settings);
+    let (extended, crossings) = extend_ends(mesh, stress, settings);
     let mut region = near_cracks(mesh, 2.0 * settings.front.target_edge);
     let remesh = improve(mesh, &settings.remesh, &mut region);
     let check = if settings.validate {
@@ -82,6 +84,7 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
     Ok(SubStep {
         front,
         extended,
+        crossings,
         remesh,
         check,
     })
@@ -89,9 +92,10 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
 
 /// Extends every open, unblocked end whose stress (read half an edge inside) reaches the
 /// propagation threshold, or whose front neighbour has run ahead by more than the smoothness
-/// limit. An end whose extension is refused is marked blocked.
-fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSettings) -> usize {
-    let mut extended = 0;
+/// limit. An end whose extension is refused is marked blocked. Returns the ends extended and
+/// the pairs of cracks that met.
+fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSettings) -> (usize, usize) {
+    let (mut extended, mut met) = (0, 0);
     let edge = settings.front.target_edge;
     for l in 0..mesh.lines().len() {
         for (slot, end) in [(0, End::Start), (1, End::Finish)] {
@@ -123,9 +127,28 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
             };
             match extend_end(mesh, l, end, e, settings.thickness, 0.5 * edge, settings.front.bounds) {
                 Ok(_) => extended += 1,
+                Err(Refusal::MetCrack(other)) => {
+                    mesh.lines_mut()[l].blocked[slot] = true;
+                    // Two different cracks that run into each other both stop (Zhu's passive
+                    // strategy). A line meeting itself would close into a loop (Fig. 12); that
+                    // merge is not made: the end just stops.
+                    if other != l {
+                        stop_line(mesh, l);
+                        stop_line(mesh, other);
+                        met += 1;
+                    }
+                }
                 Err(_) => mesh.lines_mut()[l].blocked[slot] = true,
             }
         }
     }
-    extended
+    (extended, met)
+}
+
+/// Stops every node of line `l` and blocks both its ends.
+fn stop_line(mesh: &mut CrackMesh, l: usize) {
+    for v in mesh.lines()[l].nodes.clone() {
+        mesh.set_active(v, false);
+    }
+    mesh.lines_mut()[l].blocked = [true; 2];
 }
