@@ -10,9 +10,9 @@
 //!
 //! Smoothing moves a smooth vertex towards the mean of its neighbours within its tangent plane,
 //! a ridge vertex along its ridge, and never a corner: ridges and corners keep the body's shape
-//! ("feature-preserving smoothing"). Crack-line smoothing slides an active front node along the
-//! front (the direction between its two line neighbours) towards their mean, evening out the
-//! spacing without pulling the front back; the line's ends and stopped nodes stay.
+//! ("feature-preserving smoothing"). Crack-line smoothing moves an active front node towards the
+//! mean of its two line neighbours within the crack plane, evening out the spacing and damping
+//! zig-zags across the front; the line's ends and stopped nodes stay.
 
 use glam::DVec3;
 
@@ -225,8 +225,8 @@ fn two_planes(mesh: &CrackMesh, v: u32) -> bool {
     true
 }
 
-/// Crack-line smoothing: active interior nodes slide along the front towards the mean of their
-/// line neighbours (arrested and stopped nodes stay where they stopped).
+/// Crack-line smoothing: active interior nodes move towards the mean of their line neighbours
+/// within the crack plane (arrested and stopped nodes stay where they stopped).
 fn smooth_lines(mesh: &mut CrackMesh, settings: &RemeshSettings) -> usize {
     let mut moves = 0;
     for l in 0..mesh.lines().len() {
@@ -241,9 +241,12 @@ fn smooth_lines(mesh: &mut CrackMesh, settings: &RemeshSettings) -> usize {
             let (p, q) = (line.nodes[(i + n - 1) % n], line.nodes[(i + 1) % n]);
             let x = mesh.positions()[v as usize];
             let (xp, xq) = (mesh.positions()[p as usize], mesh.positions()[q as usize]);
-            // Along the front only: evening out the spacing must not pull the front back.
-            let along = (xq - xp).normalize_or_zero();
-            let d = along * along.dot((xp + xq) * 0.5 - x);
+            // Towards the neighbours' mean within the crack plane: this evens out the spacing
+            // and, across the front, damps zig-zags that front motion would otherwise grow into
+            // a crumpled front (it pulls convex bumps back a little, which the next advance
+            // makes up).
+            let d = (xp + xq) * 0.5 - x;
+            let d = d - line.plane_normal * line.plane_normal.dot(d);
             if d.length_squared() > 0.0 && try_move(mesh, v, x + d * (0.5 * settings.smoothing), settings.bounds, None)
             {
                 moves += 1;

@@ -3,11 +3,11 @@
 //! fronts move with the stress, while the surface stays a closed, valid triangle mesh.
 //!
 //! - [`mesh`]: the editable surface, its crack lines and node flags;
-//! - [`validate`]: everything a valid crack mesh satisfies, checked with exact predicates;
+//! - [`validate`](mod@validate): everything a valid crack mesh satisfies, checked with exact predicates;
 //! - [`check`]: the test each local change passes before it is committed;
-//! - [`ops`] and [`improve`]: split, collapse and flip with the crack-node rules of section 6.4,
+//! - [`ops`] and [`improve`](mod@improve): split, collapse and flip with the crack-node rules of section 6.4,
 //!   and feature-preserving smoothing;
-//! - [`initiate`]: where cracks start (Algorithm 2) under two Rankine thresholds;
+//! - [`initiate`](mod@initiate): where cracks start (Algorithm 2) under two Rankine thresholds;
 //! - [`open`]: opening a crack at a vertex (Fig. 9 A1);
 //! - [`propagate`]: moving the fronts (Algorithm 3, eq. 9);
 //! - [`extend`]: growing a line at its ends (Fig. 10);

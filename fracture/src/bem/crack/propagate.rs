@@ -1,8 +1,10 @@
 //! Moving crack fronts into the material (Zhu 2015 Algorithm 3, eq. 9).
 //!
 //! Each active front node `f` moves with velocity `v = alpha * unit(h - proj_e(h))`:
-//! - `h` is the unit bisector at `f` pointing away from its two line neighbours (the front
-//!   advances where it is convex and straightens where it is not);
+//! - `h` is the front's normal at `f` within the crack plane, taken across the chord between its
+//!   two line neighbours `p` and `q` (`e x (q - p)`, signed into the material). On a smooth front
+//!   this is the paper's bisector; on a zig-zag of nodes the bisector points the dents backwards
+//!   and the tips forwards and grows the zig-zag, while the chord normal moves them together;
 //! - `e` is the largest principal direction of the stress at `f`, so the node moves within the
 //!   plane the Rankine criterion opens;
 //! - `alpha` is the paper's "principal eigenvalue times a resolution control times a user
@@ -123,7 +125,6 @@ pub fn advance_fronts(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &
 /// Into the material is against the area-weighted normal of `f`'s triangles: at a front the two
 /// walls' outward normals nearly cancel, and what is left points back out through the slot.
 fn heading(mesh: &CrackMesh, f: u32, p: u32, q: u32, e: DVec3) -> Option<DVec3> {
-    let x = mesh.positions()[f as usize];
     let in_plane = |d: DVec3| (d - e * e.dot(d)).normalize_or_zero();
     let outward: DVec3 = mesh
         .incident(f)
@@ -135,7 +136,11 @@ fn heading(mesh: &CrackMesh, f: u32, p: u32, q: u32, e: DVec3) -> Option<DVec3> 
         .sum();
     let inward = in_plane(-outward);
     let pos = |v: u32| mesh.positions()[v as usize];
-    let h = in_plane(-((pos(p) - x).normalize_or_zero() + (pos(q) - x).normalize_or_zero()));
+    // The front's normal within the crack plane: across the chord between the neighbours. On a
+    // smooth front it is the bisector; on a zig-zag it does not amplify the zig-zag, as the
+    // bisector of the two segments would.
+    let across = in_plane(e.cross(pos(q) - pos(p)));
+    let h = if across.dot(inward) < 0.0 { -across } else { across };
     let dir = if h.dot(inward) > 0.2 { h } else { inward };
     (dir != DVec3::ZERO).then_some(dir)
 }
