@@ -11,15 +11,6 @@ use shatter_collision::triangle_intersection::mesh_triangles_intersect;
 use super::mesh::CrackMesh;
 use super::validate::{AngleBounds, triangle_angles};
 
-/// A proposed change: triangles to remove (by slot) and corners of the triangles to add, with
-/// the mesh's current positions (a proposed vertex move is applied to the positions first).
-pub struct Proposal<'a> {
-    /// Live triangle slots the change removes.
-    pub removed: &'a [u32],
-    /// Corners of the triangles the change adds.
-    pub added: &'a [[u32; 3]],
-}
-
 /// How far a new triangle's normal may turn from the area-weighted normal of the triangles it
 /// replaces: cosine of 60 degrees. A change that turns the surface further alters its shape, not
 /// just its triangulation.
@@ -36,13 +27,21 @@ pub struct Turn {
     pub min_cos: f64,
 }
 
-/// Whether the proposal keeps the mesh valid (see the module docs), with new triangles turning
-/// no further than `turn` allows (`None`: no limit, for moves that may turn triangles, like a
-/// crack front sweeping into the material).
-pub fn acceptable(mesh: &CrackMesh, proposal: &Proposal<'_>, bounds: AngleBounds, turn: Option<&Turn>) -> bool {
+/// Whether a change keeps the mesh valid (see the module docs): removing the live triangle
+/// slots `removed` and adding triangles with corners `added`, at the mesh's current positions (a
+/// proposed vertex move is applied to the positions first), with new triangles turning no
+/// further than `turn` allows (`None`: no limit, for moves that may turn triangles, like a crack
+/// front sweeping into the material).
+pub fn acceptable(
+    mesh: &CrackMesh,
+    removed: &[u32],
+    added: &[[u32; 3]],
+    bounds: AngleBounds,
+    turn: Option<&Turn>,
+) -> bool {
     let positions = mesh.positions();
     let corners = |t: [u32; 3]| t.map(|v| positions[v as usize]);
-    for (i, &t) in proposal.added.iter().enumerate() {
+    for (i, &t) in added.iter().enumerate() {
         let angles = triangle_angles(corners(t));
         if !angles
             .iter()
@@ -57,24 +56,24 @@ pub fn acceptable(mesh: &CrackMesh, proposal: &Proposal<'_>, bounds: AngleBounds
             }
         }
     }
-    !intersects_mesh(mesh, proposal)
+    !intersects_mesh(mesh, removed, added)
 }
 
-/// Whether any added triangle intersects another added triangle or a live triangle the
-/// proposal keeps.
-fn intersects_mesh(mesh: &CrackMesh, proposal: &Proposal<'_>) -> bool {
+/// Whether any added triangle intersects another added triangle or a live triangle the change
+/// keeps.
+fn intersects_mesh(mesh: &CrackMesh, removed: &[u32], added: &[[u32; 3]]) -> bool {
     let positions = mesh.positions();
-    let boxes: Vec<Aabb> = proposal
-        .added
+    let boxes: Vec<Aabb> = added
         .iter()
         .map(|t| Aabb::from_points(t.map(|v| positions[v as usize])))
         .collect();
-    let all = boxes.iter().fold(
-        Aabb::from_points([positions[proposal.added[0][0] as usize]]),
-        |acc, b| acc.union(*b),
-    );
-    for (i, &t) in proposal.added.iter().enumerate() {
-        for (j, &u) in proposal.added.iter().enumerate().skip(i + 1) {
+    let all = boxes
+        .iter()
+        .fold(Aabb::from_points([positions[added[0][0] as usize]]), |acc, b| {
+            acc.union(*b)
+        });
+    for (i, &t) in added.iter().enumerate() {
+        for (j, &u) in added.iter().enumerate().skip(i + 1) {
             if boxes[i].overlaps(&boxes[j]) && mesh_triangles_intersect(positions, t, u) {
                 return true;
             }
@@ -82,14 +81,14 @@ fn intersects_mesh(mesh: &CrackMesh, proposal: &Proposal<'_>) -> bool {
     }
     let slots = mesh.triangle_slots();
     for u in mesh.live_triangles() {
-        if proposal.removed.contains(&u) {
+        if removed.contains(&u) {
             continue;
         }
         let ub = Aabb::from_points(mesh.corners(u));
         if !ub.overlaps(&all) {
             continue;
         }
-        for (i, &t) in proposal.added.iter().enumerate() {
+        for (i, &t) in added.iter().enumerate() {
             if boxes[i].overlaps(&ub) && mesh_triangles_intersect(positions, t, slots[u as usize]) {
                 return true;
             }
@@ -113,17 +112,8 @@ pub fn try_move(mesh: &mut CrackMesh, v: u32, x: DVec3, bounds: AngleBounds, nor
             .zip(&old_normals)
             .any(|(&t, old)| mesh.triangle_normal(t).dot(*old) < cos)
     });
-    // The triangles are both removed and re-added: the proposal tests them against the rest.
-    let ok = !turned
-        && acceptable(
-            mesh,
-            &Proposal {
-                removed: &triangles,
-                added: &corners,
-            },
-            bounds,
-            None,
-        );
+    // The triangles are both removed and re-added: the check tests them against the rest.
+    let ok = !turned && acceptable(mesh, &triangles, &corners, bounds, None);
     if !ok {
         mesh.set_position(v, old);
     }

@@ -29,7 +29,7 @@
 use glam::DVec3;
 use smallvec::SmallVec;
 
-use super::check::{Proposal, acceptable};
+use super::check::acceptable;
 use super::mesh::{CrackLine, CrackMesh};
 use super::ops::split_edge;
 use super::validate::AngleBounds;
@@ -183,15 +183,7 @@ pub(crate) fn slot(mesh: &mut CrackMesh, slot: Slot, bounds: AngleBounds) -> Res
         (slot.second, slot.first)
     };
     added.extend([[start, vp, f], [vp, end, f], [end, vm, f], [vm, start, f]]);
-    if !acceptable(
-        mesh,
-        &Proposal {
-            removed: &removed,
-            added: &added,
-        },
-        bounds,
-        None,
-    ) {
+    if !acceptable(mesh, &removed, &added, bounds, None) {
         return Err(Refusal::Geometry);
     }
     for (t, tri) in removed.iter().zip(&added) {

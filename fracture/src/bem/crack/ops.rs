@@ -24,7 +24,7 @@
 use glam::DVec3;
 use smallvec::SmallVec;
 
-use super::check::{MAX_NORMAL_TURN_COS, Proposal, Turn, acceptable};
+use super::check::{MAX_NORMAL_TURN_COS, Turn, acceptable};
 use super::mesh::CrackMesh;
 use super::validate::AngleBounds;
 
@@ -118,15 +118,7 @@ pub fn split_edge(mesh: &mut CrackMesh, a: u32, b: u32, x: DVec3, bounds: AngleB
     };
     let m = mesh.add_vertex(x);
     let added = [[a, m, c], [m, b, c], [b, m, d], [m, a, d]];
-    if !acceptable(
-        mesh,
-        &Proposal {
-            removed: &[t_ab, t_ba],
-            added: &added,
-        },
-        bounds,
-        Some(&turn),
-    ) {
+    if !acceptable(mesh, &[t_ab, t_ba], &added, bounds, Some(&turn)) {
         return None;
     }
     let (wall_ab, wall_ba) = (mesh.wall_of(t_ab), mesh.wall_of(t_ba));
@@ -219,15 +211,7 @@ pub fn collapse_edge(mesh: &mut CrackMesh, a: u32, b: u32, bounds: AngleBounds, 
     let old_keep = mesh.positions()[keep as usize];
     mesh.set_position(keep, x);
     removed.extend([t_ab, t_ba]);
-    if !acceptable(
-        mesh,
-        &Proposal {
-            removed: &removed,
-            added: &added,
-        },
-        bounds,
-        Some(&turn),
-    ) {
+    if !acceptable(mesh, &removed, &added, bounds, Some(&turn)) {
         mesh.set_position(keep, old_keep);
         return None;
     }
@@ -273,15 +257,7 @@ pub fn flip_edge(mesh: &mut CrackMesh, a: u32, b: u32, bounds: AngleBounds, feat
         normals: vec![mean; 2],
         min_cos: feature_degrees.to_radians().cos(),
     };
-    if !acceptable(
-        mesh,
-        &Proposal {
-            removed: &[t_ab, t_ba],
-            added: &added,
-        },
-        bounds,
-        Some(&turn),
-    ) {
+    if !acceptable(mesh, &[t_ab, t_ba], &added, bounds, Some(&turn)) {
         return false;
     }
     mesh.replace_triangle(t_ab, added[0]);
