@@ -46,8 +46,19 @@ pub fn extend_end(
     depth: f64,
     bounds: AngleBounds,
 ) -> Result<u32, Refusal> {
-    let nodes = &mesh.lines()[line].nodes;
-    if mesh.lines()[line].closed || nodes.len() < 2 {
+    let Some(crack_line) = mesh.lines().get(line) else {
+        return Err(Refusal::BadInput("crack line (not in the mesh)"));
+    };
+    if !(plane_normal.is_finite() && plane_normal.length_squared() > 0.0) {
+        return Err(Refusal::BadInput("crack plane normal (must be finite and non-zero)"));
+    }
+    if !(thickness.is_finite() && thickness > 0.0 && depth.is_finite() && depth > 0.0) {
+        return Err(Refusal::BadInput(
+            "crack thickness or front depth (must be finite and > 0 m)",
+        ));
+    }
+    let nodes = &crack_line.nodes;
+    if crack_line.closed || nodes.len() < 2 {
         return Err(Refusal::NotASurfaceVertex);
     }
     let (a, n1) = match end {

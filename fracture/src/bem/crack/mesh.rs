@@ -36,6 +36,13 @@ pub struct CrackLine {
 }
 
 /// A closed triangle mesh under crack tracking.
+///
+/// # Panics
+/// Methods that edit or read one element by index (`set_position`, `set_active`, `corners`,
+/// `others_ccw`, `triangle_normal`, `add_triangle`, `replace_triangle`, `remove_triangle`,
+/// `is_alive`, `is_wall`) panic on a vertex or triangle index the mesh does not have: a
+/// programmer error, never data. Queries of a vertex's neighbourhood and flags (`incident`,
+/// `ring`, `edge_triangles`, `vertex_in_use`, `is_crack_node`, `is_active`) answer empty or false.
 #[derive(Clone, Debug)]
 pub struct CrackMesh {
     positions: Vec<DVec3>,
@@ -107,22 +114,22 @@ impl CrackMesh {
 
     /// The live triangles incident to vertex `v`.
     pub fn incident(&self, v: u32) -> &[u32] {
-        &self.incidence[v as usize]
+        self.incidence.get(v as usize).map_or(&[], |fan| fan.as_slice())
     }
 
     /// Whether vertex `v` is still part of the surface.
     pub fn vertex_in_use(&self, v: u32) -> bool {
-        !self.incidence[v as usize].is_empty()
+        !self.incident(v).is_empty()
     }
 
     /// Whether vertex `v` is a crack node (on some crack line).
     pub fn is_crack_node(&self, v: u32) -> bool {
-        self.on_line[v as usize]
+        self.on_line.get(v as usize) == Some(&true)
     }
 
     /// Whether crack node `v` still moves into the material.
     pub fn is_active(&self, v: u32) -> bool {
-        self.active[v as usize]
+        self.active.get(v as usize) == Some(&true)
     }
 
     /// Marks crack node `v` active or inactive.
@@ -145,7 +152,7 @@ impl CrackMesh {
 
     /// The live triangles on the edge `a b` (two on a closed manifold).
     pub fn edge_triangles(&self, a: u32, b: u32) -> SmallVec<[u32; 2]> {
-        self.incidence[a as usize]
+        self.incident(a)
             .iter()
             .copied()
             .filter(|&t| self.triangles[t as usize].contains(&b))
@@ -154,7 +161,7 @@ impl CrackMesh {
 
     /// The live triangle that traverses the directed edge `a -> b`, if any.
     pub fn directed_edge_triangle(&self, a: u32, b: u32) -> Option<u32> {
-        self.incidence[a as usize].iter().copied().find(|&t| {
+        self.incident(a).iter().copied().find(|&t| {
             let tri = self.triangles[t as usize];
             (0..3).any(|k| tri[k] == a && tri[(k + 1) % 3] == b)
         })
@@ -163,7 +170,7 @@ impl CrackMesh {
     /// The neighbours of `v` in counter-clockwise order seen from outside (its link), when the
     /// triangles around `v` form one closed fan; `None` when `v` is pinched or on a hole.
     pub fn ring(&self, v: u32) -> Option<SmallVec<[u32; 8]>> {
-        let fan = &self.incidence[v as usize];
+        let fan = self.incident(v);
         let first = *fan.first()?;
         let mut ring = SmallVec::new();
         let mut t = first;

@@ -62,11 +62,43 @@ pub enum Refusal {
     Geometry,
     /// The cut runs into crack line (this index): one of its nodes or its walls.
     MetCrack(usize),
+    /// An input out of range: the parameter named, which must be finite and positive (a
+    /// thickness or depth), non-zero and finite (a plane normal) or a vertex of the mesh.
+    BadInput(&'static str),
 }
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotASurfaceVertex => write!(f, "the vertex is not on the surface or is already a crack node"),
+            Self::Crossings => write!(f, "the crack plane does not cross the vertex's 1-ring exactly twice"),
+            Self::Geometry => write!(
+                f,
+                "the cut would break the angle bounds or make the surface intersect itself"
+            ),
+            Self::MetCrack(line) => write!(f, "the cut runs into crack line {line}"),
+            Self::BadInput(what) => write!(f, "bad {what}"),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
 
 /// Opens a crack (see the module docs) and returns the index of its new line.
 pub fn open_crack(mesh: &mut CrackMesh, opening: Opening, bounds: AngleBounds) -> Result<usize, Refusal> {
     let v = opening.vertex;
+    if v as usize >= mesh.positions().len() {
+        return Err(Refusal::BadInput("vertex (not in the mesh)"));
+    }
+    if !(opening.plane_normal.is_finite() && opening.plane_normal.length_squared() > 0.0) {
+        return Err(Refusal::BadInput("crack plane normal (must be finite and non-zero)"));
+    }
+    if !(opening.thickness.is_finite() && opening.thickness > 0.0) {
+        return Err(Refusal::BadInput("crack thickness (must be finite and > 0 m)"));
+    }
+    if !(opening.depth.is_finite() && opening.depth > 0.0) {
+        return Err(Refusal::BadInput("front depth (must be finite and > 0 m)"));
+    }
     if !mesh.vertex_in_use(v) || mesh.is_crack_node(v) {
         return Err(Refusal::NotASurfaceVertex);
     }

@@ -348,6 +348,64 @@ fn crack_front_arrests_where_the_stress_is_below_the_propagation_threshold() {
     assert_eq!(crack.positions()[f as usize], before[f as usize]);
 }
 
+/// Bad input is refused with the value named, and a refused opening leaves the mesh as it was.
+#[test]
+fn crack_bad_input_is_refused_and_changes_nothing() {
+    use super::initiate::{Rankine, candidates};
+    for (initiate, propagate) in [(f64::NAN, 1.0), (-1.0, -2.0), (1.0, 2.0), (1.0, 0.0)] {
+        let message = Rankine::try_new(initiate, propagate).unwrap_err().to_string();
+        assert!(message.contains("threshold"), "{message}");
+    }
+    assert!(Rankine::try_new(2.0e6, 1.0e6).is_ok());
+    let mesh = sphere();
+    let mut crack = CrackMesh::try_new(&mesh).unwrap();
+    let message = candidates(&crack, &[glam::DMat3::IDENTITY; 3], &|_| 1.0)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("3 vertex stresses"), "{message}");
+    let mut stresses = vec![glam::DMat3::IDENTITY; mesh.vertices().len()];
+    stresses[5].x_axis.x = f64::NAN;
+    assert!(
+        candidates(&crack, &stresses, &|_| 1.0)
+            .unwrap_err()
+            .to_string()
+            .contains("vertex 5")
+    );
+    let (volume, triangles) = (crack.volume(), crack.triangle_count());
+    let bad = [
+        Opening {
+            vertex: 0,
+            plane_normal: DVec3::ZERO,
+            thickness: 0.01,
+            depth: 0.05,
+        },
+        Opening {
+            vertex: 0,
+            plane_normal: DVec3::X,
+            thickness: f64::NAN,
+            depth: 0.05,
+        },
+        Opening {
+            vertex: 0,
+            plane_normal: DVec3::X,
+            thickness: 0.01,
+            depth: f64::INFINITY,
+        },
+        Opening {
+            vertex: 100_000,
+            plane_normal: DVec3::X,
+            thickness: 0.01,
+            depth: 0.05,
+        },
+    ];
+    for (opening, named) in bad.into_iter().zip(["normal", "thickness", "depth", "vertex"]) {
+        let refusal = open_crack(&mut crack, opening, AngleBounds::default()).unwrap_err();
+        assert!(refusal.to_string().contains(named), "{refusal}");
+        assert_eq!((crack.volume(), crack.triangle_count()), (volume, triangles));
+    }
+    assert!(crack.lines().is_empty());
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
