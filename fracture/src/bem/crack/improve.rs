@@ -18,7 +18,9 @@ use glam::DVec3;
 
 use super::check::{MAX_NORMAL_TURN_COS, try_move};
 use super::mesh::CrackMesh;
-use super::ops::{Feature, collapse_edge, feature, flip_edge, is_free, sharp_neighbours, split_edge};
+use super::ops::{
+    FEATURE_DEGREES, Feature, collapse_edge, feature, flip_edge, in_planes, is_free, sharp_neighbours, split_edge,
+};
 use super::validate::{AngleBounds, triangle_angles};
 
 /// How the surface around a crack is remeshed.
@@ -41,7 +43,7 @@ impl RemeshSettings {
         Self {
             target_edge,
             bounds: AngleBounds::default(),
-            feature_degrees: 35.0,
+            feature_degrees: FEATURE_DEGREES,
             smoothing: 0.5,
         }
     }
@@ -183,13 +185,14 @@ pub fn smooth(mesh: &mut CrackMesh, settings: &RemeshSettings, region: &[bool]) 
                 d - n * n.dot(d)
             }
             Feature::Ridge => {
-                let s = sharp_neighbours(mesh, v, settings.feature_degrees);
+                let s = sharp_neighbours(mesh, v, settings.feature_degrees, false);
                 let (p, q) = (mesh.positions()[s[0] as usize], mesh.positions()[s[1] as usize]);
                 let along = (q - p).normalize_or_zero();
                 let d = (p + q) * 0.5 - x;
                 // Only a straight ridge between two flat sides lets a vertex slide along it
                 // without changing the shape.
-                if (p - x).normalize_or_zero().dot((q - x).normalize_or_zero()) > -1.0 + 1e-12 || !two_planes(mesh, v) {
+                if (p - x).normalize_or_zero().dot((q - x).normalize_or_zero()) > -1.0 + 1e-12 || !in_planes(mesh, v, 2)
+                {
                     continue;
                 }
                 along * along.dot(d)
@@ -208,21 +211,6 @@ pub fn smooth(mesh: &mut CrackMesh, settings: &RemeshSettings, region: &[bool]) 
         }
     }
     moves + smooth_lines(mesh, settings)
-}
-
-/// Whether the triangles around `v` lie in at most two planes (unit normals equal to 1e-12).
-fn two_planes(mesh: &CrackMesh, v: u32) -> bool {
-    let mut planes: Vec<DVec3> = Vec::with_capacity(2);
-    for &t in mesh.incident(v) {
-        let n = mesh.triangle_normal(t);
-        if !planes.iter().any(|p| p.dot(n) > 1.0 - 1e-12) {
-            if planes.len() == 2 {
-                return false;
-            }
-            planes.push(n);
-        }
-    }
-    true
 }
 
 /// Crack-line smoothing: active interior nodes move towards the mean of their line neighbours

@@ -202,9 +202,22 @@ impl CrackMesh {
 
     /// Outward unit normal at `v`: the angle-weighted mean of its triangles' normals.
     pub fn vertex_normal(&self, v: u32) -> DVec3 {
+        self.normal_over(v, |_| true)
+    }
+
+    /// Outward unit normal at `v` from its triangles on the body's surface, crack walls left out
+    /// (all its triangles when it has no other): the normal of the surface a crack cuts into.
+    pub fn surface_normal(&self, v: u32) -> DVec3 {
+        let n = self.normal_over(v, |t| !self.is_wall(t));
+        if n == DVec3::ZERO { self.vertex_normal(v) } else { n }
+    }
+
+    /// The angle-weighted mean of the normals of `v`'s triangles that `keep` accepts, normalised
+    /// (zero when none is kept).
+    fn normal_over(&self, v: u32, keep: impl Fn(u32) -> bool) -> DVec3 {
         let x = self.positions[v as usize];
         let mut n = DVec3::ZERO;
-        for &t in &self.incidence[v as usize] {
+        for &t in self.incident(v).iter().filter(|&&t| keep(t)) {
             let [a, b] = self.others_ccw(t, v).map(|i| self.positions[i as usize]);
             let angle = (a - x).angle_between(b - x);
             n += self.triangle_normal(t) * if angle.is_finite() { angle } else { 0.0 };

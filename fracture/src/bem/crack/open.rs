@@ -31,7 +31,7 @@ use smallvec::SmallVec;
 
 use super::check::acceptable;
 use super::mesh::{CrackLine, CrackMesh};
-use super::ops::split_edge;
+use super::ops::{FEATURE_DEGREES, sharp_neighbours, split_edge};
 use super::validate::AngleBounds;
 
 /// A neighbour closer to the crack plane than this angle, seen from the vertex, is taken as the
@@ -182,7 +182,7 @@ pub(crate) fn slot(mesh: &mut CrackMesh, slot: Slot, bounds: AngleBounds) -> Res
     if arc_ab.len() < 2 || arc_ab.len() > n - 2 {
         return Err(Refusal::Crossings);
     }
-    let normal = surface_normal(mesh, v);
+    let normal = mesh.surface_normal(v);
     let e = slot.plane_normal;
     let half = lip_offset(mesh, v, normal, e, slot.thickness).ok_or(Refusal::Crossings)?;
     let vp = mesh.add_vertex(x + half);
@@ -236,19 +236,7 @@ pub(crate) fn slot(mesh: &mut CrackMesh, slot: Slot, bounds: AngleBounds) -> Res
 /// corner, or where the plane is within 60 degrees of containing the ridge, there is no such
 /// move: `None`.
 fn lip_offset(mesh: &CrackMesh, v: u32, normal: DVec3, e: DVec3, thickness: f64) -> Option<DVec3> {
-    let feature_cos = 35f64.to_radians().cos();
-    let mut sharp: SmallVec<[u32; 4]> = SmallVec::new();
-    for &t in mesh.incident(v) {
-        let [r, _] = mesh.others_ccw(t, v);
-        let pair = mesh.edge_triangles(v, r);
-        if pair.len() == 2
-            && !mesh.is_wall(pair[0])
-            && !mesh.is_wall(pair[1])
-            && mesh.triangle_normal(pair[0]).dot(mesh.triangle_normal(pair[1])) < feature_cos
-        {
-            sharp.push(r);
-        }
-    }
+    let sharp = sharp_neighbours(mesh, v, FEATURE_DEGREES, true);
     let direction = match sharp.len() {
         0 => e - normal * normal.dot(e),
         2 => mesh.positions()[sharp[1] as usize] - mesh.positions()[sharp[0] as usize],
@@ -260,25 +248,6 @@ fn lip_offset(mesh: &CrackMesh, v: u32, normal: DVec3, e: DVec3, thickness: f64)
         return None;
     }
     Some(direction.normalize_or_zero() * (0.5 * thickness * along.signum()))
-}
-
-/// Outward unit normal at `v` from its triangles on the body's surface (crack walls left out,
-/// unless it has no other).
-pub(crate) fn surface_normal(mesh: &CrackMesh, v: u32) -> DVec3 {
-    let x = mesh.positions()[v as usize];
-    let weighted = |walls: bool| {
-        let mut n = DVec3::ZERO;
-        for &t in mesh.incident(v) {
-            if walls || !mesh.is_wall(t) {
-                let [a, b] = mesh.others_ccw(t, v).map(|i| mesh.positions()[i as usize]);
-                let angle = (a - x).angle_between(b - x);
-                n += mesh.triangle_normal(t) * if angle.is_finite() { angle } else { 0.0 };
-            }
-        }
-        n.normalize_or_zero()
-    };
-    let n = weighted(false);
-    if n == DVec3::ZERO { weighted(true) } else { n }
 }
 
 /// The two link vertices the cut passes through, splitting link edges where needed.

@@ -50,12 +50,18 @@ pub fn is_sharp(mesh: &CrackMesh, a: u32, b: u32, feature_degrees: f64) -> bool 
     cos < feature_degrees.to_radians().cos()
 }
 
-/// The sharp-edge neighbours of `v`.
-pub fn sharp_neighbours(mesh: &CrackMesh, v: u32, feature_degrees: f64) -> SmallVec<[u32; 4]> {
+/// The dihedral angle (degrees) above which an edge is sharp unless settings say otherwise.
+pub const FEATURE_DEGREES: f64 = 35.0;
+
+/// The sharp-edge neighbours of `v`, ascending. With `surface_only`, only edges between two
+/// triangles of the body's surface count (a crack's lips are sharp too, but are not the body's
+/// shape).
+pub fn sharp_neighbours(mesh: &CrackMesh, v: u32, feature_degrees: f64, surface_only: bool) -> SmallVec<[u32; 4]> {
     let mut out = SmallVec::new();
     for &t in mesh.incident(v) {
         let [a, _] = mesh.others_ccw(t, v);
-        if is_sharp(mesh, v, a, feature_degrees) {
+        let on_surface = || mesh.edge_triangles(v, a).iter().all(|&u| !mesh.is_wall(u));
+        if is_sharp(mesh, v, a, feature_degrees) && (!surface_only || on_surface()) {
             out.push(a);
         }
     }
@@ -65,7 +71,7 @@ pub fn sharp_neighbours(mesh: &CrackMesh, v: u32, feature_degrees: f64) -> Small
 
 /// Classifies `v` by the sharp edges meeting at it.
 pub fn feature(mesh: &CrackMesh, v: u32, feature_degrees: f64) -> Feature {
-    match sharp_neighbours(mesh, v, feature_degrees).len() {
+    match sharp_neighbours(mesh, v, feature_degrees, false).len() {
         0 => Feature::Smooth,
         2 => Feature::Ridge,
         _ => Feature::Corner,
@@ -76,9 +82,23 @@ pub fn feature(mesh: &CrackMesh, v: u32, feature_degrees: f64) -> Feature {
 /// triangles are coplanar (unit normals equal to 1e-12). A bent crack wall is as fixed as a
 /// curved surface: moving a vertex of one wall alone would change the slot's width.
 pub fn is_free(mesh: &CrackMesh, v: u32) -> bool {
-    let fan = mesh.incident(v);
-    let n0 = fan.first().map_or(DVec3::ZERO, |&t| mesh.triangle_normal(t));
-    fan.iter().all(|&t| mesh.triangle_normal(t).dot(n0) > 1.0 - 1e-12)
+    in_planes(mesh, v, 1)
+}
+
+/// Whether the triangles around `v` lie in at most `planes` planes (unit normals equal to
+/// 1e-12).
+pub fn in_planes(mesh: &CrackMesh, v: u32, planes: usize) -> bool {
+    let mut seen: SmallVec<[DVec3; 2]> = SmallVec::new();
+    for &t in mesh.incident(v) {
+        let n = mesh.triangle_normal(t);
+        if !seen.iter().any(|p| p.dot(n) > 1.0 - 1e-12) {
+            if seen.len() == planes {
+                return false;
+            }
+            seen.push(n);
+        }
+    }
+    true
 }
 
 /// Whether `a b` is a segment of some crack line: `(line, index in the line of the first of
@@ -178,9 +198,10 @@ pub fn collapse_edge(mesh: &mut CrackMesh, a: u32, b: u32, bounds: AngleBounds, 
         return None;
     }
     let (keep, gone) = if rb > ra { (b, a) } else { (a, b) };
-    // Moving a vertex of the body's curved surface would change its shape and volume: only
-    // crack walls and flat stretches of the surface are free.
-    if !is_free(mesh, gone) {
+    // Moving a vertex of the body's curved surface, or of a bent crack wall, would change the
+    // shape and volume: only flat stretches are free. Two front nodes merging along their line
+    // are the exception: the slot is thinnest at its front, so the walls barely move.
+    if segment.is_none() && !is_free(mesh, gone) {
         return None;
     }
     let x = if ra == rb && ra <= 1 && is_free(mesh, keep) {

@@ -154,8 +154,7 @@ fn heading(mesh: &CrackMesh, f: u32, p: u32, q: u32, e: DVec3) -> Option<DVec3> 
 /// Whether `x` lies inside the material: the winding number of the whole surface there is
 /// above one half.
 fn inside(mesh: &CrackMesh, x: DVec3) -> bool {
-    let triangles: Vec<u32> = mesh.live_triangles().collect();
-    winding_number(mesh, &triangles, x) > 0.5
+    winding_number(mesh, mesh.live_triangles(), x) > 0.5
 }
 
 /// The nearest live triangle not incident to `f` that the ray from `x` along unit `dir` meets

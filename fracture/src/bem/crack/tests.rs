@@ -190,14 +190,21 @@ fn crack_remeshing_follows_the_crack_node_rules() {
     validate(&crack, bounds).unwrap();
     // A crack line segment is never flipped away.
     assert!(!flip_edge(&mut crack, m, f, bounds, 35.0));
-    // Collapsing the line's end into its neighbour keeps the end where it is.
-    let end_at = crack.positions()[a as usize];
-    if let Some(kept) = collapse_edge(&mut crack, m, a, bounds, 35.0) {
-        assert_eq!(kept, a);
-        assert_eq!(crack.positions()[a as usize], end_at);
-        assert_eq!(crack.lines()[0].nodes[..2], [a, f]);
-        assert!(!crack.is_crack_node(m));
-    }
+    // A front node is never merged into the line's end (the front would retreat to the surface).
+    let before = crack.positions().to_vec();
+    assert_eq!(collapse_edge(&mut crack, m, a, bounds, 35.0), None);
+    assert_eq!(crack.positions(), &before[..]);
+    // Two front nodes merge along their line: a node split in next to f merges back into it, f
+    // stays where it is, and the other leaves the line and stops being a crack node.
+    let b = crack.lines()[0].nodes[3];
+    let near = crack.positions()[m as usize].lerp(crack.positions()[f as usize], 0.9);
+    let n = split_edge(&mut crack, m, f, near, bounds).expect("split of a line segment");
+    assert_eq!(crack.lines()[0].nodes, [a, m, n, f, b]);
+    let at = crack.positions()[f as usize];
+    assert_eq!(collapse_edge(&mut crack, f, n, bounds, 35.0), Some(f));
+    assert_eq!(crack.lines()[0].nodes, [a, m, f, b]);
+    assert_eq!(crack.positions()[f as usize], at);
+    assert!(!crack.is_crack_node(n) && !crack.vertex_in_use(n));
     validate(&crack, bounds).unwrap();
 }
 

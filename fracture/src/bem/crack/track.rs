@@ -5,7 +5,7 @@
 use super::extend::{End, extend_end};
 use super::improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
 use super::mesh::CrackMesh;
-use super::open::{Refusal, surface_normal};
+use super::open::Refusal;
 use super::propagate::{FrontSettings, FrontStep, FrontStress, advance_fronts};
 use super::validate::{MeshCheck, MeshFault, validate};
 
@@ -110,7 +110,7 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
                 (line.nodes[n - 1], line.nodes[n - 2])
             };
             let x = mesh.positions()[a as usize];
-            let (sigma, direction) = stress(x - surface_normal(mesh, a) * (0.5 * edge));
+            let (sigma, direction) = stress(x - mesh.surface_normal(a) * (0.5 * edge));
             let ahead = mesh.positions()[n1 as usize].distance(x) > settings.smoothness * edge;
             if !(sigma >= settings.front.threshold || ahead) {
                 continue;

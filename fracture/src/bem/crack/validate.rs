@@ -19,6 +19,7 @@ use glam::DVec3;
 use hashbrown::HashMap;
 use shatter_collision::Aabb;
 use shatter_collision::triangle_intersection::mesh_triangles_intersect;
+use shatter_collision::winding::solid_angle;
 
 use super::mesh::CrackMesh;
 
@@ -240,7 +241,9 @@ fn check_volumes(mesh: &CrackMesh) -> Result<(usize, f64), MeshFault> {
     for (component, &v) in volume.iter().enumerate() {
         let probe = mesh.corners(members[component][0])[0];
         let enclosed = (0..count).any(|outer| {
-            outer != component && volume[outer] > 0.0 && winding_number(mesh, &members[outer], probe) > 0.5
+            outer != component
+                && volume[outer] > 0.0
+                && winding_number(mesh, members[outer].iter().copied(), probe) > 0.5
         });
         if v == 0.0 || (v < 0.0 && !enclosed) {
             return Err(MeshFault::Volume { component, volume: v });
@@ -250,16 +253,13 @@ fn check_volumes(mesh: &CrackMesh) -> Result<(usize, f64), MeshFault> {
 }
 
 /// The generalized winding number of the closed surface made of `triangles` at `x`: 1 inside,
-/// 0 outside (Van Oosterom and Strackee's solid angle, summed over triangles, over 4 pi).
-pub fn winding_number(mesh: &CrackMesh, triangles: &[u32], x: DVec3) -> f64 {
+/// 0 outside (the solid angles of its triangles, summed, over 4 pi).
+pub fn winding_number(mesh: &CrackMesh, triangles: impl IntoIterator<Item = u32>, x: DVec3) -> f64 {
     let total: f64 = triangles
-        .iter()
-        .map(|&t| {
+        .into_iter()
+        .map(|t| {
             let [a, b, c] = mesh.corners(t).map(|p| p - x);
-            let (la, lb, lc) = (a.length(), b.length(), c.length());
-            let numerator = a.dot(b.cross(c));
-            let denominator = la * lb * lc + a.dot(b) * lc + b.dot(c) * la + c.dot(a) * lb;
-            2.0 * numerator.atan2(denominator)
+            solid_angle(a, b, c)
         })
         .sum();
     total / (4.0 * std::f64::consts::PI)
