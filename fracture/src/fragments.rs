@@ -84,6 +84,46 @@ pub fn fragment_desc(
     Ok(desc)
 }
 
+/// A body about to break into pieces given as closed surfaces in its own geometry frame (a tet
+/// mesh's, a particle solid's, a surface mesh's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BreakingParent {
+    /// Where the geometry frame sits in the world.
+    pub mesh_pose: Pose,
+    /// Its momentum, world frame.
+    pub momentum: ParentMomentum,
+    /// Its density, kg/m^3.
+    pub density: f64,
+}
+
+/// A dynamic body per piece (its closed surface and volume integrals, geometry frame), in order,
+/// placed where it sits in the parent and moving so that together they carry the parent's
+/// momentum ([`assembly_motion`]). Fails naming a bad density or a piece the level set refuses.
+pub fn piece_bodies(
+    pieces: &[(TriMesh, VolumeIntegrals)],
+    parent: &BreakingParent,
+    resolution: FragmentResolution,
+) -> Result<Vec<BodyDesc>, FractureError> {
+    let props = pieces
+        .iter()
+        .map(|(_, integrals)| BodyMassProperties::from_integrals(*integrals, parent.density))
+        .collect::<Result<Vec<_>, _>>()?;
+    let motion = assembly_motion(&props, &parent.mesh_pose, &parent.momentum)?;
+    pieces
+        .iter()
+        .map(|(surface, integrals)| {
+            fragment_desc(
+                surface,
+                *integrals,
+                parent.density,
+                &parent.mesh_pose,
+                resolution,
+                Some(&motion),
+            )
+        })
+        .collect()
+}
+
 /// The linear and angular momentum of a body about to break (or of its pieces), world frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ParentMomentum {

@@ -4,24 +4,15 @@
 //! body, moving so the fragments together carry the parent's momentum.
 
 use hashbrown::HashMap;
-use shatter_collision::{Pose, TriMesh};
+use shatter_collision::TriMesh;
 use shatter_engine::BodyDesc;
 
 use super::solid::ParticleSolid;
 use crate::error::FractureError;
-use crate::fragments::{FragmentResolution, ParentMomentum, assembly_motion, fragment_desc};
-use shatter_collision::BodyMassProperties;
+use crate::fragments::{BreakingParent, FragmentResolution, piece_bodies};
 
 /// A body about to break into the components of its particle solid.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SphParent {
-    /// Where the frame of its particles sits in the world.
-    pub mesh_pose: Pose,
-    /// Its momentum, world frame.
-    pub momentum: ParentMomentum,
-    /// Its density, kg/m^3.
-    pub density: f64,
-}
+pub type SphParent = BreakingParent;
 
 /// A fragment: its body and its own particle solid (in the parent's particle frame, which the
 /// body sits in as `mesh_pose` did), so it can crack again.
@@ -74,26 +65,17 @@ pub fn fragment_bodies(
     resolution: FragmentResolution,
 ) -> Result<Vec<SphFragment>, FractureError> {
     let pieces = pieces(solid);
-    let props = pieces
+    let surfaces = pieces
         .iter()
-        .map(|members| BodyMassProperties::from_integrals(solid.integrals(members), parent.density))
-        .collect::<Result<Vec<_>, _>>()?;
-    let motion = assembly_motion(&props, &parent.mesh_pose, &parent.momentum)?;
-    pieces
-        .iter()
-        .map(|members| {
-            let desc = fragment_desc(
-                &surface_mesh(solid, members)?,
-                solid.integrals(members),
-                parent.density,
-                &parent.mesh_pose,
-                resolution,
-                Some(&motion),
-            )?;
-            Ok(SphFragment {
-                desc,
-                solid: solid.subset(members),
-            })
+        .map(|members| Ok((surface_mesh(solid, members)?, solid.integrals(members))))
+        .collect::<Result<Vec<_>, FractureError>>()?;
+    let descs = piece_bodies(&surfaces, parent, resolution)?;
+    Ok(descs
+        .into_iter()
+        .zip(&pieces)
+        .map(|(desc, members)| SphFragment {
+            desc,
+            solid: solid.subset(members),
         })
-        .collect()
+        .collect())
 }

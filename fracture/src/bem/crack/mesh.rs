@@ -33,6 +33,9 @@ pub struct CrackLine {
     /// Whether each end (first, last) can no longer extend: its crossing met another crack, or
     /// the surface around it refused the cut.
     pub blocked: [bool; 2],
+    /// Whether the crack has cut through to the far surface (see `through`): it then has no
+    /// front and no nodes, only its walls.
+    pub through: bool,
 }
 
 /// A closed triangle mesh under crack tracking.

@@ -11,7 +11,10 @@
 //! - [`open`]: opening a crack at a vertex (Fig. 9 A1);
 //! - [`propagate`]: moving the fronts (Algorithm 3, eq. 9);
 //! - [`extend`]: growing a line at its ends (Fig. 10);
-//! - [`track`]: one sub-step of all of it.
+//! - [`through`](mod@through): cutting the ligament once a front has reached the far surface
+//!   (Fig. 13);
+//! - [`track`]: one sub-step of all of it;
+//! - [`pieces`]: the closed pieces the surface has fallen into, as fragments.
 //!
 //! Everything is in the body's material frame, in metres.
 
@@ -22,7 +25,9 @@ pub mod initiate;
 pub mod mesh;
 pub mod open;
 pub mod ops;
+pub mod pieces;
 pub mod propagate;
+pub mod through;
 pub mod track;
 pub mod validate;
 
@@ -33,6 +38,8 @@ pub use improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
 pub use initiate::{Candidate, Rankine, candidates, initiate};
 pub use mesh::{CrackLine, CrackMesh};
 pub use open::{Opening, Refusal, open_crack};
+pub use pieces::{fragment_bodies, pieces};
 pub use propagate::{FrontSettings, FrontStep, advance_fronts};
+pub use through::cut_through;
 pub use track::{SubStep, TrackSettings, any_active, substep};
 pub use validate::{AngleBounds, MeshCheck, MeshFault, validate};

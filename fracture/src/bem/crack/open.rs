@@ -62,6 +62,9 @@ pub enum Refusal {
     Geometry,
     /// The cut runs into crack line (this index): one of its nodes or its walls.
     MetCrack(usize),
+    /// The crack has not cut through: it is a closed loop, has cut through already, or some
+    /// front node is still active or has no far surface within reach ahead of it.
+    NotThrough,
     /// An input out of range: the parameter named, which must be finite and positive (a
     /// thickness or depth), non-zero and finite (a plane normal) or a vertex of the mesh.
     BadInput(&'static str),
@@ -77,6 +80,7 @@ impl std::fmt::Display for Refusal {
                 "the cut would break the angle bounds or make the surface intersect itself"
             ),
             Self::MetCrack(line) => write!(f, "the cut runs into crack line {line}"),
+            Self::NotThrough => write!(f, "the crack front has not reached the far surface all along"),
             Self::BadInput(what) => write!(f, "bad {what}"),
         }
     }
@@ -138,6 +142,7 @@ pub fn open_crack(mesh: &mut CrackMesh, opening: Opening, bounds: AngleBounds) -
         closed: false,
         plane_normal: e,
         blocked: [false; 2],
+        through: false,
     });
     mesh.set_active(f, true);
     Ok(mesh.lines().len() - 1)
@@ -235,7 +240,7 @@ pub(crate) fn slot(mesh: &mut CrackMesh, slot: Slot, bounds: AngleBounds) -> Res
 /// off one of them and change the volume by about the thickness times the fan's area. At a
 /// corner, or where the plane is within 60 degrees of containing the ridge, there is no such
 /// move: `None`.
-fn lip_offset(mesh: &CrackMesh, v: u32, normal: DVec3, e: DVec3, thickness: f64) -> Option<DVec3> {
+pub(crate) fn lip_offset(mesh: &CrackMesh, v: u32, normal: DVec3, e: DVec3, thickness: f64) -> Option<DVec3> {
     let sharp = sharp_neighbours(mesh, v, FEATURE_DEGREES, true);
     let direction = match sharp.len() {
         0 => e - normal * normal.dot(e),
