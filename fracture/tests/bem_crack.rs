@@ -100,3 +100,58 @@ fn bem_crack_notched_bar_starts_at_the_notch() {
     assert!(!lines.is_empty());
     validate(&crack, AngleBounds::default()).unwrap();
 }
+
+/// A whole fracture event on boundary-element stress: a notched bar pulled at both ends (1 MPa
+/// on the end caps) opens one crack at the notch, across the pull, and its front, moving in the
+/// bar's stress with the surface validated after every sub-step, spreads over the whole section
+/// until every node has stopped.
+#[test]
+fn bem_crack_event_on_a_notched_bar_spreads_a_crack_across_the_section() {
+    use shatter_fracture::bem::crack::{EventSettings, Rankine, fracture_event};
+    let (half, spacing, s) = (DVec3::new(0.5, 0.2, 0.2), 0.05, 1.0e6);
+    let mesh = notched_bar(half, spacing, 0.1, 0.1).unwrap();
+    let loads = |surface: &shatter_fracture::bem::Surface| {
+        let mut loads = Loads::new(surface, 2500.0)?;
+        for i in 0..surface.len() {
+            let n = surface.normals()[i];
+            if n.x.abs() > 0.99 && surface.centroids()[i].x.abs() > 0.45 {
+                loads.add_traction(i, n * s)?;
+            }
+        }
+        Ok(loads)
+    };
+    let material = Elastic::try_new(20.0e9, 0.25).unwrap();
+    let rankine = Rankine::try_new(1.1 * s, 0.5 * s).unwrap();
+    let mut settings = EventSettings::new(material, rankine, spacing, 0.002);
+    settings.track.validate = true;
+    settings.track.front.planar = true;
+    let run = || fracture_event(&mesh, &loads, &settings).unwrap();
+    let (crack, report) = run();
+    let area = crack.crack_area();
+    println!("notched bar event: {report:?}, crack area {area:.4} m^2");
+    assert_eq!(report.opened, 1);
+    assert_eq!(report.iterations.len(), 1);
+    assert!(report.substeps < settings.max_substeps, "the fronts should stop");
+    let line = &crack.lines()[0];
+    let start = crack.positions()[line.nodes.first().copied().unwrap_or(line.nodes[0]) as usize];
+    assert!(
+        start.x.abs() <= 0.1 + spacing && line.plane_normal.x.abs() > 0.99,
+        "{start:?} {:?}",
+        line.plane_normal
+    );
+    // The section above the notch at the crack is about 0.4 x 0.33 m.
+    assert!(area > 0.7 * 0.4 * 0.33 && area < 0.4 * 0.4, "crack area {area}");
+    // The same event gives the same surface, bit for bit.
+    let (again, _) = run();
+    let bits = |m: &CrackMesh| {
+        let (t, _) = m.to_trimesh().unwrap();
+        (
+            t.vertices()
+                .iter()
+                .flat_map(|v| v.to_array().map(f64::to_bits))
+                .collect::<Vec<_>>(),
+            t.triangles().to_vec(),
+        )
+    };
+    assert_eq!(bits(&crack), bits(&again));
+}

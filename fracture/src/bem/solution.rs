@@ -22,6 +22,19 @@
 //! triangle inside ([`Solution::inset_vertex_stresses`]) is the mitigation this module
 //! recommends (median 4.6 percent on the same cube); higher-order elements or meshes graded
 //! towards the edges are the real cure.
+//!
+//! Bending converges slowly, and slender bodies amplify it. Under the pure-bending tractions
+//! `t = (sigma_0 y n_x, 0, 0)` the exact stress is `sigma_xx = sigma_0 y` everywhere. Measured
+//! (interior points, 2026-11): on a unit sphere the error is 14, 7.5 and 4.0 percent at 320, 1280
+//! and 5120 triangles (first order, twice the constant of uniform pressure); on a
+//! 0.2 x 0.2 x 0.2 m cube with 0.05 / 0.025 m cells 18 / 11 percent at the centre; on a
+//! 1.0 x 0.2 x 0.2 m bar (704 / 2816 triangles) the mid-span stress is 6 / 14 percent of the
+//! exact value, decaying from the loaded ends. The surface's piecewise-constant density carries
+//! the bending moment along the bar through nearly rigid rotation modes of the lateral surface,
+//! where collocation errors of a percent of the traction cancel the whole moment. Quadrature
+//! is not the limit (a near-field radius of 10 diameters instead of 4 and a finer adaptive rule
+//! change the sphere's figures by under half a percent). Stress in slender parts under bending is therefore not to be trusted at these
+//! resolutions; linear elements are the cure.
 
 use glam::{DMat3, DVec3};
 use rayon::prelude::*;

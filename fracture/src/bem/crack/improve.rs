@@ -34,17 +34,24 @@ pub struct RemeshSettings {
     pub feature_degrees: f64,
     /// Fraction of the way to the smoothing target each relaxation moves a vertex, in (0, 1].
     pub smoothing: f64,
+    /// How far (m) a collapse may move a bent crack wall: the removed vertex's distance from
+    /// the triangles that replace its fan. Walls are the tracker's own surface, and a curved
+    /// crack's walls are never flat, so without this their slivers could never be collapsed;
+    /// about a quarter of the crack thickness keeps the slot's width and the volume bound.
+    /// Zero: walls are as fixed as the body's curved surface.
+    pub wall_tolerance: f64,
 }
 
 impl RemeshSettings {
     /// Settings for target edge length `target_edge` (m): default angle bounds, 35-degree
-    /// features, half-way smoothing.
+    /// features, half-way smoothing, fixed walls.
     pub fn for_edge(target_edge: f64) -> Self {
         Self {
             target_edge,
             bounds: AngleBounds::default(),
             feature_degrees: FEATURE_DEGREES,
             smoothing: 0.5,
+            wall_tolerance: 0.0,
         }
     }
 }
@@ -62,8 +69,21 @@ pub struct RemeshCounts {
     pub moves: usize,
 }
 
-/// Marks the vertices within `radius` (m) of any crack node.
+/// Marks the vertices of every crack wall and those within `radius` (m) of any crack node. The
+/// walls are included whole: as a front moves on, the triangles between it and wall vertices it
+/// has left behind stretch, and must still be split.
 pub fn near_cracks(mesh: &CrackMesh, radius: f64) -> Vec<bool> {
+    let mut region = near_nodes(mesh, radius);
+    for t in mesh.live_triangles().filter(|&t| mesh.is_wall(t)) {
+        for v in mesh.triangle_slots()[t as usize] {
+            region[v as usize] = true;
+        }
+    }
+    region
+}
+
+/// Marks the vertices within `radius` (m) of any crack node.
+fn near_nodes(mesh: &CrackMesh, radius: f64) -> Vec<bool> {
     let nodes: Vec<DVec3> = mesh
         .lines()
         .iter()
@@ -130,10 +150,7 @@ pub fn improve(mesh: &mut CrackMesh, settings: &RemeshSettings, region: &mut Vec
         .collect();
     edges.sort_by(|x, y| x.0.total_cmp(&y.0).then((x.1, x.2).cmp(&(y.1, y.2))));
     for (_, a, b) in edges {
-        if edge_exists(mesh, a, b)
-            && length(mesh, a, b) < short
-            && collapse_edge(mesh, a, b, settings.bounds, settings.feature_degrees).is_some()
-        {
+        if edge_exists(mesh, a, b) && length(mesh, a, b) < short && collapse_edge(mesh, a, b, settings).is_some() {
             counts.collapses += 1;
         }
     }

@@ -30,6 +30,8 @@ pub struct CrackLine {
     pub closed: bool,
     /// Unit normal of the crack plane (the principal direction it opened across).
     pub plane_normal: DVec3,
+    /// A point of the crack plane (m): where the crack opened.
+    pub plane_point: DVec3,
     /// Whether each end (first, last) can no longer extend: its crossing met another crack, or
     /// the surface around it refused the cut.
     pub blocked: [bool; 2],
@@ -56,6 +58,8 @@ pub struct CrackMesh {
     incidence: Vec<Incidence>,
     active: Vec<bool>,
     on_line: Vec<bool>,
+    /// Per vertex, how many sub-steps in a row its front move was refused.
+    stalls: Vec<u8>,
     lines: Vec<CrackLine>,
 }
 
@@ -72,6 +76,7 @@ impl CrackMesh {
             incidence: vec![Incidence::new(); mesh.vertices().len()],
             active: vec![false; mesh.vertices().len()],
             on_line: vec![false; mesh.vertices().len()],
+            stalls: vec![0; mesh.vertices().len()],
             lines: Vec::new(),
         };
         for &t in mesh.triangles() {
@@ -234,6 +239,7 @@ impl CrackMesh {
         self.incidence.push(Incidence::new());
         self.active.push(false);
         self.on_line.push(false);
+        self.stalls.push(0);
         (self.positions.len() - 1) as u32
     }
 
@@ -303,6 +309,18 @@ impl CrackMesh {
     /// Mutable access to the crack lines, for operations that insert or remove nodes.
     pub(crate) fn lines_mut(&mut self) -> &mut Vec<CrackLine> {
         &mut self.lines
+    }
+
+    /// Counts one more refused front move of vertex `v` in a row and returns the count.
+    pub(crate) fn stall(&mut self, v: u32) -> u8 {
+        let count = &mut self.stalls[v as usize];
+        *count = count.saturating_add(1);
+        *count
+    }
+
+    /// Forgets vertex `v`'s refused moves (it moved).
+    pub(crate) fn unstall(&mut self, v: u32) {
+        self.stalls[v as usize] = 0;
     }
 
     /// Marks or unmarks `v` as a crack node.

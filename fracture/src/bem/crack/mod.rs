@@ -9,16 +9,19 @@
 //!   and feature-preserving smoothing;
 //! - [`initiate`](mod@initiate): where cracks start (Algorithm 2) under two Rankine thresholds;
 //! - [`open`]: opening a crack at a vertex (Fig. 9 A1);
-//! - [`propagate`]: moving the fronts (Algorithm 3, eq. 9);
+//! - [`propagate`]: moving the fronts (Algorithm 3, eq. 9), out of the [`region`] each crack
+//!   has cut in its plane;
 //! - [`extend`]: growing a line at its ends (Fig. 10);
 //! - [`through`](mod@through): cutting the ligament once a front has reached the far surface
 //!   (Fig. 13);
 //! - [`track`]: one sub-step of all of it;
-//! - [`pieces`]: the closed pieces the surface has fallen into, as fragments.
+//! - [`event`]: a whole fracture event, from the stress solve to the pieces;
+//! - [`pieces`](mod@pieces): the closed pieces the surface has fallen into, as fragments.
 //!
 //! Everything is in the body's material frame, in metres.
 
 pub mod check;
+pub mod event;
 pub mod extend;
 pub mod improve;
 pub mod initiate;
@@ -27,6 +30,7 @@ pub mod open;
 pub mod ops;
 pub mod pieces;
 pub mod propagate;
+pub mod region;
 pub mod through;
 pub mod track;
 pub mod validate;
@@ -34,6 +38,7 @@ pub mod validate;
 #[cfg(test)]
 mod tests;
 
+pub use event::{EventReport, EventSettings, LoadsOn, fracture_event};
 pub use improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
 pub use initiate::{Candidate, Rankine, candidates, initiate};
 pub use mesh::{CrackLine, CrackMesh};

@@ -141,6 +141,7 @@ pub fn open_crack(mesh: &mut CrackMesh, opening: Opening, bounds: AngleBounds) -
         nodes: vec![a, f, b],
         closed: false,
         plane_normal: e,
+        plane_point: x,
         blocked: [false; 2],
         through: false,
     });

@@ -25,6 +25,7 @@ use glam::DVec3;
 use smallvec::SmallVec;
 
 use super::check::{MAX_NORMAL_TURN_COS, Turn, acceptable};
+use super::improve::RemeshSettings;
 use super::mesh::CrackMesh;
 use super::validate::AngleBounds;
 
@@ -157,7 +158,8 @@ pub fn split_edge(mesh: &mut CrackMesh, a: u32, b: u32, x: DVec3, bounds: AngleB
 
 /// Collapses edge `a b` into one vertex, choosing which end survives and where by the rules
 /// in the module docs. Returns the surviving vertex, or `None` when the collapse is not allowed.
-pub fn collapse_edge(mesh: &mut CrackMesh, a: u32, b: u32, bounds: AngleBounds, feature_degrees: f64) -> Option<u32> {
+pub fn collapse_edge(mesh: &mut CrackMesh, a: u32, b: u32, settings: &RemeshSettings) -> Option<u32> {
+    let (bounds, feature_degrees) = (settings.bounds, settings.feature_degrees);
     let (t_ab, t_ba, c, d) = opposite(mesh, a, b)?;
     // Link condition: a and b share exactly the neighbours c and d, and both keep three.
     let ring_a = mesh.ring(a)?;
@@ -198,10 +200,13 @@ pub fn collapse_edge(mesh: &mut CrackMesh, a: u32, b: u32, bounds: AngleBounds, 
         return None;
     }
     let (keep, gone) = if rb > ra { (b, a) } else { (a, b) };
-    // Moving a vertex of the body's curved surface, or of a bent crack wall, would change the
-    // shape and volume: only flat stretches are free. Two front nodes merging along their line
-    // are the exception: the slot is thinnest at its front, so the walls barely move.
-    if segment.is_none() && !is_free(mesh, gone) {
+    // Moving a vertex of the body's curved surface would change its shape and volume: only
+    // flat stretches are free. Crack walls may bend by the wall tolerance (checked below). Two
+    // front nodes merging along their line are the exception: the slot is thinnest at its
+    // front, so the walls barely move.
+    let on_wall = !mesh.is_crack_node(gone) && mesh.incident(gone).iter().all(|&t| mesh.is_wall(t));
+    let bent = segment.is_none() && !is_free(mesh, gone);
+    if bent && !(on_wall && settings.wall_tolerance > 0.0) {
         return None;
     }
     let x = if ra == rb && ra <= 1 && is_free(mesh, keep) {
@@ -231,6 +236,21 @@ pub fn collapse_edge(mesh: &mut CrackMesh, a: u32, b: u32, bounds: AngleBounds, 
     };
     let old_keep = mesh.positions()[keep as usize];
     mesh.set_position(keep, x);
+    if bent {
+        let from = mesh.positions()[gone as usize];
+        let moved = added
+            .iter()
+            .filter(|tri| tri.contains(&keep))
+            .map(|tri| {
+                let [p, q, r] = tri.map(|v| mesh.positions()[v as usize]);
+                (from - p).dot((q - p).cross(r - p).normalize_or_zero()).abs()
+            })
+            .fold(0.0, f64::max);
+        if !(moved <= settings.wall_tolerance) {
+            mesh.set_position(keep, old_keep);
+            return None;
+        }
+    }
     removed.extend([t_ab, t_ba]);
     if !acceptable(mesh, &removed, &added, bounds, Some(&turn)) {
         mesh.set_position(keep, old_keep);

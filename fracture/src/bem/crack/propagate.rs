@@ -20,20 +20,29 @@
 //! A node whose principal stress has fallen below `sigma_p` stops (the crack arrests there). A
 //! node whose step would reach the surface stops `gap` short of it and is marked inactive, with
 //! the triangle it reached recorded for the cut-through that follows (Zhu Fig. 13). A move that
-//! would break the mesh's angle bounds or make it intersect itself is halved once; if that is
-//! refused too the node stops, so every crack stops in finitely many sub-steps.
+//! would break the mesh's angle bounds, make it intersect itself, leave the material or cross
+//! the crack already cut is halved, then quartered; if those are refused too the node waits for
+//! the remeshing of the sub-step and its neighbours, and stops after [`MAX_STALLS`] refusals in
+//! a row, so every crack stops in finitely many sub-steps. A node counts as having reached the
+//! surface only when its whole step (to `gap` short of it) was taken.
 //!
-//! Known limit: on fine meshes (cells under about a fiftieth of the body) the front made of
-//! these markers grows unstable after some ten sub-steps: its length, and the number of active
-//! nodes, grow by about a quarter per sub-step while the mesh stays valid. Coarse fronts (the
-//! tests) end cleanly. A front advanced as a curve in the crack plane, reparametrised by arc
-//! length each sub-step, is the planned cure.
+//! Which way is ahead comes from the crack's cut region in its plane ([`super::region`]), one
+//! orientation for the whole line; a target inside that region (back over crack already cut) is
+//! refused. Per-node orientation from the walls' normals let nodes on folds disagree, and the
+//! front tangled: on 8,000-triangle boxes its node count grew by a quarter per sub-step. With the
+//! region, and with the whole walls remeshed (`improve::near_cracks`), a slab on 0.05 m cells
+//! (about 2,000 triangles) grows cleanly to its far faces and cuts through; finer meshes have
+//! not been measured since.
 
 use glam::DVec3;
 
 use super::check::try_move;
 use super::mesh::CrackMesh;
+use super::region::CutRegion;
 use super::validate::{AngleBounds, winding_number};
+
+/// Sub-steps in a row a front node's move may be refused by the mesh checks before it stops.
+pub const MAX_STALLS: u8 = 3;
 
 /// How crack fronts advance.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,6 +57,16 @@ pub struct FrontSettings {
     pub gap: f64,
     /// Angles every move keeps.
     pub bounds: AngleBounds,
+    /// Whether every crack stays in the plane it opened across (the principal direction at
+    /// its start), instead of turning with the principal direction at its front. Planar cracks
+    /// cut through reliably; a curved crack's walls, a thickness apart at the mouth and meeting
+    /// at the front, can be too close to each other near the front for the cut's band of
+    /// triangles, and the cut is then refused (`through`).
+    pub planar: bool,
+    /// How far ahead of a front node its stress is read (m): at the node itself a surface
+    /// stress is singular, so about half an edge into the material, along the direction the
+    /// walls' normals leave (the mitigation used for sharp edges, `bem::solution`).
+    pub probe: f64,
 }
 
 /// The stress at the front: the largest principal stress (Pa) and its unit direction at a
@@ -63,9 +82,12 @@ pub struct FrontStep {
     pub arrested: usize,
     /// Nodes that reached the surface, with the triangle each reached.
     pub reached: Vec<(u32, u32)>,
-    /// Nodes stopped because their move was refused by the mesh checks (or left the
-    /// material), even at half the step.
+    /// Nodes stopped because their move, even at a quarter of the step, would leave the
+    /// material, cross the crack already cut or break the mesh checks, [`MAX_STALLS`]
+    /// sub-steps in a row.
     pub refused: usize,
+    /// Nodes whose move was refused this sub-step, still active.
+    pub stalled: usize,
 }
 
 /// Advances every active node of every line once (lines and nodes in order).
@@ -73,6 +95,7 @@ pub fn advance_fronts(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &
     let mut step = FrontStep::default();
     for l in 0..mesh.lines().len() {
         let line = mesh.lines()[l].clone();
+        let region = CutRegion::of_line(mesh, l);
         let n = line.nodes.len();
         for i in 0..n {
             let f = line.nodes[i];
@@ -80,19 +103,21 @@ pub fn advance_fronts(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &
                 continue;
             }
             let x = mesh.positions()[f as usize];
-            let (sigma, direction) = stress(x);
+            let (sigma, direction) = stress(x - outward(mesh, f).normalize_or_zero() * settings.probe);
             if !(sigma >= settings.threshold) {
                 mesh.set_active(f, false);
                 step.arrested += 1;
                 continue;
             }
-            let e = if direction.dot(line.plane_normal) < 0.0 {
+            let e = if settings.planar {
+                line.plane_normal
+            } else if direction.dot(line.plane_normal) < 0.0 {
                 -direction
             } else {
                 direction
             };
             let (p, q) = (line.nodes[(i + n - 1) % n], line.nodes[(i + 1) % n]);
-            let Some(dir) = heading(mesh, f, p, q, e) else {
+            let Some(dir) = heading(mesh, f, p, q, e, region.as_ref()) else {
                 mesh.set_active(f, false);
                 step.refused += 1;
                 continue;
@@ -103,45 +128,52 @@ pub fn advance_fronts(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &
                 Some((distance, t)) => (x + dir * (distance - settings.gap).max(0.0), Some(t)),
                 None => (x + dir * length, None),
             };
-            // A front only moves through material: never out through its own slot.
-            let moved = (inside(mesh, target) && try_move(mesh, f, target, settings.bounds, None))
-                || (inside(mesh, x.lerp(target, 0.5)) && try_move(mesh, f, x.lerp(target, 0.5), settings.bounds, None));
-            if moved {
-                step.moved += 1;
-            } else {
-                // A node that can move neither its step nor half of it stops, so every crack
-                // stops in finitely many sub-steps.
-                mesh.set_active(f, false);
-                step.refused += 1;
-            }
-            if let Some(t) = reached {
-                if moved {
-                    mesh.set_active(f, false);
-                    step.reached.push((f, t));
+            // A front only moves through uncut material: never out through its own slot, never
+            // back over the crack it has cut.
+            let uncut = |mesh: &CrackMesh, y: DVec3| inside(mesh, y) && !region.as_ref().is_some_and(|r| r.contains(y));
+            // The step, or half or a quarter of it, through uncut material only.
+            let landed = [1.0, 0.5, 0.25]
+                .into_iter()
+                .map(|k| x.lerp(target, k))
+                .find(|&y| uncut(mesh, y) && try_move(mesh, f, y, settings.bounds, None));
+            match (landed, reached) {
+                (Some(y), reached) => {
+                    mesh.unstall(f);
+                    step.moved += 1;
+                    if let Some(t) = reached.filter(|_| y == target) {
+                        mesh.set_active(f, false);
+                        step.reached.push((f, t));
+                    }
                 }
+                // A node refused sub-step after sub-step stops, so every crack stops in finitely
+                // many sub-steps.
+                (None, _) if mesh.stall(f) >= MAX_STALLS => {
+                    mesh.set_active(f, false);
+                    step.refused += 1;
+                }
+                // Remeshing, or its neighbours moving on, may clear the way: it tries again.
+                (None, _) => step.stalled += 1,
             }
         }
     }
     step
 }
 
-/// The unit direction front node `f` (line neighbours `p`, `q`) moves in, within the plane of
-/// normal `e`, or `None` if it cannot tell which way is into the material.
+/// The unit direction front node `f` (line neighbours `p` before it, `q` after it) moves in,
+/// within the plane of normal `e`, or `None` if it cannot tell which way is into the material.
 ///
-/// Into the material is against the area-weighted normal of `f`'s triangles: at a front the two
-/// walls' outward normals nearly cancel, and what is left points back out through the slot.
-fn heading(mesh: &CrackMesh, f: u32, p: u32, q: u32, e: DVec3) -> Option<DVec3> {
+/// With the line's cut region, ahead is out of the region across the chord (one orientation for
+/// the whole line, see [`super::region`]). Without it, into the material is against the
+/// area-weighted normal of `f`'s triangles: at a front the two walls' outward normals nearly
+/// cancel, and what is left points back out through the slot.
+fn heading(mesh: &CrackMesh, f: u32, p: u32, q: u32, e: DVec3, region: Option<&CutRegion>) -> Option<DVec3> {
     let in_plane = |d: DVec3| (d - e * e.dot(d)).normalize_or_zero();
-    let outward: DVec3 = mesh
-        .incident(f)
-        .iter()
-        .map(|&t| {
-            let [a, b, c] = mesh.corners(t);
-            (b - a).cross(c - a)
-        })
-        .sum();
-    let inward = in_plane(-outward);
     let pos = |v: u32| mesh.positions()[v as usize];
+    if let Some(region) = region {
+        let dir = in_plane(region.ahead(pos(p), pos(q)));
+        return (dir != DVec3::ZERO).then_some(dir);
+    }
+    let inward = in_plane(-outward(mesh, f));
     // The front's normal within the crack plane: across the chord between the neighbours. On a
     // smooth front it is the bisector; on a zig-zag it does not amplify the zig-zag, as the
     // bisector of the two segments would.
@@ -149,6 +181,18 @@ fn heading(mesh: &CrackMesh, f: u32, p: u32, q: u32, e: DVec3) -> Option<DVec3> 
     let h = if across.dot(inward) < 0.0 { -across } else { across };
     let dir = if h.dot(inward) > 0.2 { h } else { inward };
     (dir != DVec3::ZERO).then_some(dir)
+}
+
+/// The summed area vectors of `f`'s triangles (m^2): at a front node the two walls' normals
+/// nearly cancel and what is left points back out through the crack's mouth.
+pub(crate) fn outward(mesh: &CrackMesh, f: u32) -> DVec3 {
+    mesh.incident(f)
+        .iter()
+        .map(|&t| {
+            let [a, b, c] = mesh.corners(t);
+            (b - a).cross(c - a)
+        })
+        .sum()
 }
 
 /// Whether `x` lies inside the material: the winding number of the whole surface there is

@@ -7,20 +7,25 @@
 //! front edge and stitches the hanging vertices. Here the same steps run once for the whole line,
 //! as one change that is checked before anything moves, so a refused cut leaves the uncut crack:
 //! 1. Every interior front node must be inactive and have a point of the far surface within the
-//!    reach, ahead of it (on the side away from the crack's mouth). Those points are the guides.
-//! 2. A path of surface edges is traced from one end of the line through the guides to the
-//!    other: from each vertex the plane through it and the next guide, as close as it can be to
-//!    the crack plane, crosses the vertex's fan; the path steps to the crossing, splitting the
-//!    edge there (or to a neighbour within the snap angle of the plane) while that brings it
-//!    closer to the guide. Splits change no geometry: a refusal after them leaves a valid mesh.
+//!    reach, ahead of it (on the side away from the crack's mouth): the guides.
+//! 2. A path of surface edges is traced from one end of the line to the other: it leaves the
+//!    first end towards the first guide and walks on along the surface's intersection with the
+//!    plane through the current vertex parallel to the crack, never back, stepping to the
+//!    crossing ahead and splitting the edge there (or to the edge's end when the crossing is
+//!    within a tenth of the edge of it, or when the angle bounds refuse the split), until the
+//!    other end is a neighbour. Each new path
+//!    vertex slides within its face, or along its ridge, onto the crack plane through the
+//!    nearest node of the line, so the path stays under the front to well within the crack
+//!    thickness. Splits and slides change no shape: a refusal after them leaves a valid mesh.
 //! 3. The front line and the path together bound the crack. Triangles are flooded without
 //!    crossing either: the side holding the positive wall (the wall whose outward normals point
 //!    against the crack-plane normal `e`) is `+`, the other `-`. If some edge of the front or the
 //!    path has the same side on both triangles, the crack does not separate anything there (a
 //!    body with a hole, say) and the cut is refused.
 //! 4. Each path vertex, the ends included, becomes two vertices `p +- m`, `|m|` half the crack
-//!    thickness along the surface (as the lips of an opening are placed), its triangles taking
-//!    the copy of their side. The wall triangles at the front nodes are removed; on each side the
+//!    thickness along the surface, as the lips of an opening are placed (or, at a corner or a
+//!    mouth's end on a ridge, along the crack normal made tangent to the surface). Its triangles
+//!    take the copy of their side. The wall triangles at the front nodes are removed; on each side the
 //!    hole left between the wall and the path is a polygon from one end to the other and back,
 //!    closed by a band of triangles that always takes the shorter diagonal.
 //!
@@ -33,11 +38,12 @@ use hashbrown::{HashMap, HashSet};
 use shatter_collision::bvh::closest_point_on_triangle;
 use smallvec::SmallVec;
 
-use super::check::acceptable;
+use super::check::{MAX_NORMAL_TURN_COS, acceptable, try_move};
 use super::extend::crack_at;
 use super::mesh::CrackMesh;
-use super::open::{Refusal, SNAP_DEGREES, lip_offset};
-use super::ops::split_edge;
+use super::open::{Refusal, lip_offset};
+use super::ops::{FEATURE_DEGREES, in_planes, is_free, sharp_neighbours, split_edge};
+use super::propagate::outward;
 use super::validate::AngleBounds;
 
 /// Cuts crack line `line` through to the far surface (see the module docs). `reach` (m) is how
@@ -66,12 +72,34 @@ pub fn cut_through(
     if front.iter().any(|&f| mesh.is_active(f)) {
         return Err(Refusal::NotThrough);
     }
-    let mut guides = Vec::with_capacity(front.len() + 1);
+    // Every front node must have reached the far surface; the first one's point there is where
+    // the path heads from `a`.
+    let mut first = None;
     for &f in front {
-        guides.push(far_point(mesh, f, reach).ok_or(Refusal::NotThrough)?);
+        let q = far_point(mesh, f, reach).ok_or(Refusal::NotThrough)?;
+        first.get_or_insert(q);
     }
-    guides.push(mesh.positions()[b as usize]);
-    let path = trace(mesh, a, b, &guides, e, bounds)?;
+    let toward = first.ok_or(Refusal::NotThrough)?;
+    let plane_points: Vec<DVec3> = nodes.iter().map(|&v| mesh.positions()[v as usize]).collect();
+    let path = trace(mesh, a, b, toward, &plane_points, e, bounds)?;
+    // Each line node goes to a path vertex: the nearest one not before the previous node's.
+    let pos = |v: u32| mesh.positions()[v as usize];
+    let mut to_path = vec![0usize; nodes.len()];
+    for (i, &f) in nodes.iter().enumerate().skip(1) {
+        let from = to_path[i - 1];
+        to_path[i] = if i + 1 == nodes.len() {
+            path.len() - 1
+        } else {
+            (from..path.len())
+                .min_by(|&j, &k| {
+                    pos(path[j])
+                        .distance(pos(f))
+                        .total_cmp(&pos(path[k]).distance(pos(f)))
+                        .then(j.cmp(&k))
+                })
+                .unwrap_or(from)
+        };
+    }
 
     // Which side of the crack each triangle is on.
     let mut barrier: HashSet<(u32, u32)> = HashSet::new();
@@ -100,89 +128,72 @@ pub fn cut_through(
     let is_plus = |t: u32| side[t as usize] == plus;
 
     // The two copies of every path vertex.
-    let mut offsets = Vec::with_capacity(path.len());
+    let mut copies: HashMap<u32, [u32; 2]> = HashMap::new();
     for &p in &path {
         let normal = mesh.surface_normal(p);
-        offsets.push(lip_offset(mesh, p, normal, e, thickness).ok_or(Refusal::Geometry)?);
-    }
-    let mut copies: HashMap<u32, [u32; 2]> = HashMap::new();
-    for (&p, &m) in path.iter().zip(&offsets) {
+        let offset = lip_offset(mesh, p, normal, e, thickness)
+            .or_else(|| tangent_offset(normal, e, thickness))
+            .ok_or(Refusal::Geometry)?;
         let x = mesh.positions()[p as usize];
-        copies.insert(p, [mesh.add_vertex(x + m), mesh.add_vertex(x - m)]);
+        copies.insert(p, [mesh.add_vertex(x + offset), mesh.add_vertex(x - offset)]);
     }
-    let copy = |v: u32, plus_side: bool| copies.get(&v).map_or(v, |c| c[usize::from(!plus_side)]);
-
-    // Removed: the walls at the front nodes. Re-cornered: everything else at a path vertex.
-    let mut cut: Vec<u32> = front.iter().flat_map(|&f| mesh.incident(f).iter().copied()).collect();
-    cut.sort_unstable();
-    cut.dedup();
-    let mut recornered: Vec<u32> = path
-        .iter()
-        .flat_map(|&p| mesh.incident(p).iter().copied())
-        .filter(|t| cut.binary_search(t).is_err())
-        .collect();
-    recornered.sort_unstable();
-    recornered.dedup();
-    let slots = mesh.triangle_slots();
-    let new_corners: Vec<[u32; 3]> = recornered
-        .iter()
-        .map(|&t| slots[t as usize].map(|v| copy(v, is_plus(t))))
-        .collect();
-
-    // The holes: every edge of a removed triangle whose other triangle stays, and every path
-    // edge, as the new triangles must traverse it (against the triangle that stays).
-    let mut hole: [HashMap<u32, u32>; 2] = [HashMap::new(), HashMap::new()];
-    let mut add_hole_edge = |t: u32, from: u32, to: u32| -> Result<(), Refusal> {
-        let s = is_plus(t);
-        let (from, to) = (copy(from, s), copy(to, s));
-        match hole[usize::from(!s)].insert(to, from) {
-            None => Ok(()),
-            Some(_) => Err(Refusal::Geometry),
-        }
+    let node_index: HashMap<u32, usize> = nodes.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+    // A corner's new vertex on its triangle's side: a path vertex's copy, or for a line node the
+    // copy of its path vertex.
+    let copy = |v: u32, plus_side: bool| {
+        let v = node_index.get(&v).map_or(v, |&i| path[to_path[i]]);
+        copies.get(&v).map_or(v, |c| c[usize::from(!plus_side)])
     };
-    for &t in &cut {
+    let mut removed: Vec<u32> = nodes
+        .iter()
+        .chain(&path)
+        .flat_map(|&v| mesh.incident(v).iter().copied())
+        .collect();
+    removed.sort_unstable();
+    removed.dedup();
+    let slots = mesh.triangle_slots();
+    let mut added: Vec<[u32; 3]> = Vec::with_capacity(removed.len());
+    let mut walls: Vec<Option<usize>> = Vec::with_capacity(removed.len());
+    for &t in &removed {
         let tri = slots[t as usize];
-        for k in 0..3 {
+        let side = is_plus(t);
+        let before = added.len();
+        // A triangle on a front segment n_i n_i+1 spans the path from n_i's vertex to n_i+1's:
+        // none of it when both go to one vertex, a fan from its third corner when they are apart.
+        let segment = (0..3).find_map(|k| {
             let (u, v) = (tri[k], tri[(k + 1) % 3]);
-            let other = mesh.edge_triangles(u, v).into_iter().find(|&o| o != t);
-            match other {
-                // `other` stays and traverses v -> u.
-                Some(other) if cut.binary_search(&other).is_err() => add_hole_edge(other, v, u)?,
-                _ => {}
+            match (node_index.get(&u), node_index.get(&v)) {
+                (Some(&i), Some(&j)) if i.abs_diff(j) == 1 => Some((k, i, j)),
+                _ => None,
             }
+        });
+        match segment {
+            Some((k, i, j)) => {
+                let w = copy(tri[(k + 2) % 3], side);
+                let (pi, pj) = (to_path[i], to_path[j]);
+                let steps: Vec<usize> = if pi <= pj {
+                    (pi..=pj).collect()
+                } else {
+                    (pj..=pi).rev().collect()
+                };
+                for pair in steps.windows(2) {
+                    let (x, y) = (copy(path[pair[0]], side), copy(path[pair[1]], side));
+                    added.push([x, y, w]);
+                }
+            }
+            None => added.push(tri.map(|v| copy(v, side))),
         }
+        walls.resize(added.len(), mesh.wall_of(t));
+        debug_assert!(added.len() >= before);
     }
-    for pair in path.windows(2) {
-        for &t in &mesh.edge_triangles(pair[0], pair[1]) {
-            let [x, y] = if mesh.directed_edge_triangle(pair[0], pair[1]) == Some(t) {
-                [pair[0], pair[1]]
-            } else {
-                [pair[1], pair[0]]
-            };
-            add_hole_edge(t, x, y)?;
-        }
-    }
-    let mut band = Vec::new();
-    for (k, edges) in hole.iter().enumerate() {
-        let start = copy(a, k == 0);
-        band.extend(close_polygon(mesh, &cycle(edges, start)?));
-    }
-
-    let mut removed = cut.clone();
-    removed.extend_from_slice(&recornered);
-    let mut added = new_corners.clone();
-    added.extend_from_slice(&band);
     if !acceptable(mesh, &removed, &added, bounds, None) {
         return Err(Refusal::Geometry);
     }
-    for &t in &cut {
+    for &t in &removed {
         mesh.remove_triangle(t);
     }
-    for (&t, &corners) in recornered.iter().zip(&new_corners) {
-        mesh.replace_triangle(t, corners);
-    }
-    for &tri in &band {
-        mesh.add_triangle_on(tri, Some(line));
+    for (&corners, &wall) in added.iter().zip(&walls) {
+        mesh.add_triangle_on(corners, wall);
     }
     for &v in &nodes {
         mesh.set_crack_node(v, false);
@@ -204,14 +215,7 @@ fn key(u: u32, v: u32) -> (u32, u32) {
 /// triangles, which point back out through the crack's mouth.
 fn far_point(mesh: &CrackMesh, f: u32, reach: f64) -> Option<DVec3> {
     let x = mesh.positions()[f as usize];
-    let back: DVec3 = mesh
-        .incident(f)
-        .iter()
-        .map(|&t| {
-            let [a, b, c] = mesh.corners(t);
-            (b - a).cross(c - a)
-        })
-        .sum();
+    let back = outward(mesh, f);
     let mut best: Option<(f64, DVec3)> = None;
     for t in mesh.live_triangles() {
         if mesh.is_wall(t) || mesh.triangle_slots()[t as usize].contains(&f) {
@@ -227,45 +231,66 @@ fn far_point(mesh: &CrackMesh, f: u32, reach: f64) -> Option<DVec3> {
     best.map(|(_, q)| q)
 }
 
-/// A path of surface edges from `a` through the neighbourhoods of `guides` (the last of which
-/// is `b`'s position) to `b`, splitting edges where it crosses them; see the module docs.
+/// A path of surface edges from `a` to `b` along the crack: it leaves `a` towards `toward` and
+/// then walks on along the surface's intersection with the plane of unit normal `e` through the
+/// current vertex, never back, splitting edges where it crosses them; each new vertex slides
+/// onto the crack plane through the nearest of `plane_points` (the line's nodes). See the
+/// module docs.
 fn trace(
     mesh: &mut CrackMesh,
     a: u32,
     b: u32,
-    guides: &[DVec3],
+    toward: DVec3,
+    plane_points: &[DVec3],
     e: DVec3,
     bounds: AngleBounds,
 ) -> Result<Vec<u32>, Refusal> {
     let mut path = vec![a];
-    let mut budget = 64 + 16 * guides.len();
-    for (g, &q) in guides.iter().enumerate() {
-        let last = g + 1 == guides.len();
-        loop {
-            let u = *path.last().unwrap_or(&a);
-            if last && u == b {
-                return Ok(path);
-            }
-            if budget == 0 {
-                return Err(Refusal::Crossings);
-            }
-            budget -= 1;
-            let step = if last && is_surface_edge(mesh, u, b) {
-                Some(Step::Vertex(b))
-            } else {
-                next_step(mesh, u, q, e)?
-            };
-            let next = match step {
-                None if last => return Err(Refusal::Crossings),
-                None => break,
-                Some(Step::Vertex(v)) => v,
-                Some(Step::Split(p, r, x)) => split_edge(mesh, p, r, x, bounds).ok_or(Refusal::Geometry)?,
-            };
-            if path.contains(&next) {
-                return Err(Refusal::Crossings);
-            }
-            path.push(next);
+    let mut heading = toward - mesh.positions()[a as usize];
+    let budget = 64 + 16 * plane_points.len();
+    for _ in 0..budget {
+        let u = *path.last().unwrap_or(&a);
+        if u == b {
+            return Ok(path);
         }
+        let step = if path.len() > 1 && is_surface_edge(mesh, u, b) {
+            Some(Step::Vertex(b))
+        } else {
+            next_step(mesh, u, heading, e)
+        };
+        let next = match step {
+            None => return Err(Refusal::Crossings),
+            Some(Step::Vertex(v)) => v,
+            Some(Step::Split(p, r, x)) => match split_edge(mesh, p, r, x, bounds) {
+                Some(m) => m,
+                // A split that would leave a sliver: the nearer end of the edge instead.
+                None => {
+                    let near = if x.distance(mesh.positions()[p as usize]) <= x.distance(mesh.positions()[r as usize]) {
+                        p
+                    } else {
+                        r
+                    };
+                    if !is_surface_edge(mesh, u, near) {
+                        return Err(Refusal::Geometry);
+                    }
+                    near
+                }
+            },
+        };
+        if path.contains(&next) {
+            return Err(Refusal::Crossings);
+        }
+        if next != b {
+            let x = mesh.positions()[next as usize];
+            let nearest = plane_points
+                .iter()
+                .copied()
+                .min_by(|p, q| p.distance_squared(x).total_cmp(&q.distance_squared(x)))
+                .unwrap_or(x);
+            settle(mesh, next, nearest, e, bounds);
+        }
+        heading = mesh.positions()[next as usize] - mesh.positions()[u as usize];
+        path.push(next);
     }
     Err(Refusal::Crossings)
 }
@@ -289,43 +314,80 @@ fn uncracked(mesh: &CrackMesh, v: u32) -> bool {
     crack_at(mesh, v).is_none()
 }
 
-/// The step from `u` towards `q` within the plane through both that is nearest the crack plane
-/// (normal `e`), over `u`'s surface triangles, if one brings the path closer to `q`.
-fn next_step(mesh: &CrackMesh, u: u32, q: DVec3, e: DVec3) -> Result<Option<Step>, Refusal> {
+/// The step from `u` onwards along `heading` within the plane of unit normal `e` through `u`,
+/// over `u`'s surface triangles: the crossing most nearly along `heading`, to a neighbour the
+/// plane passes within a tenth of an edge of (a split there would leave a sliver), else across
+/// an edge the plane crosses, split there. `None` when the plane leaves `u`'s surface only
+/// backwards (turning by more than 120 degrees) or into a crack.
+fn next_step(mesh: &CrackMesh, u: u32, heading: DVec3, e: DVec3) -> Option<Step> {
     let x = mesh.positions()[u as usize];
-    let d = q - x;
-    let m = (e - d * (e.dot(d) / d.length_squared().max(f64::MIN_POSITIVE))).normalize_or_zero();
-    if m == DVec3::ZERO || !d.is_finite() {
-        return Err(Refusal::Crossings);
-    }
-    let snap = SNAP_DEGREES.to_radians().sin();
+    let on = x;
+    let d = heading.normalize_or_zero();
     let pos = |v: u32| mesh.positions()[v as usize];
     let mut best: Option<(f64, Step)> = None;
     let mut consider = |at: DVec3, step: Step| {
-        let toward = (at - x).normalize_or_zero().dot(d);
-        if at.distance(q) < d.length() && best.as_ref().is_none_or(|(b, _)| toward > *b) {
-            best = Some((toward, step));
+        let along = (at - x).normalize_or_zero().dot(d);
+        // Round a ridge the path turns by up to a right angle; back is along -1.
+        if along > -0.5 && best.as_ref().is_none_or(|(b, _)| along > *b) {
+            best = Some((along, step));
         }
     };
     let fan: SmallVec<[u32; 8]> = mesh.incident(u).iter().copied().filter(|&t| !mesh.is_wall(t)).collect();
     for t in fan {
         let [r0, r1] = mesh.others_ccw(t, u);
-        let (s0, s1) = (m.dot(pos(r0) - x), m.dot(pos(r1) - x));
-        let on0 = s0.abs() <= snap * pos(r0).distance(x);
-        let on1 = s1.abs() <= snap * pos(r1).distance(x);
-        for (r, on) in [(r0, on0), (r1, on1)] {
-            if on && uncracked(mesh, r) && is_surface_edge(mesh, u, r) {
-                consider(pos(r), Step::Vertex(r));
-            }
+        let (s0, s1) = (e.dot(pos(r0) - on), e.dot(pos(r1) - on));
+        if s0 * s1 > 0.0 || s0 == s1 || !uncracked(mesh, r0) || !uncracked(mesh, r1) {
+            continue;
         }
-        if !on0 && !on1 && s0 * s1 < 0.0 && uncracked(mesh, r0) && uncracked(mesh, r1) && is_surface_edge(mesh, r0, r1)
-        {
-            let at = pos(r0).lerp(pos(r1), s0 / (s0 - s1));
+        let lambda = s0 / (s0 - s1);
+        if lambda <= SNAP_FRACTION {
+            if is_surface_edge(mesh, u, r0) {
+                consider(pos(r0), Step::Vertex(r0));
+            }
+        } else if lambda >= 1.0 - SNAP_FRACTION {
+            if is_surface_edge(mesh, u, r1) {
+                consider(pos(r1), Step::Vertex(r1));
+            }
+        } else if is_surface_edge(mesh, r0, r1) {
+            let at = pos(r0).lerp(pos(r1), lambda);
             consider(at, Step::Split(r0, r1, at));
         }
     }
-    Ok(best.map(|(_, step)| step))
+    best.map(|(_, step)| step)
 }
+
+/// Slides surface vertex `v` within its face (or along its ridge) onto the crack plane through
+/// `on` (unit normal `e`), when that keeps the mesh valid and the surface's shape: a path
+/// vertex taken instead of a crossing near it would otherwise leave the path off the crack by up
+/// to a tenth of an edge, more than the crack is thick.
+fn settle(mesh: &mut CrackMesh, v: u32, on: DVec3, e: DVec3, bounds: AngleBounds) {
+    let x = mesh.positions()[v as usize];
+    let off = e.dot(x - on);
+    let sharp = sharp_neighbours(mesh, v, FEATURE_DEGREES, true);
+    let direction = match sharp.len() {
+        0 if is_free(mesh, v) => {
+            let n = mesh.surface_normal(v);
+            e - n * n.dot(e)
+        }
+        2 if in_planes(mesh, v, 2) => mesh.positions()[sharp[1] as usize] - mesh.positions()[sharp[0] as usize],
+        _ => return,
+    }
+    .normalize_or_zero();
+    let along = e.dot(direction);
+    if along.abs() < 0.5 || off == 0.0 {
+        return;
+    }
+    try_move(
+        mesh,
+        v,
+        x - direction * (off / along),
+        bounds,
+        Some(MAX_NORMAL_TURN_COS),
+    );
+}
+
+/// A crossing this close to an edge's end (as a fraction of the edge) is taken at the end.
+const SNAP_FRACTION: f64 = 0.1;
 
 /// Labels the live triangles by flooding across every edge but those in `barrier`: a label
 /// per triangle slot (`u32::MAX` for dead slots).
@@ -360,44 +422,10 @@ fn flood(mesh: &CrackMesh, barrier: &HashSet<(u32, u32)>) -> Vec<u32> {
     label
 }
 
-/// The hole polygon from the directed edges `next` (each vertex to the one after it), starting
-/// at `start`; fails unless they form one simple cycle through `start`.
-fn cycle(next: &HashMap<u32, u32>, start: u32) -> Result<Vec<u32>, Refusal> {
-    let mut polygon = vec![start];
-    let mut v = start;
-    loop {
-        v = *next.get(&v).ok_or(Refusal::Geometry)?;
-        if v == start {
-            break;
-        }
-        if polygon.len() > next.len() {
-            return Err(Refusal::Geometry);
-        }
-        polygon.push(v);
-    }
-    if polygon.len() != next.len() || polygon.len() < 3 {
-        return Err(Refusal::Geometry);
-    }
-    Ok(polygon)
-}
-
-/// Triangles closing the polygon `c` (traversed in the order the new triangles must follow):
-/// a band zipped from `c[0]` along both sides, each step taking the shorter new diagonal.
-fn close_polygon(mesh: &CrackMesh, c: &[u32]) -> Vec<[u32; 3]> {
-    let m = c.len();
-    let pos = |v: u32| mesh.positions()[v as usize];
-    let mut out = vec![[c[m - 1], c[0], c[1]]];
-    let (mut i, mut j) = (1, m - 1);
-    while i + 1 < j {
-        let forward = pos(c[i + 1]).distance(pos(c[j]));
-        let backward = pos(c[i]).distance(pos(c[j - 1]));
-        if forward <= backward {
-            out.push([c[j], c[i], c[i + 1]]);
-            i += 1;
-        } else {
-            out.push([c[j - 1], c[j], c[i]]);
-            j -= 1;
-        }
-    }
-    out
+/// Half the thickness along `e` made tangent to a surface of unit normal `normal`: the offset
+/// where the surface has no single ridge to slide along (a corner), which moves it off its
+/// faces by at most that much.
+fn tangent_offset(normal: DVec3, e: DVec3, thickness: f64) -> Option<DVec3> {
+    let along = (e - normal * normal.dot(e)).normalize_or_zero();
+    (along.dot(e) >= 0.5).then(|| along * (0.5 * thickness))
 }

@@ -2,6 +2,7 @@
 //! the Rankine or smoothness criterion holds, then remesh around the cracks; optionally validate
 //! the whole surface after it.
 
+use super::check::try_move;
 use super::extend::{End, extend_end};
 use super::improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
 use super::mesh::CrackMesh;
@@ -27,10 +28,14 @@ pub struct TrackSettings {
 
 impl TrackSettings {
     /// Settings for target edge length `target_edge` (m), propagation threshold `threshold`
-    /// (Pa) and crack thickness `thickness` (m): speed 0.5, a gap of a quarter edge, ends
-    /// extending past two edges, no validation.
+    /// (Pa) and crack thickness `thickness` (m): speed 0.5, a gap of a quarter edge, stress read
+    /// half an edge ahead of the front, walls bending by a quarter of the thickness in
+    /// remeshing, ends extending past two edges, no validation.
     pub fn new(target_edge: f64, threshold: f64, thickness: f64) -> Self {
-        let remesh = RemeshSettings::for_edge(target_edge);
+        let remesh = RemeshSettings {
+            wall_tolerance: 0.25 * thickness,
+            ..RemeshSettings::for_edge(target_edge)
+        };
         Self {
             front: FrontSettings {
                 target_edge,
@@ -38,6 +43,8 @@ impl TrackSettings {
                 threshold,
                 gap: 0.25 * target_edge,
                 bounds: remesh.bounds,
+                probe: 0.5 * target_edge,
+                planar: false,
             },
             remesh,
             thickness,
@@ -76,6 +83,9 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
     let (extended, crossings) = extend_ends(mesh, stress, settings);
     let mut region = near_cracks(mesh, 2.0 * settings.front.target_edge);
     let remesh = improve(mesh, &settings.remesh, &mut region);
+    if settings.front.planar {
+        square_walls(mesh, settings);
+    }
     let check = if settings.validate {
         Some(validate(mesh, settings.front.bounds)?)
     } else {
@@ -120,7 +130,7 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
             } else {
                 direction
             };
-            let e = if sigma >= settings.front.threshold {
+            let e = if sigma >= settings.front.threshold && !settings.front.planar {
                 e
             } else {
                 line.plane_normal
@@ -151,4 +161,38 @@ fn stop_line(mesh: &mut CrackMesh, l: usize) {
         mesh.set_active(v, false);
     }
     mesh.lines_mut()[l].blocked = [true; 2];
+}
+
+/// Keeps the walls of planar cracks a thickness apart: every wall vertex off the crack lines and
+/// off the body's surface moves onto its side's offset plane, half the thickness from the crack
+/// plane, when the move keeps the mesh valid. The slot is then as wide everywhere as at its
+/// mouth, narrowing only over the last row of triangles at the front, so its two walls never
+/// interleave where they meet (which would leave no room to cut through, `through`).
+fn square_walls(mesh: &mut CrackMesh, settings: &TrackSettings) {
+    let half = 0.5 * settings.thickness;
+    for l in 0..mesh.lines().len() {
+        let (e, origin) = (mesh.lines()[l].plane_normal, mesh.lines()[l].plane_point);
+        let mut vertices: Vec<u32> = mesh
+            .live_triangles()
+            .filter(|&t| mesh.wall_of(t) == Some(l))
+            .flat_map(|t| mesh.triangle_slots()[t as usize])
+            .collect();
+        vertices.sort_unstable();
+        vertices.dedup();
+        for v in vertices {
+            let fan = mesh.incident(v);
+            if mesh.is_crack_node(v) || fan.iter().any(|&t| mesh.wall_of(t) != Some(l)) {
+                continue;
+            }
+            // The positive wall bounds the material on the side `e` points to: its outward
+            // normals point against `e`.
+            let facing: f64 = fan.iter().map(|&t| mesh.triangle_normal(t).dot(e)).sum();
+            let side = if facing < 0.0 { 1.0 } else { -1.0 };
+            let x = mesh.positions()[v as usize];
+            let target = x - e * (e.dot(x - origin) - side * half);
+            if target.distance_squared(x) > 0.0 {
+                try_move(mesh, v, target, settings.front.bounds, None);
+            }
+        }
+    }
 }
