@@ -1,5 +1,6 @@
 //! The impacts a step delivered to breakable bodies, shared by the methods that break a body at
-//! its strongest contact (prescored patterns, fracture modes).
+//! its strongest contact (prescored patterns, fracture modes), and the step's contacts of the
+//! bodies hit, which the stress-based methods (SPH, boundary elements) load with.
 //!
 //! The step has already applied its contact impulses when a fracture model runs. To have the
 //! impactor meet the fragments (as Su 2009 does by testing the impulse before applying it), a
@@ -147,4 +148,46 @@ pub fn break_hit_bodies(
     if replay {
         return_impulses(context, hits, &broken, failures);
     }
+}
+
+/// A contact of a body in the step, world frame.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StepContact {
+    /// The body it touched.
+    pub other: BodyId,
+    /// Where, m.
+    pub point: DVec3,
+    /// The impulse the body received, N s.
+    pub impulse: DVec3,
+    /// Unit normal into the body.
+    pub normal: DVec3,
+    /// Penetration at the start of the step, m.
+    pub depth: f64,
+}
+
+/// Every contact with a non-zero impulse of each body in `hits`, in one pass over the step's
+/// contact pairs.
+pub(crate) fn step_contacts(
+    context: &FractureContext<'_>,
+    hits: &BTreeMap<BodyId, Hit>,
+) -> BTreeMap<BodyId, Vec<StepContact>> {
+    let mut touching: BTreeMap<BodyId, Vec<StepContact>> = hits.keys().map(|id| (*id, Vec::new())).collect();
+    for pair in context.contacts() {
+        for (id, other, sign) in [(pair.body_a, pair.body_b, 1.0), (pair.body_b, pair.body_a, -1.0)] {
+            let Some(list) = touching.get_mut(&id) else { continue };
+            for contact in &pair.contacts {
+                let impulse = contact.total_impulse() * sign;
+                if impulse.length_squared() > 0.0 {
+                    list.push(StepContact {
+                        other,
+                        point: contact.point,
+                        impulse,
+                        normal: contact.normal * sign,
+                        depth: contact.depth,
+                    });
+                }
+            }
+        }
+    }
+    touching
 }

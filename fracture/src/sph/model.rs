@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 
-use glam::DVec3;
 use shatter_collision::Pose;
 use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, SpawnTicket, Spawned, World};
 use shatter_integrators::BodyKind;
@@ -22,7 +21,7 @@ use super::material::SphMaterial;
 use super::solid::ParticleSolid;
 use crate::error::FractureError;
 use crate::fragments::{FragmentResolution, ParentMomentum, fragment_desc};
-use crate::impacts::{Hit, break_hit_bodies, breakable_body_pose, strongest_hits};
+use crate::impacts::{Hit, StepContact, break_hit_bodies, breakable_body_pose, step_contacts, strongest_hits};
 
 /// How the SPH model breaks bodies.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -291,45 +290,6 @@ impl SphFracture {
         self.bodies.remove(&id);
         Ok(true)
     }
-}
-
-/// A contact of a body in the step, world frame.
-#[derive(Clone, Copy, Debug)]
-struct StepContact {
-    /// The body it touched.
-    other: BodyId,
-    /// Where, m.
-    point: DVec3,
-    /// The impulse the body received, N s.
-    impulse: DVec3,
-    /// Unit normal into the body.
-    normal: DVec3,
-    /// Penetration at the start of the step, m.
-    depth: f64,
-}
-
-/// Every contact with a non-zero impulse of each body in `hits`, in one pass over the step's
-/// contact pairs.
-fn step_contacts(context: &FractureContext<'_>, hits: &BTreeMap<BodyId, Hit>) -> BTreeMap<BodyId, Vec<StepContact>> {
-    let mut touching: BTreeMap<BodyId, Vec<StepContact>> = hits.keys().map(|id| (*id, Vec::new())).collect();
-    for pair in context.contacts() {
-        for (id, other, sign) in [(pair.body_a, pair.body_b, 1.0), (pair.body_b, pair.body_a, -1.0)] {
-            let Some(list) = touching.get_mut(&id) else { continue };
-            for contact in &pair.contacts {
-                let impulse = contact.total_impulse() * sign;
-                if impulse.length_squared() > 0.0 {
-                    list.push(StepContact {
-                        other,
-                        point: contact.point,
-                        impulse,
-                        normal: contact.normal * sign,
-                        depth: contact.depth,
-                    });
-                }
-            }
-        }
-    }
-    touching
 }
 
 impl FractureModel for SphFracture {
