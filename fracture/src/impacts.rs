@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use glam::DVec3;
 use shatter_collision::Pose;
-use shatter_engine::{BodyId, FractureContext, World};
+use shatter_engine::{BodyId, FractureContext, SpawnTicket, Spawned, World};
 use shatter_integrators::BodyKind;
 
 use crate::error::FractureError;
@@ -190,4 +190,45 @@ pub(crate) fn step_contacts(
         }
     }
     touching
+}
+
+/// One step of a stress-based model (SPH, boundary elements): every body whose strongest contact
+/// impulse exceeds its threshold (`threshold` answers per body, `None` when it is not breakable)
+/// goes to `stress` with its hit and every contact it had in the step (which answers whether it
+/// broke); errors are noted in `failures` as `body ID was not stressed: ERROR`; with `replay`,
+/// the impulses broken bodies received go back to the bodies that gave them.
+pub(crate) fn stress_hit_bodies(
+    context: &mut FractureContext<'_>,
+    threshold: impl Fn(BodyId) -> Option<f64>,
+    replay: bool,
+    failures: &mut Vec<String>,
+    mut stress: impl FnMut(&mut FractureContext<'_>, BodyId, &Hit, &[StepContact]) -> Result<bool, FractureError>,
+) {
+    let hits = strongest_hits(context, threshold, replay);
+    let touching = step_contacts(context, &hits);
+    break_hit_bodies(
+        context,
+        &hits,
+        replay,
+        "was not stressed",
+        failures,
+        |context, id, hit| stress(context, id, hit, &touching[&id]),
+    );
+}
+
+/// Fragments waiting for their ids: per event (an index), the spawn tickets of its fragments with
+/// what the model keeps for each.
+pub(crate) type Pending<B> = Vec<(usize, Vec<(SpawnTicket, B)>)>;
+
+/// Gives each pending fragment that `spawned` lists to `adopt` with its event and new id, and
+/// empties `pending`.
+pub(crate) fn adopt_spawned<B>(spawned: &[Spawned], pending: &mut Pending<B>, mut adopt: impl FnMut(usize, BodyId, B)) {
+    let by_ticket: BTreeMap<u32, BodyId> = spawned.iter().map(|s| (s.ticket.0, s.id)).collect();
+    for (event, tickets) in std::mem::take(pending) {
+        for (ticket, kept) in tickets {
+            if let Some(&id) = by_ticket.get(&ticket.0) {
+                adopt(event, id, kept);
+            }
+        }
+    }
 }

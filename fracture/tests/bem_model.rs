@@ -45,6 +45,10 @@ fn dropped_slab(speed: f64, threshold: f64, steps: usize) -> (World, BodyId) {
         threshold,
     );
     assert!(bad.unwrap_err().to_string().contains("contact duration"));
+    let mut thin = material;
+    thin.event.track.thickness = f64::NAN;
+    let bad = model.make_breakable(&world, slab, mesh.clone(), thin, &mesh_pose, threshold);
+    assert!(bad.unwrap_err().to_string().contains("crack thickness"));
     assert!(!model.is_breakable(slab), "a refused call changes nothing");
     model
         .make_breakable(&world, slab, mesh, material, &mesh_pose, threshold)

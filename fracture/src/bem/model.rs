@@ -24,13 +24,13 @@
 use std::collections::BTreeMap;
 
 use shatter_collision::{Pose, TriMesh};
-use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, SpawnTicket, Spawned, World};
+use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, Spawned, World};
 
 use super::crack::{EventReport, EventSettings, fracture_event, pieces};
 use super::{Loads, Surface};
 use crate::error::FractureError;
 use crate::fragments::{BreakingParent, FragmentResolution, ParentMomentum, fragment_desc, piece_bodies};
-use crate::impacts::{Hit, StepContact, break_hit_bodies, breakable_body_pose, step_contacts, strongest_hits};
+use crate::impacts::{Hit, Pending, StepContact, adopt_spawned, breakable_body_pose, stress_hit_bodies};
 
 /// What a boundary-element body is made of and how it cracks.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -54,8 +54,9 @@ impl BemMaterial {
         }
     }
 
-    /// Checks the density and contact duration, naming a bad one.
+    /// Checks the density, contact duration and event settings, naming a bad one.
     pub fn validate(&self) -> Result<(), FractureError> {
+        self.event.validate()?;
         if !(self.density.is_finite() && self.density > 0.0) {
             return Err(FractureError::invalid(
                 "density (kg/m^3)",
@@ -148,7 +149,7 @@ pub struct BemFracture {
     settings: BemFractureSettings,
     bodies: BTreeMap<BodyId, Breakable>,
     events: Vec<BemFractureEvent>,
-    pending: Vec<(usize, Vec<(SpawnTicket, Breakable)>)>,
+    pending: Pending<Breakable>,
     failures: Vec<String>,
 }
 
@@ -314,32 +315,24 @@ impl FractureModel for BemFracture {
 
     fn fracture(&mut self, context: &mut FractureContext<'_>) -> Result<(), String> {
         self.bodies.retain(|id, _| context.bodies().contains(*id));
-        let bodies = &self.bodies;
-        let replay = self.settings.replay_impact;
-        let hits = strongest_hits(context, |id| bodies.get(&id).map(|b| b.threshold), replay);
-        let touching = step_contacts(context, &hits);
+        let thresholds: BTreeMap<BodyId, f64> = self.bodies.iter().map(|(id, b)| (*id, b.threshold)).collect();
         let mut failures = Vec::new();
-        break_hit_bodies(
+        stress_hit_bodies(
             context,
-            &hits,
-            replay,
-            "was not stressed",
+            |id| thresholds.get(&id).copied(),
+            self.settings.replay_impact,
             &mut failures,
-            |context, id, hit| self.stress_body(context, id, hit, &touching[&id]),
+            |context, id, hit, touching| self.stress_body(context, id, hit, touching),
         );
         self.failures.extend(failures);
         Ok(())
     }
 
     fn spawned(&mut self, spawned: &[Spawned]) {
-        let by_ticket: BTreeMap<u32, BodyId> = spawned.iter().map(|s| (s.ticket.0, s.id)).collect();
-        for (event, tickets) in std::mem::take(&mut self.pending) {
-            for (ticket, breakable) in tickets {
-                if let Some(&id) = by_ticket.get(&ticket.0) {
-                    self.events[event].fragments.push(id);
-                    self.bodies.insert(id, breakable);
-                }
-            }
-        }
+        let (events, bodies) = (&mut self.events, &mut self.bodies);
+        adopt_spawned(spawned, &mut self.pending, |event, id, breakable| {
+            events[event].fragments.push(id);
+            bodies.insert(id, breakable);
+        });
     }
 }

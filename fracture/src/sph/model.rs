@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use shatter_collision::Pose;
-use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, SpawnTicket, Spawned, World};
+use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, Spawned, World};
 use shatter_integrators::BodyKind;
 
 use super::breakup::{SphParent, fragment_bodies, pieces, surface_mesh};
@@ -21,7 +21,7 @@ use super::material::SphMaterial;
 use super::solid::ParticleSolid;
 use crate::error::FractureError;
 use crate::fragments::{FragmentResolution, ParentMomentum, fragment_desc};
-use crate::impacts::{Hit, StepContact, break_hit_bodies, breakable_body_pose, step_contacts, strongest_hits};
+use crate::impacts::{Hit, Pending, StepContact, adopt_spawned, breakable_body_pose, stress_hit_bodies};
 
 /// How the SPH model breaks bodies.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -120,7 +120,7 @@ pub struct SphFracture {
     settings: SphFractureSettings,
     bodies: BTreeMap<BodyId, Breakable>,
     events: Vec<SphFractureEvent>,
-    pending: Vec<(usize, Vec<(SpawnTicket, Breakable)>)>,
+    pending: Pending<Breakable>,
     failures: Vec<String>,
 }
 
@@ -299,32 +299,24 @@ impl FractureModel for SphFracture {
 
     fn fracture(&mut self, context: &mut FractureContext<'_>) -> Result<(), String> {
         self.bodies.retain(|id, _| context.bodies().contains(*id));
-        let bodies = &self.bodies;
-        let replay = self.settings.replay_impact;
-        let hits = strongest_hits(context, |id| bodies.get(&id).map(|b| b.threshold), replay);
-        let touching = step_contacts(context, &hits);
+        let thresholds: BTreeMap<BodyId, f64> = self.bodies.iter().map(|(id, b)| (*id, b.threshold)).collect();
         let mut failures = Vec::new();
-        break_hit_bodies(
+        stress_hit_bodies(
             context,
-            &hits,
-            replay,
-            "was not stressed",
+            |id| thresholds.get(&id).copied(),
+            self.settings.replay_impact,
             &mut failures,
-            |context, id, hit| self.stress_body(context, id, hit, &touching[&id]),
+            |context, id, hit, touching| self.stress_body(context, id, hit, touching),
         );
         self.failures.extend(failures);
         Ok(())
     }
 
     fn spawned(&mut self, spawned: &[Spawned]) {
-        let by_ticket: BTreeMap<u32, BodyId> = spawned.iter().map(|s| (s.ticket.0, s.id)).collect();
-        for (event, tickets) in std::mem::take(&mut self.pending) {
-            for (ticket, breakable) in tickets {
-                if let Some(&id) = by_ticket.get(&ticket.0) {
-                    self.events[event].fragments.push(id);
-                    self.bodies.insert(id, breakable);
-                }
-            }
-        }
+        let (events, bodies) = (&mut self.events, &mut self.bodies);
+        adopt_spawned(spawned, &mut self.pending, |event, id, breakable| {
+            events[event].fragments.push(id);
+            bodies.insert(id, breakable);
+        });
     }
 }

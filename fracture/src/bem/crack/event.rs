@@ -72,14 +72,31 @@ impl EventSettings {
     }
 }
 
+impl EventSettings {
+    /// Checks the lengths and counts the event needs, naming the first bad one: target edge,
+    /// crack thickness and start spacing finite and positive (m).
+    pub fn validate(&self) -> Result<(), FractureError> {
+        for (what, value) in [
+            ("target edge length (m)", self.track.front.target_edge),
+            ("crack thickness (m)", self.track.thickness),
+            ("crack start spacing (m)", self.start_spacing),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(FractureError::invalid(what, value, "a positive finite length"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// What an event did, and what it cost.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventReport {
     /// Stress solves that converged, with the BiCGSTAB iterations of each (the first is the
     /// uncracked body's).
     pub iterations: Vec<usize>,
-    /// Solves on the cracked surface that did not converge (their sub-steps used the uncracked
-    /// body's stress).
+    /// Solves on the cracked surface that did not converge, or whose surface the solver
+    /// refused (their sub-steps used the uncracked body's stress).
     pub unconverged: usize,
     /// Crack lines opened.
     pub opened: usize,
@@ -100,13 +117,14 @@ pub struct EventReport {
 /// Runs one fracture event on the closed surface `mesh` (material frame, m) under `loads` (see
 /// the module docs). Returns the cracked surface (whose pieces [`super::pieces::pieces`] lists)
 /// and the report; with no vertex above the initiation threshold the surface comes back
-/// uncracked. Fails on a surface the solver refuses or a validation fault (when validation is
-/// on).
+/// uncracked. Fails on bad settings (named), a surface the solver refuses or a validation fault
+/// (when validation is on).
 pub fn fracture_event(
     mesh: &TriMesh,
     loads: LoadsOn<'_>,
     settings: &EventSettings,
 ) -> Result<(CrackMesh, EventReport), FractureError> {
+    settings.validate()?;
     let mut report = EventReport::default();
     let mut crack = CrackMesh::try_new(mesh)?;
     let edge = settings.track.front.target_edge;
@@ -142,7 +160,9 @@ pub fn fracture_event(
         let at = Instant::now();
         let cracked = if every > 0 {
             let (surface, _) = crack.to_trimesh()?;
-            ElasticBody::try_new(surface, settings.material, settings.bem).ok()
+            let body = ElasticBody::try_new(surface, settings.material, settings.bem).ok();
+            report.unconverged += usize::from(body.is_none());
+            body
         } else {
             None
         };

@@ -15,7 +15,9 @@
 //! Only changes that keep the shape are made: splits anywhere, collapses, flips and smoothing
 //! only where the triangles involved are coplanar. A curved surface re-triangulated would lose
 //! or gain volume that no crack explains, and a bent crack wall moved alone would change the
-//! slot's width.
+//! slot's width. The one allowance: a collapse of a vertex inside a crack wall may move the wall
+//! by [`RemeshSettings::wall_tolerance`] (a fraction of the thickness), since a curved crack's
+//! walls are never flat and their slivers must still go.
 //!
 //! Every operation is proposed first and committed only if [`super::check::acceptable`] passes.
 //! Features are protected too: a vertex on a ridge (two sharp edges, [`Feature::Ridge`]) only

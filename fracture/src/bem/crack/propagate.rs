@@ -132,15 +132,15 @@ pub fn advance_fronts(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &
             // back over the crack it has cut.
             let uncut = |mesh: &CrackMesh, y: DVec3| inside(mesh, y) && !region.as_ref().is_some_and(|r| r.contains(y));
             // The step, or half or a quarter of it, through uncut material only.
-            let landed = [1.0, 0.5, 0.25]
-                .into_iter()
-                .map(|k| x.lerp(target, k))
-                .find(|&y| uncut(mesh, y) && try_move(mesh, f, y, settings.bounds, None));
+            let landed = [1.0, 0.5, 0.25].into_iter().find(|&k| {
+                let y = if k == 1.0 { target } else { x.lerp(target, k) };
+                uncut(mesh, y) && try_move(mesh, f, y, settings.bounds, None)
+            });
             match (landed, reached) {
-                (Some(y), reached) => {
+                (Some(k), reached) => {
                     mesh.unstall(f);
                     step.moved += 1;
-                    if let Some(t) = reached.filter(|_| y == target) {
+                    if let Some(t) = reached.filter(|_| k == 1.0) {
                         mesh.set_active(f, false);
                         step.reached.push((f, t));
                     }

@@ -203,6 +203,12 @@ fn check_intersections(mesh: &CrackMesh) -> Result<(), MeshFault> {
 /// The live triangles' edge-connected components: a label per triangle slot (`u32::MAX` for
 /// dead slots) and the count, labelled in order of their lowest triangle.
 pub fn components(mesh: &CrackMesh) -> (Vec<u32>, usize) {
+    components_apart(mesh, |_, _| false)
+}
+
+/// As [`components`], with the triangles on each edge `u v` for which `apart(u, v)` holds kept
+/// apart (the flood does not cross it).
+pub fn components_apart(mesh: &CrackMesh, apart: impl Fn(u32, u32) -> bool) -> (Vec<u32>, usize) {
     let slots = mesh.triangle_slots();
     let mut label = vec![u32::MAX; slots.len()];
     let mut count = 0;
@@ -216,7 +222,11 @@ pub fn components(mesh: &CrackMesh) -> (Vec<u32>, usize) {
         while let Some(t) = stack.pop() {
             let tri = slots[t as usize];
             for k in 0..3 {
-                for u in mesh.edge_triangles(tri[k], tri[(k + 1) % 3]) {
+                let (a, b) = (tri[k], tri[(k + 1) % 3]);
+                if apart(a, b) {
+                    continue;
+                }
+                for u in mesh.edge_triangles(a, b) {
                     if label[u as usize] == u32::MAX {
                         label[u as usize] = count;
                         stack.push(u);
