@@ -18,9 +18,7 @@ use glam::DVec3;
 
 use super::check::{MAX_NORMAL_TURN_COS, try_move};
 use super::mesh::CrackMesh;
-use super::ops::{
-    FEATURE_DEGREES, Feature, collapse_edge, feature, flip_edge, in_planes, is_free, sharp_neighbours, split_edge,
-};
+use super::ops::{FEATURE_DEGREES, Slide, collapse_edge, flip_edge, sharp_neighbours, slide, split_edge};
 use super::validate::{AngleBounds, triangle_angles};
 
 /// How the surface around a crack is remeshed.
@@ -192,26 +190,17 @@ pub fn smooth(mesh: &mut CrackMesh, settings: &RemeshSettings, region: &[bool]) 
         }
         let Some(ring) = mesh.ring(v) else { continue };
         let x = mesh.positions()[v as usize];
-        let step = match feature(mesh, v, settings.feature_degrees) {
-            Feature::Corner => continue,
-            Feature::Smooth if !is_free(mesh, v) => continue,
-            Feature::Smooth => {
+        let step = match slide(mesh, v, settings.feature_degrees) {
+            Slide::Fixed => continue,
+            Slide::Plane(n) => {
                 let mean = ring.iter().map(|&u| mesh.positions()[u as usize]).sum::<DVec3>() / ring.len() as f64;
-                let n = mesh.vertex_normal(v);
                 let d = mean - x;
                 d - n * n.dot(d)
             }
-            Feature::Ridge => {
+            // Towards the middle of its two ridge neighbours, along the ridge.
+            Slide::Line(along) => {
                 let s = sharp_neighbours(mesh, v, settings.feature_degrees, false);
-                let (p, q) = (mesh.positions()[s[0] as usize], mesh.positions()[s[1] as usize]);
-                let along = (q - p).normalize_or_zero();
-                let d = (p + q) * 0.5 - x;
-                // Only a straight ridge between two flat sides lets a vertex slide along it
-                // without changing the shape.
-                if (p - x).normalize_or_zero().dot((q - x).normalize_or_zero()) > -1.0 + 1e-12 || !in_planes(mesh, v, 2)
-                {
-                    continue;
-                }
+                let d = (mesh.positions()[s[0] as usize] + mesh.positions()[s[1] as usize]) * 0.5 - x;
                 along * along.dot(d)
             }
         };

@@ -244,7 +244,7 @@ pub(crate) fn slot(mesh: &mut CrackMesh, slot: Slot, bounds: AngleBounds) -> Res
 pub(crate) fn lip_offset(mesh: &CrackMesh, v: u32, normal: DVec3, e: DVec3, thickness: f64) -> Option<DVec3> {
     let sharp = sharp_neighbours(mesh, v, FEATURE_DEGREES, true);
     let direction = match sharp.len() {
-        0 => e - normal * normal.dot(e),
+        0 => return tangent_offset(normal, e, thickness),
         2 => mesh.positions()[sharp[1] as usize] - mesh.positions()[sharp[0] as usize],
         _ => return None,
     };
@@ -254,6 +254,15 @@ pub(crate) fn lip_offset(mesh: &CrackMesh, v: u32, normal: DVec3, e: DVec3, thic
         return None;
     }
     Some(direction.normalize_or_zero() * (0.5 * thickness * along.signum()))
+}
+
+/// Half the thickness along `e` made tangent to a surface of unit normal `normal`, pointing to
+/// the positive side; `None` when the plane of normal `e` meets the surface within 60 degrees of
+/// tangent (or the normal is unknown). The lips' offset on a smooth stretch, and at a corner the
+/// offset that moves it off its faces by at most that much.
+pub(crate) fn tangent_offset(normal: DVec3, e: DVec3, thickness: f64) -> Option<DVec3> {
+    let along = (e - normal * normal.dot(e)).normalize_or_zero();
+    (normal != DVec3::ZERO && along.dot(e) >= 0.5).then(|| along * (0.5 * thickness))
 }
 
 /// The two link vertices the cut passes through, splitting link edges where needed.

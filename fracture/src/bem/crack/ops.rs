@@ -42,6 +42,37 @@ pub enum Feature {
     Corner,
 }
 
+/// How a vertex may move without changing the surface's shape.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Slide {
+    /// Within the plane of its flat fan, of this unit normal.
+    Plane(DVec3),
+    /// Along the straight ridge between two flat sides it lies on, of this unit direction.
+    Line(DVec3),
+    /// Not at all: a corner, a curved stretch, or a bent ridge.
+    Fixed,
+}
+
+/// How vertex `v` may slide (see [`Slide`]), with edges sharper than `feature_degrees` as
+/// features.
+pub fn slide(mesh: &CrackMesh, v: u32, feature_degrees: f64) -> Slide {
+    let x = mesh.positions()[v as usize];
+    match feature(mesh, v, feature_degrees) {
+        Feature::Smooth if is_free(mesh, v) => Slide::Plane(mesh.vertex_normal(v)),
+        Feature::Ridge => {
+            let s = sharp_neighbours(mesh, v, feature_degrees, false);
+            let (p, q) = (mesh.positions()[s[0] as usize], mesh.positions()[s[1] as usize]);
+            let straight = (p - x).normalize_or_zero().dot((q - x).normalize_or_zero()) <= -1.0 + 1e-12;
+            if straight && in_planes(mesh, v, 2) {
+                Slide::Line((q - p).normalize_or_zero())
+            } else {
+                Slide::Fixed
+            }
+        }
+        Feature::Smooth | Feature::Corner => Slide::Fixed,
+    }
+}
+
 /// Whether the edge `a b` is sharp: the normals of its two triangles differ by more than
 /// `feature_degrees`.
 pub fn is_sharp(mesh: &CrackMesh, a: u32, b: u32, feature_degrees: f64) -> bool {

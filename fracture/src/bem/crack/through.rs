@@ -46,8 +46,8 @@ use smallvec::SmallVec;
 use super::check::{MAX_NORMAL_TURN_COS, acceptable, try_move};
 use super::extend::crack_at;
 use super::mesh::CrackMesh;
-use super::open::{Refusal, lip_offset};
-use super::ops::{FEATURE_DEGREES, in_planes, is_free, sharp_neighbours, split_edge};
+use super::open::{Refusal, lip_offset, tangent_offset};
+use super::ops::{FEATURE_DEGREES, Slide, slide, split_edge};
 use super::propagate::outward;
 use super::validate::{AngleBounds, components_apart};
 
@@ -366,16 +366,11 @@ fn next_step(mesh: &CrackMesh, u: u32, heading: DVec3, e: DVec3) -> Option<Step>
 fn settle(mesh: &mut CrackMesh, v: u32, on: DVec3, e: DVec3, bounds: AngleBounds) {
     let x = mesh.positions()[v as usize];
     let off = e.dot(x - on);
-    let sharp = sharp_neighbours(mesh, v, FEATURE_DEGREES, true);
-    let direction = match sharp.len() {
-        0 if is_free(mesh, v) => {
-            let n = mesh.surface_normal(v);
-            e - n * n.dot(e)
-        }
-        2 if in_planes(mesh, v, 2) => mesh.positions()[sharp[1] as usize] - mesh.positions()[sharp[0] as usize],
-        _ => return,
-    }
-    .normalize_or_zero();
+    let direction = match slide(mesh, v, FEATURE_DEGREES) {
+        Slide::Plane(n) => (e - n * n.dot(e)).normalize_or_zero(),
+        Slide::Line(d) => d,
+        Slide::Fixed => return,
+    };
     let along = e.dot(direction);
     if along.abs() < 0.5 || off == 0.0 {
         return;
@@ -391,11 +386,3 @@ fn settle(mesh: &mut CrackMesh, v: u32, on: DVec3, e: DVec3, bounds: AngleBounds
 
 /// A crossing this close to an edge's end (as a fraction of the edge) is taken at the end.
 const SNAP_FRACTION: f64 = 0.1;
-
-/// Half the thickness along `e` made tangent to a surface of unit normal `normal`: the offset
-/// where the surface has no single ridge to slide along (a corner), which moves it off its
-/// faces by at most that much.
-fn tangent_offset(normal: DVec3, e: DVec3, thickness: f64) -> Option<DVec3> {
-    let along = (e - normal * normal.dot(e)).normalize_or_zero();
-    (along.dot(e) >= 0.5).then(|| along * (0.5 * thickness))
-}
