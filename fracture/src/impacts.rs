@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use glam::DVec3;
 use shatter_collision::Pose;
-use shatter_engine::{BodyId, FractureContext, SpawnTicket, Spawned, World};
+use shatter_engine::{BodyDesc, BodyId, FractureContext, SpawnTicket, Spawned, World};
 use shatter_integrators::BodyKind;
 
 use crate::error::FractureError;
@@ -231,4 +231,25 @@ pub(crate) fn adopt_spawned<B>(spawned: &[Spawned], pending: &mut Pending<B>, mu
             }
         }
     }
+}
+
+/// Replaces broken body `id` by its fragments: each body description with what the model keeps
+/// for that fragment. Despawns the parent and queues the spawns; returns the spawn tickets with
+/// the kept values, and the fragments' total momentum (world frame), which the caller compares
+/// with the parent's.
+pub(crate) fn replace_with_fragments<B>(
+    context: &mut FractureContext<'_>,
+    id: BodyId,
+    fragments: Vec<(BodyDesc, B)>,
+) -> Result<(Vec<(SpawnTicket, B)>, ParentMomentum), FractureError> {
+    let mut after = ParentMomentum::default();
+    for (desc, _) in &fragments {
+        after = after + ParentMomentum::of_desc(desc)?;
+    }
+    context.despawn(id)?;
+    let tickets = fragments
+        .into_iter()
+        .map(|(desc, kept)| (context.spawn(desc), kept))
+        .collect();
+    Ok((tickets, after))
 }

@@ -30,7 +30,9 @@ use super::crack::{EventReport, EventSettings, fracture_event, pieces};
 use super::{Loads, Surface};
 use crate::error::FractureError;
 use crate::fragments::{BreakingParent, FragmentResolution, ParentMomentum, fragment_desc, piece_bodies};
-use crate::impacts::{Hit, Pending, StepContact, adopt_spawned, breakable_body_pose, stress_hit_bodies};
+use crate::impacts::{
+    Hit, Pending, StepContact, adopt_spawned, breakable_body_pose, replace_with_fragments, stress_hit_bodies,
+};
 
 /// What a boundary-element body is made of and how it cracks.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -279,13 +281,8 @@ impl BemFracture {
             density: material.density,
         };
         let descs = piece_bodies(&pieces, &parent, self.settings.resolution)?;
-        let mut after = ParentMomentum::default();
-        for desc in &descs {
-            after = after + ParentMomentum::of_desc(desc)?;
-        }
         let threshold = body.threshold;
-        context.despawn(id)?;
-        let tickets = descs
+        let fragments = descs
             .into_iter()
             .zip(pieces)
             .map(|(desc, (mesh, _))| {
@@ -295,9 +292,10 @@ impl BemFracture {
                     threshold,
                     mesh_in_body: desc.pose.relative_pose(&mesh_pose),
                 };
-                (context.spawn(desc), breakable)
+                (desc, breakable)
             })
             .collect();
+        let (tickets, after) = replace_with_fragments(context, id, fragments)?;
         event.momentum_before = momentum;
         event.momentum_after = after;
         event.seconds = started.elapsed().as_secs_f64();

@@ -21,7 +21,9 @@ use super::material::SphMaterial;
 use super::solid::ParticleSolid;
 use crate::error::FractureError;
 use crate::fragments::{FragmentResolution, ParentMomentum, fragment_desc};
-use crate::impacts::{Hit, Pending, StepContact, adopt_spawned, breakable_body_pose, stress_hit_bodies};
+use crate::impacts::{
+    Hit, Pending, StepContact, adopt_spawned, breakable_body_pose, replace_with_fragments, stress_hit_bodies,
+};
 
 /// How the SPH model breaks bodies.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -261,27 +263,21 @@ impl SphFracture {
             momentum,
             density: body.material.density,
         };
-        let fragments = fragment_bodies(&solid, &parent, body.resolution)?;
-        let mut after = ParentMomentum::default();
-        for fragment in &fragments {
-            after = after + ParentMomentum::of_desc(&fragment.desc)?;
-        }
         let (material, threshold, resolution) = (body.material, body.threshold, body.resolution);
-        context.despawn(id)?;
-        let tickets = fragments
+        let fragments = fragment_bodies(&solid, &parent, resolution)?
             .into_iter()
             .map(|fragment| {
-                let mesh_in_body = fragment.desc.pose.relative_pose(&mesh_pose);
                 let breakable = Breakable {
                     solid: fragment.solid,
                     material,
                     threshold,
-                    mesh_in_body,
+                    mesh_in_body: fragment.desc.pose.relative_pose(&mesh_pose),
                     resolution,
                 };
-                (context.spawn(fragment.desc), breakable)
+                (fragment.desc, breakable)
             })
             .collect();
+        let (tickets, after) = replace_with_fragments(context, id, fragments)?;
         event.momentum_before = momentum;
         event.momentum_after = after;
         event.seconds = started.elapsed().as_secs_f64();
