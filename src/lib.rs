@@ -49,6 +49,7 @@ pub use shatter_fracture as fracture;
 pub use shatter_integrators as integrators;
 pub use shatter_solver as solver;
 
+pub mod bem_run;
 pub mod energized_run;
 pub mod export;
 pub mod modes_precompute;

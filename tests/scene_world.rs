@@ -525,3 +525,168 @@ mod sph {
         }
     }
 }
+
+mod bem {
+    use shatter::bem_run::{bem_report, crack_paths_obj};
+    use shatter::fracture::bem::BemFracture;
+    use shatter::integrators::BodyKind;
+    use shatter::scene_file::parse_scene;
+    use shatter::scene_world::build_world;
+    use std::path::Path;
+
+    /// A glass slab landing on one end at about 5 m/s on a ground box, with `fracture` as its
+    /// block and `shape` as its shape.
+    fn scene(shape: &str, fracture: &str) -> String {
+        format!(
+            r#"{{
+              "gravity": [0, -9.81, 0], "dt": 0.0333333333, "frames": 6,
+              "bodies": [
+                {{"name": "ground", "kind": "static", "shape": {{"cuboid": {{"half_extents": [2, 0.25, 2]}}}},
+                  "position": [0, -0.25, 0]}},
+                {{"name": "slab", "shape": {shape}, "density": 2500,
+                  "position": [0, 0.2, 0], "orientation": {{"axis": [0, 0, 1], "angle": 0.15}},
+                  "linear_velocity": [0, -5, 0], "fracture": {fracture}}}
+              ]
+            }}"#
+        )
+    }
+
+    const SLAB: &str = r#"{"cuboid": {"half_extents": [0.25, 0.05, 0.15]}}"#;
+
+    /// The example scene file builds, its slab breaks on landing into bodies that share its mass
+    /// and momentum, and the crack's walls come out in the slab's material frame.
+    #[test]
+    fn bem_scene_slab_breaks_into_bodies_that_keep_its_mass() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/bem_slab.json");
+        let mut built = build_world(&shatter::scene_file::load_scene(&path).unwrap()).unwrap();
+        let slab = built.bodies[1].id;
+        let mass = built.world.body(slab).unwrap().mass.mass();
+        assert!((mass - 2500.0 * 0.5 * 0.1 * 0.3).abs() < 1e-9 * mass, "{mass}");
+        for _ in 0..20 {
+            built.world.step(built.dt).unwrap();
+        }
+        let model = built.world.fracture_model::<BemFracture>().unwrap();
+        assert!(model.failures().is_empty(), "{:?}", model.failures());
+        let event = model
+            .events()
+            .iter()
+            .find(|e| !e.fragments.is_empty())
+            .expect("the slab breaks");
+        assert_eq!(event.fragments.len(), event.report.pieces);
+        assert!(!built.world.contains(slab));
+        let before = event.momentum_before.linear;
+        assert!((event.momentum_after.linear - before).length() <= 1e-9 * before.length());
+        let dynamic = built
+            .world
+            .bodies()
+            .ids()
+            .filter_map(|id| built.world.body(id).ok())
+            .filter(|v| v.kind == BodyKind::Dynamic)
+            .map(|v| v.mass.mass())
+            .sum::<f64>();
+        assert!((dynamic - mass).abs() <= 1e-9 * mass, "{dynamic} vs {mass}");
+        // The crack walls lie inside the slab's box (material frame), both faces of a crack
+        // through its whole 0.1 m thickness.
+        assert!(!event.crack_walls.is_empty());
+        let corners = event.crack_walls.iter().flatten();
+        let (low, high) = corners.fold((glam::DVec3::MAX, glam::DVec3::MIN), |(l, h), c| (l.min(*c), h.max(*c)));
+        assert!(low.cmpge(glam::DVec3::new(-0.25, -0.05, -0.15) - 1e-9).all(), "{low}");
+        assert!(high.cmple(glam::DVec3::new(0.25, 0.05, 0.15) + 1e-9).all(), "{high}");
+        assert!(high.y - low.y > 0.099, "{low} {high}");
+        let obj = crack_paths_obj(&built.world).unwrap();
+        assert_eq!(
+            obj.lines().filter(|l| l.starts_with("f ")).count(),
+            event.crack_walls.len()
+        );
+        let report = bem_report(&built.world, &built.bodies).unwrap();
+        assert!(report.contains("1 broke a body"), "{report}");
+    }
+
+    /// A sphere becomes an icosphere with edges at most the target, and Lamé parameters stand in
+    /// for Young's modulus and Poisson's ratio.
+    #[test]
+    fn bem_scene_sphere_and_lame_parameters_are_accepted() {
+        let fracture = r#"{"model": "bem", "threshold": 1e9, "initiate": 1e6, "lame_lambda": 2.5e10,
+                            "lame_mu": 2.5e10, "edge": 0.05}"#;
+        let description = parse_scene(&scene(r#"{"sphere": {"radius": 0.2}}"#, fracture), Path::new(".")).unwrap();
+        let built = build_world(&description).unwrap();
+        let model = built.world.fracture_model::<BemFracture>().unwrap();
+        let mesh = model.mesh(built.bodies[1].id).unwrap();
+        let v = mesh.vertices();
+        let longest = mesh
+            .triangles()
+            .iter()
+            .flat_map(|t| (0..3).map(move |k| v[t[k] as usize].distance(v[t[(k + 1) % 3] as usize])))
+            .fold(0.0, f64::max);
+        assert!(longest <= 0.05 && longest > 0.025, "{longest}");
+    }
+
+    #[test]
+    fn bem_scene_bad_parameters_are_named_by_path() {
+        let cases = [
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1}"#,
+                "bodies[1].fracture.initiate",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "initiate": 1e6}"#,
+                "bodies[1].fracture.threshold",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "colour": 1}"#,
+                "bodies[1].fracture.colour",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "propagate": 2e6}"#,
+                "propagat",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "poisson": 0.7}"#,
+                "Poisson",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "young": 1e9, "lame_mu": 1e9}"#,
+                "lame_lambda and lame_mu",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "edge": -0.1}"#,
+                "bodies[1].fracture.edge",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "thickness": 0}"#,
+                "crack thickness",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "contact_duration": 0}"#,
+                "contact duration",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": -1, "initiate": 1e6}"#,
+                "threshold",
+            ),
+            (
+                r#"{"capsule": {"half_height": 0.2, "radius": 0.1}}"#,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6}"#,
+                "cuboid, sphere or mesh",
+            ),
+        ];
+        for (shape, fracture, named) in cases {
+            let description = parse_scene(&scene(shape, fracture), Path::new(".")).unwrap();
+            let Err(error) = build_world(&description) else {
+                panic!("{fracture} was accepted")
+            };
+            let error = error.to_string();
+            assert!(error.contains(named), "{error} should name {named}");
+        }
+    }
+}

@@ -86,7 +86,12 @@
 //! its `threshold` (N s), separating pieces at its `toughness` (N s); `scene_world::modes`
 //! documents every member. An `sph` body (Chen 2014, `fracture::sph`) is a dynamic cuboid or
 //! mesh body made of tet-bound particles that cracks where a contact's stress exceeds its
-//! `tensile_strength` (Pa); `scene_world::sph` documents every member.
+//! `tensile_strength` (Pa); `scene_world::sph` documents every member. A `bem` body (Zhu 2015,
+//! `fracture::bem`) is a dynamic cuboid, sphere or mesh body whose surface stress under a contact
+//! impulse above its `threshold` (N s) is solved by the boundary-element method; cracks start
+//! above its `initiate` stress (Pa) and run on above `propagate`, tracked on its surface mesh;
+//! `scene_world::bem` documents every member (elasticity as Young's modulus and Poisson's ratio
+//! or as the Lamé parameters, crack thickness, contact duration).
 //!
 //! Joint anchors and hinge axes are in the world frame at the initial poses (the engine converts
 //! them into each body's frame once), because that is how one places a joint by eye. Softness is

@@ -29,12 +29,13 @@
 //! Fracture: bodies whose `fracture` block names the `prescored` model are made breakable in one
 //! prescored model, set up by the top-level `prescored` block ([`prescored`] documents both);
 //! bodies naming `modes` break along a precomputed modes asset ([`modes`]); bodies naming `sph`
-//! crack as SPH particle solids ([`sph`]). Blocks naming `bem` (not built yet as a fracture
-//! model) are kept in the description, and those bodies do not break.
+//! crack as SPH particle solids ([`sph`]); bodies naming `bem` crack on boundary-element stress
+//! with their crack fronts tracked on the surface mesh ([`bem`]).
 //!
 //! Errors name the JSON path of the body or joint at fault (`bodies[3]`, `joints[0]`) with the
 //! body's name and the engine's reason, and leave nothing half built.
 
+pub mod bem;
 pub mod modes;
 pub mod prescored;
 mod render_mesh;
@@ -210,6 +211,9 @@ pub fn build_world(scene: &SceneDescription) -> Result<SceneWorld, SceneError> {
         world.add_fracture_model(Box::new(model));
     }
     if let Some(model) = sph::sph_model(scene, &world, &ids)? {
+        world.add_fracture_model(Box::new(model));
+    }
+    if let Some(model) = bem::bem_model(scene, &world, &ids)? {
         world.add_fracture_model(Box::new(model));
     }
     Ok(SceneWorld {

@@ -23,6 +23,8 @@
 
 use std::collections::BTreeMap;
 
+use glam::DVec3;
+
 use shatter_collision::{Pose, TriMesh};
 use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, Spawned, World};
 
@@ -83,7 +85,8 @@ pub struct BemFractureSettings {
     /// Take the step's contact impulses back from a breaking body and return them to the bodies
     /// that gave them, so the impactor meets the fragments (crate::impacts). Off by default.
     pub replay_impact: bool,
-    /// Resolution of fragments' colliders.
+    /// Resolution of fragments' colliders, unless set per body
+    /// ([`BemFracture::set_resolution`]).
     pub resolution: FragmentResolution,
 }
 
@@ -121,6 +124,8 @@ struct Breakable {
     threshold: f64,
     /// Where the material frame sits in the body frame.
     mesh_in_body: Pose,
+    /// Resolution of its fragments' colliders.
+    resolution: FragmentResolution,
 }
 
 /// One fracture event on a body.
@@ -134,6 +139,9 @@ pub struct BemFractureEvent {
     pub contacts: usize,
     /// What the event did (solves, cracks, sub-steps, cuts, pieces, times).
     pub report: EventReport,
+    /// The walls of the cracks the event made, in the body's material frame (m): both faces of
+    /// each crack surface, for drawing where the cracks ran.
+    pub crack_walls: Vec<[DVec3; 3]>,
     /// The fragments (filled when the step has spawned them; empty when it stayed whole).
     pub fragments: Vec<BodyId>,
     /// Wall-clock time of the whole event, fragment bodies included, s.
@@ -189,9 +197,16 @@ impl BemFracture {
                 material,
                 threshold,
                 mesh_in_body,
+                resolution: self.settings.resolution,
             },
         );
         Ok(())
+    }
+
+    /// Sets the resolution of breakable body `id`'s fragments' colliders (and theirs in turn);
+    /// `false` when `id` is not breakable.
+    pub fn set_resolution(&mut self, id: BodyId, resolution: FragmentResolution) -> bool {
+        self.bodies.get_mut(&id).map(|b| b.resolution = resolution).is_some()
     }
 
     /// Whether body `id` is breakable (and has not broken).
@@ -254,6 +269,7 @@ impl BemFracture {
             time: context.time(),
             contacts: forces.len(),
             report,
+            crack_walls: crack.wall_triangles(),
             fragments: Vec::new(),
             seconds: 0.0,
             momentum_before: ParentMomentum::default(),
@@ -275,13 +291,23 @@ impl BemFracture {
         } else {
             now
         };
+        // The crack slots' volume (thickness times crack area) is a numerical allowance, not
+        // lost material: the pieces share the parent's whole mass, their density raised by the
+        // ratio of the parent's volume to theirs, so no mass and no kinetic energy is made or
+        // lost in the split.
+        let whole = shatter_collision::mass_properties::mesh_integrals(&body.mesh).volume;
+        let split: f64 = pieces.iter().map(|(_, integrals)| integrals.volume).sum();
+        let material = BemMaterial {
+            density: material.density * whole / split,
+            ..material
+        };
         let parent = BreakingParent {
             mesh_pose,
             momentum,
             density: material.density,
         };
-        let descs = piece_bodies(&pieces, &parent, self.settings.resolution)?;
-        let threshold = body.threshold;
+        let (threshold, resolution) = (body.threshold, body.resolution);
+        let descs = piece_bodies(&pieces, &parent, resolution)?;
         let fragments = descs
             .into_iter()
             .zip(pieces)
@@ -291,6 +317,7 @@ impl BemFracture {
                     material,
                     threshold,
                     mesh_in_body: desc.pose.relative_pose(&mesh_pose),
+                    resolution,
                 };
                 (desc, breakable)
             })

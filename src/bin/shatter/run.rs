@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use shatter::bem_run::{bem_report, write_crack_paths};
 use shatter::export::{self, ExportFormat};
 use shatter::integrators::BodyKind;
 use shatter::recorder::{RunSummary, run_and_record};
@@ -77,20 +78,30 @@ fn run_scene(label: &str, scene: &SceneDescription, stem: &str, options: &RunOpt
         }
     };
     print!("{}", summary_report(&summary, built.dt, recording.frame_count()));
+    if let Some(report) = bem_report(&built.world, &built.bodies) {
+        print!("{report}");
+    }
     let path = match options.format {
         ExportFormat::Glb => options.out.join(format!("{stem}.glb")),
         ExportFormat::Obj => options.out.join(stem),
     };
     match export::write(&recording, options.format, &path) {
-        Ok(written) => {
-            println!("{written}");
-            ExitCode::SUCCESS
-        }
+        Ok(written) => println!("{written}"),
         Err(error) => {
             eprintln!("error: {error}");
-            ExitCode::FAILURE
+            return ExitCode::FAILURE;
         }
     }
+    // Boundary-element cracks are also written as surfaces in each body's material frame.
+    match write_crack_paths(&built.world, &options.out.join(format!("{stem}_cracks.obj"))) {
+        Ok(Some(written)) => println!("{written}"),
+        Ok(None) => {}
+        Err(error) => {
+            eprintln!("error: writing the crack paths: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// A progress bar over `steps` steps, drawn only when standard output is a terminal (a pipe or a

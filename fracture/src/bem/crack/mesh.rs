@@ -254,6 +254,15 @@ impl CrackMesh {
         (self.wall[t as usize] != u32::MAX).then_some(self.wall[t as usize] as usize)
     }
 
+    /// The crack walls' triangles (corners counter-clockwise seen from outside the body, m):
+    /// both faces of every crack, as the surface has them.
+    pub fn wall_triangles(&self) -> Vec<[DVec3; 3]> {
+        self.live_triangles()
+            .filter(|&t| self.is_wall(t))
+            .map(|t| self.corners(t))
+            .collect()
+    }
+
     /// Half the area of the crack walls (m^2): the area of the crack surface, each crack having
     /// two walls.
     pub fn crack_area(&self) -> f64 {
