@@ -83,7 +83,11 @@ fn bem_model_hard_landing_runs_one_event_on_its_contacts() {
     let events = model.events();
     assert!(!events.is_empty(), "the landing should be stressed");
     let event = &events[0];
-    println!("landing: {event:?}");
+    println!(
+        "landing: {:?}, {} crack wall triangles",
+        event.report,
+        event.crack_walls.len()
+    );
     assert_eq!(event.body, slab);
     assert!(event.contacts > 0);
     assert!(!event.report.iterations.is_empty() && event.report.iterations[0] < 50);

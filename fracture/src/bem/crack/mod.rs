@@ -15,6 +15,7 @@
 //! - [`through`](mod@through): cutting the ligament once a front has reached the far surface
 //!   (Fig. 13);
 //! - [`track`]: one sub-step of all of it;
+//! - [`widen`]: the surface the cracked body's stress is solved on, slots widened;
 //! - [`event`]: a whole fracture event, from the stress solve to the pieces;
 //! - [`pieces`](mod@pieces): the closed pieces the surface has fallen into, as fragments.
 //!
@@ -34,6 +35,7 @@ pub mod region;
 pub mod through;
 pub mod track;
 pub mod validate;
+pub mod widen;
 
 #[cfg(test)]
 mod tests;
@@ -48,3 +50,4 @@ pub use propagate::{FrontSettings, FrontStep, advance_fronts};
 pub use through::cut_through;
 pub use track::{SubStep, TrackSettings, any_active, substep};
 pub use validate::{AngleBounds, MeshCheck, MeshFault, validate};
+pub use widen::widened_surface;

@@ -558,3 +558,57 @@ fn split_slab(spacing: f64) {
         .sum();
     assert!((mass - 2500.0 * check.volume).abs() < 1e-9 * mass);
 }
+
+/// The solve's surface (`widen`): a crack grown a few sub-steps into a slab, widened from 2 mm
+/// to 5 cm, keeps its triangles, its front nodes and every vertex off the walls where they are;
+/// wall vertices farther than the width from the front move into the material by half the
+/// widening (2.4 cm), against their walls' normals, i.e. along the crack-plane normal away from
+/// the crack; nearer ones by less, in proportion to their distance; and the slot's volume grows
+/// by about the widening times the crack area.
+#[test]
+fn crack_widened_surface_moves_only_the_walls() {
+    let mesh = slab();
+    let edge = mean_edge(&mesh);
+    let thickness = 0.002;
+    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, thickness);
+    grow(&mut crack, mesh.signed_volume(), 1.5, edge, thickness, 4);
+    let (tracked, index) = crack.to_trimesh().unwrap();
+    let width = 0.05;
+    let wide = super::widen::widened_surface(&crack, width, thickness).unwrap();
+    assert_eq!(wide.triangles(), tracked.triangles());
+    let fronts: Vec<DVec3> = crack.lines()[0]
+        .nodes
+        .iter()
+        .map(|&n| crack.positions()[n as usize])
+        .collect();
+    let half = 0.5 * (width - thickness);
+    let mid = crack.lines()[0].plane_point.x;
+    let mut full = 0;
+    for (new, &old) in index.iter().enumerate() {
+        let (x, y) = (tracked.vertices()[new], wide.vertices()[new]);
+        let on_wall = crack.incident(old).iter().any(|&t| crack.is_wall(t));
+        if crack.is_crack_node(old) || !on_wall {
+            assert_eq!(x, y, "vertex {old} moved");
+            continue;
+        }
+        let to_front = fronts.iter().map(|f| f.distance(x)).fold(f64::INFINITY, f64::min);
+        let moved = y - x;
+        assert!(
+            (moved.length() - half * (to_front / width).min(1.0)).abs() < 1e-12,
+            "{moved}"
+        );
+        // Away from the crack's mid-plane (the wall side the vertex is on).
+        assert!(
+            moved.x * (x.x - mid) >= 0.0 && moved.x.abs() > 0.99 * moved.length(),
+            "{x} {moved}"
+        );
+        full += usize::from(to_front >= width);
+    }
+    assert!(full > 4, "{full} wall vertices a width from the front");
+    let grown = tracked.signed_volume() - wide.signed_volume();
+    let expected = (width - thickness) * crack.crack_area();
+    assert!(grown > 0.3 * expected && grown < expected, "{grown} vs {expected}");
+    // No widening asked: the surface as tracked.
+    let same = super::widen::widened_surface(&crack, thickness, thickness).unwrap();
+    assert_eq!(same.vertices(), tracked.vertices());
+}
