@@ -25,7 +25,7 @@ pub fn bem_report(world: &World, bodies: &[SceneBody]) -> Option<String> {
     if !model.events().is_empty() {
         let _ = writeln!(
             out,
-            "    time s  body        contacts  iterations  cracks  substeps  cuts  pieces  solve s  stress s  track s  momentum error"
+            "    time s  body              contacts  iterations  cracks  substeps  cuts  pieces  solve s  stress s  track s  momentum error"
         );
     }
     for event in model.events() {
@@ -42,7 +42,7 @@ pub fn bem_report(world: &World, bodies: &[SceneBody]) -> Option<String> {
             .join(",");
         let _ = writeln!(
             out,
-            "    {:6.3}  {:10}  {:8}  {:>10}  {:6}  {:8}  {:4}  {:6}  {:7.3}  {:8.3}  {:7.3}  {}",
+            "    {:6.3}  {:16}  {:8}  {:>10}  {:6}  {:8}  {:4}  {:6}  {:7.3}  {:8.3}  {:7.3}  {}",
             event.time,
             body,
             event.contacts,
@@ -108,4 +108,31 @@ pub fn write_crack_paths(world: &World, path: &Path) -> std::io::Result<Option<S
     }
     std::fs::write(path, &text)?;
     Ok(Some(format!("wrote {} ({} bytes)", path.display(), text.len())))
+}
+
+/// Runs `built` for `steps` steps, writes `out/NAME.glb` (the bodies and their fragments) and
+/// `out/NAME_cracks.obj` (the crack surfaces in each broken body's material frame), and reports
+/// every boundary-element fracture event ([`bem_report`]), the files written and the time per
+/// step. Fails on an engine, export or file error.
+pub fn run_bem(
+    name: &str,
+    built: &mut crate::scene_world::SceneWorld,
+    steps: usize,
+    out: &Path,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let (recording, summary) = crate::recorder::run_and_record(built, steps, |_, _, _| {})?;
+    let mut report = bem_report(&built.world, &built.bodies).ok_or("the world has a boundary-element model")?;
+    let _ = writeln!(report, "  {} bodies at the end", built.world.bodies().len());
+    let glb = out.join(format!("{name}.glb"));
+    let written = crate::export::write(&recording, crate::export::ExportFormat::Glb, &glb)?;
+    let _ = writeln!(report, "  {written}");
+    if let Some(written) = write_crack_paths(&built.world, &out.join(format!("{name}_cracks.obj")))? {
+        let _ = writeln!(report, "  {written}");
+    }
+    let _ = writeln!(
+        report,
+        "  {:.1} ms per step",
+        summary.time_per_step().as_secs_f64() * 1e3
+    );
+    Ok(report)
 }

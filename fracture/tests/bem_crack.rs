@@ -274,6 +274,21 @@ fn bem_crack_three_point_bending_starts_at_mid_span_below_and_splits_the_bar() {
     assert!(volumes.iter().all(|v| (v - 0.02).abs() < 0.1 * 0.02), "{volumes:?}");
 }
 
+/// The loads of the splitting test on the 0.4 x 0.4 x 0.2 m block: 100 kN pressing on patches
+/// of 0.1 m radius at the middle of its top and bottom faces.
+fn pressed_block_loads(surface: &shatter_fracture::bem::Surface) -> Result<Loads, shatter_fracture::FractureError> {
+    let mut loads = Loads::new(surface, 2500.0)?;
+    for y in [-0.2, 0.2_f64] {
+        loads.add_force(
+            surface,
+            DVec3::new(0.0, y, 0.0),
+            DVec3::new(0.0, -y.signum() * 1.0e5, 0.0),
+            0.1,
+        )?;
+    }
+    Ok(loads)
+}
+
 /// Point 6, the mode I case of Zhu Fig. 15: a 0.4 x 0.4 x 0.2 m block pressed by opposite forces
 /// on patches of its top and bottom faces splits as in a splitting test. Between the patches the
 /// stress across the load line is tensile; the crack starts inside that loaded band (on a large
@@ -284,18 +299,7 @@ fn bem_crack_three_point_bending_starts_at_mid_span_below_and_splits_the_bar() {
 fn bem_crack_mode_one_split_starts_in_the_loaded_band_and_cuts_through() {
     let spacing = 0.05;
     let mesh = grid_box(DVec3::new(0.2, 0.2, 0.1), spacing, Grading::Uniform).unwrap();
-    let loads = |surface: &shatter_fracture::bem::Surface| {
-        let mut loads = Loads::new(surface, 2500.0)?;
-        for y in [-0.2, 0.2_f64] {
-            loads.add_force(
-                surface,
-                DVec3::new(0.0, y, 0.0),
-                DVec3::new(0.0, -y.signum() * 1.0e5, 0.0),
-                0.1,
-            )?;
-        }
-        Ok(loads)
-    };
+    let loads = pressed_block_loads;
     let (crack, report) = split_event(&mesh, &loads, spacing, 0.36);
     println!("mode I split: {report:?}, crack area {:.4} m^2", crack.crack_area());
     assert_eq!(report.opened, 1);
@@ -321,27 +325,16 @@ fn bem_crack_mode_one_split_starts_in_the_loaded_band_and_cuts_through() {
 }
 
 /// Solves on the cracked surface (`substeps_per_solve` 1, Zhu's way) converge: the slots are
-/// widened to half an edge for the solve (`bem::crack::widen`), and every solve of the block's
-/// split reaches 1e-8 in under 50 BiCGSTAB iterations (the paper: fewer than 50, mostly 20 to
-/// 30). On the surface as tracked, with 2 mm slots, three of four solves stagnated above 1e-8
+/// widened to an edge for the solve (`bem::crack::widen`), and every solve of the block's split
+/// reaches 1e-8 in under 30 BiCGSTAB iterations (measured 9 to 23; the paper: fewer than 50,
+/// mostly 20 to 30). On the surface as tracked, with 2 mm slots, three of four solves stagnated above 1e-8
 /// after 1000 iterations.
 #[test]
-fn bem_crack_solves_on_the_cracked_surface_converge_in_under_50_iterations() {
+fn bem_crack_solves_on_the_cracked_surface_converge_in_under_30_iterations() {
     use shatter_fracture::bem::crack::{EventSettings, Rankine, fracture_event};
     let spacing = 0.05;
     let mesh = grid_box(DVec3::new(0.2, 0.2, 0.1), spacing, Grading::Uniform).unwrap();
-    let loads = |surface: &shatter_fracture::bem::Surface| {
-        let mut loads = Loads::new(surface, 2500.0)?;
-        for y in [-0.2, 0.2_f64] {
-            loads.add_force(
-                surface,
-                DVec3::new(0.0, y, 0.0),
-                DVec3::new(0.0, -y.signum() * 1.0e5, 0.0),
-                0.1,
-            )?;
-        }
-        Ok(loads)
-    };
+    let loads = pressed_block_loads;
     let peak = peak_inset_stress(&mesh, &loads, spacing);
     let rankine = Rankine::try_new(0.9 * peak, 0.36 * peak).unwrap();
     let mut settings = EventSettings::new(Elastic::try_new(20.0e9, 0.25).unwrap(), rankine, spacing, 0.002);
@@ -350,5 +343,5 @@ fn bem_crack_solves_on_the_cracked_surface_converge_in_under_50_iterations() {
     println!("solves on the cracked surface: {:?}", report.iterations);
     assert_eq!(report.unconverged, 0);
     assert!(report.iterations.len() > 5, "{report:?}");
-    assert!(report.iterations.iter().all(|&n| n < 50), "{:?}", report.iterations);
+    assert!(report.iterations.iter().all(|&n| n < 30), "{:?}", report.iterations);
 }

@@ -1,5 +1,6 @@
 //! Closed meshes with known elastic solutions, for the oracles, benches and examples: a box with
-//! its faces divided into a grid, and a hollow sphere (an outer sphere and an inward-wound cavity);
+//! its faces divided into a grid, a flat disc (a plate), and a hollow sphere (an outer sphere and
+//! an inward-wound cavity);
 //! and an even point set on a sphere for the multipole benches.
 
 use glam::DVec3;
@@ -146,6 +147,106 @@ pub fn hollow_sphere(inner: f64, outer: f64, subdivisions: u32) -> Result<TriMes
     Ok(TriMesh::try_new(vertices, triangles)?)
 }
 
+/// A flat disc (a plate) of `radius` and `thickness` (m), its axis along y, centred at the
+/// origin, with edges of about `spacing` (m): each face in rings of `6 k` vertices at radius
+/// `k / K` of the rim (nearly equilateral triangles), the rim in as many layers as the thickness
+/// holds `spacing`s (at least one); wound outward. Fails on non-positive sizes or more than ten
+/// million triangles.
+pub fn disc(radius: f64, thickness: f64, spacing: f64) -> Result<TriMesh, FractureError> {
+    if !(radius.is_finite() && radius > 0.0 && thickness.is_finite() && thickness > 0.0) {
+        return Err(FractureError::invalid(
+            "disc radius and thickness (m)",
+            (radius, thickness),
+            "finite and > 0",
+        ));
+    }
+    if !(spacing.is_finite() && spacing > 0.0) {
+        return Err(FractureError::invalid("disc spacing (m)", spacing, "finite and > 0"));
+    }
+    let rings = (radius / spacing).round().max(1.0) as usize;
+    let layers = (thickness / spacing).round().max(1.0) as usize;
+    let triangles_estimate = 2 * 6 * rings * rings + 2 * 6 * rings * layers;
+    if triangles_estimate > 10_000_000 {
+        return Err(FractureError::invalid(
+            "disc triangles",
+            triangles_estimate,
+            "at most ten million",
+        ));
+    }
+    let mut vertices: Vec<DVec3> = Vec::new();
+    let mut triangles: Vec<[u32; 3]> = Vec::new();
+    // A ring of `n` vertices (n = 0: the centre) at radius `r`, height `y`; its first index.
+    let ring = |vertices: &mut Vec<DVec3>, n: usize, r: f64, y: f64| {
+        let first = vertices.len() as u32;
+        if n == 0 {
+            vertices.push(DVec3::new(0.0, y, 0.0));
+        }
+        for i in 0..n {
+            let angle = std::f64::consts::TAU * i as f64 / n as f64;
+            vertices.push(DVec3::new(r * angle.cos(), y, r * angle.sin()));
+        }
+        first
+    };
+    // Triangles between two rings (`na` and `nb` vertices from `a` and `b`, by angle), each
+    // wound so its normal leans along `out(centroid)`.
+    let zip = |vertices: &[DVec3],
+               triangles: &mut Vec<[u32; 3]>,
+               (a, na): (u32, usize),
+               (b, nb): (u32, usize),
+               out: &dyn Fn(DVec3) -> DVec3| {
+        let mut push = |t: [u32; 3]| {
+            let [p, q, r] = t.map(|v| vertices[v as usize]);
+            let centroid = (p + q + r) / 3.0;
+            if (q - p).cross(r - p).dot(out(centroid)) >= 0.0 {
+                triangles.push(t);
+            } else {
+                triangles.push([t[0], t[2], t[1]]);
+            }
+        };
+        if na == 0 {
+            for j in 0..nb {
+                push([a, b + j as u32, b + ((j + 1) % nb) as u32]);
+            }
+            return;
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < na || j < nb {
+            let angle = |k: usize, n: usize| k as f64 / n as f64;
+            let take_a = j >= nb || (i < na && angle(i + 1, na) <= angle(j + 1, nb));
+            if take_a {
+                push([a + (i % na) as u32, a + ((i + 1) % na) as u32, b + (j % nb) as u32]);
+                i += 1;
+            } else {
+                push([a + (i % na) as u32, b + ((j + 1) % nb) as u32, b + (j % nb) as u32]);
+                j += 1;
+            }
+        }
+    };
+    let half = 0.5 * thickness;
+    for (y, up) in [(half, 1.0), (-half, -1.0)] {
+        let mut previous = (ring(&mut vertices, 0, 0.0, y), 0);
+        for k in 1..=rings {
+            let current = (ring(&mut vertices, 6 * k, radius * k as f64 / rings as f64, y), 6 * k);
+            zip(&vertices, &mut triangles, previous, current, &|_| DVec3::Y * up);
+            previous = current;
+        }
+    }
+    // The rim: the faces' outer rings, with layers between them.
+    let n = 6 * rings;
+    let top = (1 + 3 * rings * (rings + 1) - n) as u32;
+    let bottom = top + (1 + 3 * rings * (rings + 1)) as u32;
+    let outward = |c: DVec3| DVec3::new(c.x, 0.0, c.z);
+    let mut previous = top;
+    for l in 1..layers {
+        let y = half - thickness * l as f64 / layers as f64;
+        let current = ring(&mut vertices, n, radius, y);
+        zip(&vertices, &mut triangles, (previous, n), (current, n), &outward);
+        previous = current;
+    }
+    zip(&vertices, &mut triangles, (previous, n), (bottom, n), &outward);
+    Ok(TriMesh::try_new(vertices, triangles)?)
+}
+
 /// `n` points spread evenly over the unit sphere (a Fibonacci lattice), for the multipole
 /// benches: every point has neighbours at about the same distance, as on a mesh, with none of
 /// the close pairs of random points.
@@ -174,5 +275,35 @@ mod tests {
         assert_eq!(mesh.triangles().len(), 4 * (10 * 5 + 5 * 20 + 20 * 10));
         let hollow = hollow_sphere(0.5, 1.0, 2).unwrap();
         require_solid(&hollow).unwrap();
+    }
+
+    /// A disc is a closed outward solid with the volume of its 6K-gon prism (within 1e-12) and
+    /// edges between half and twice the spacing; bad sizes are refused by name.
+    #[test]
+    fn bem_meshes_disc_is_a_closed_outward_plate() {
+        let (radius, thickness, spacing) = (0.12, 0.012, 0.01);
+        let mesh = disc(radius, thickness, spacing).unwrap();
+        require_solid(&mesh).unwrap();
+        let n = 6.0 * 12.0;
+        let polygon = 0.5 * n * radius * radius * (std::f64::consts::TAU / n).sin();
+        assert!(
+            (mesh.signed_volume() - polygon * thickness).abs() < 1e-12,
+            "{}",
+            mesh.signed_volume()
+        );
+        let v = mesh.vertices();
+        for t in mesh.triangles() {
+            for k in 0..3 {
+                let length = v[t[k] as usize].distance(v[t[(k + 1) % 3] as usize]);
+                assert!(length > 0.5 * spacing && length < 2.0 * spacing, "{length}");
+            }
+        }
+        assert!(disc(-1.0, 0.1, 0.01).unwrap_err().to_string().contains("disc radius"));
+        assert!(
+            disc(1.0, 0.1, f64::NAN)
+                .unwrap_err()
+                .to_string()
+                .contains("disc spacing")
+        );
     }
 }

@@ -17,6 +17,10 @@
 //! - the screening bound is the body's impulse threshold (N s): a step whose strongest contact
 //!   impulse on a body is below it costs that body nothing, so resting bodies never solve.
 //!
+//! Pieces share the parent's whole mass: the crack slots' volume (thickness times crack area)
+//! is a numerical allowance, so the pieces' density is raised by the ratio of the parent's
+//! volume to theirs, and no mass or kinetic energy is made or lost in the split.
+//!
 //! The stress solve and the crack tracking run on the body's own surface mesh in its material
 //! frame; a body that cracks without falling apart keeps its uncracked surface (the next event
 //! starts afresh), as the SPH model does by default.

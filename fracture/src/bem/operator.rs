@@ -61,6 +61,16 @@ impl FarField {
     /// direct sum costs no more, is exact, and needs no operators (about 6 s to build, once per
     /// process).
     pub const AUTO_THRESHOLD: usize = 8000;
+
+    /// The multipole settings for a surface of `triangles`, `None` for direct summation.
+    pub fn multipole(self, triangles: usize) -> Option<FmmSettings> {
+        match self {
+            FarField::Direct => None,
+            FarField::Auto if triangles < FarField::AUTO_THRESHOLD => None,
+            FarField::Auto => Some(FmmSettings::for_accuracy(1e-4)),
+            FarField::Multipole(settings) => Some(settings),
+        }
+    }
 }
 
 /// How the operator integrates near sources.
@@ -147,12 +157,9 @@ impl TractionOperator {
             }
             near.offsets.push(near.sources.len());
         }
-        let fmm = match far_field {
-            FarField::Direct => None,
-            FarField::Auto if surface.len() < FarField::AUTO_THRESHOLD => None,
-            FarField::Auto => Some(Fmm::new(kelvin, surface.centroids(), FmmSettings::for_accuracy(1e-4))),
-            FarField::Multipole(settings) => Some(Fmm::new(kelvin, surface.centroids(), settings)),
-        };
+        let fmm = far_field
+            .multipole(surface.len())
+            .map(|settings| Fmm::new(kelvin, surface.centroids(), settings));
         Self { kelvin, near, fmm }
     }
 

@@ -138,7 +138,15 @@ pub fn advance_fronts(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &
             });
             match (landed, reached) {
                 (Some(k), reached) => {
-                    mesh.unstall(f);
+                    // Only a whole step is progress: a node held to a half or a quarter step
+                    // sub-step after sub-step (two fronts closing on each other, say) stops as
+                    // a refused one does, so every crack stops in finitely many sub-steps.
+                    if k == 1.0 {
+                        mesh.unstall(f);
+                    } else if mesh.stall(f) >= MAX_STALLS {
+                        mesh.set_active(f, false);
+                        step.refused += 1;
+                    }
                     step.moved += 1;
                     if let Some(t) = reached.filter(|_| k == 1.0) {
                         mesh.set_active(f, false);

@@ -8,8 +8,9 @@
 //! three of four solves stopped above 1e-8 relative residual after 1000 iterations; with a 2 cm
 //! slot none did). The stress that drives a front depends on the crack's extent and on the
 //! resolution at its tip, both of order `h`, far more than on a width below `h`: so the stress
-//! solve sees each slot widened to an analysis width `w` of about half an element, which keeps
-//! the operator second-kind, while the tracked surface keeps the thickness the user asked for.
+//! solve sees each slot widened to an analysis width `w` of about an element, which keeps the
+//! operator second-kind (measured on that block's split: 9 to 23 iterations per solve at one
+//! element, 9 to 53 at half an element, growing with the crack), while the tracked surface keeps the thickness the user asked for.
 //!
 //! Each wall vertex moves into the material, against the mean normal of its wall triangles, by
 //! `(w - d) / 2` (a wall moves half the widening), tapered linearly to nothing at the crack's

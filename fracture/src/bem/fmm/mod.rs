@@ -50,7 +50,7 @@ pub mod tree;
 
 use std::sync::{Arc, Mutex};
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 use rayon::prelude::*;
 
 use self::fourier::Spectrum;
@@ -288,10 +288,40 @@ impl Fmm {
     /// If `charges` (or the normals of a traction target) do not hold one entry per point: a
     /// programmer error, the lengths being fixed when the evaluator is built.
     pub fn evaluate(&self, charges: &[DVec3], target: Target<'_>) -> Vec<DVec3> {
-        assert_eq!(charges.len(), self.points.len(), "one charge per point");
         if let Target::Traction(normals) = target {
             assert_eq!(normals.len(), self.points.len(), "one normal per point");
         }
+        self.evaluate_with(charges, |i, x, sources| match target {
+            Target::Displacement => self.kelvin.displacement_sum(x, sources),
+            Target::Traction(normals) => self.kelvin.traction_sum(x, normals[i], sources),
+        })
+    }
+
+    /// `out_i = sum_{j != i} S(x_i - x_j) q_j`: the Cauchy stress (Pa) at each point of the
+    /// point forces `charges` (N) at the others, each tensor assembled from the tractions on the
+    /// three coordinate planes. Give targets that are not sources a zero charge.
+    ///
+    /// # Panics
+    ///
+    /// If `charges` does not hold one entry per point (a programmer error).
+    pub fn evaluate_stress(&self, charges: &[DVec3]) -> Vec<DMat3> {
+        self.evaluate_with(charges, |_, x, sources| {
+            DMat3::from_cols(
+                self.kelvin.traction_sum(x, DVec3::X, sources),
+                self.kelvin.traction_sum(x, DVec3::Y, sources),
+                self.kelvin.traction_sum(x, DVec3::Z, sources),
+            )
+        })
+    }
+
+    /// The multipole passes for `charges`, then at each point `value(i, x_i, sources)` with the
+    /// point's downward equivalent forces and its neighbouring leaves' charges as `sources`.
+    fn evaluate_with<T: Send + Copy + Default>(
+        &self,
+        charges: &[DVec3],
+        value: impl Fn(usize, DVec3, &PointForces) -> T + Sync,
+    ) -> Vec<T> {
+        assert_eq!(charges.len(), self.points.len(), "one charge per point");
         let ops = &*self.operators;
         let tree = &self.tree;
         let depth = tree.depth();
@@ -385,7 +415,7 @@ impl Fmm {
             down = next;
         }
         // 4. Leaves: far field from the downward equivalent forces, near field directly.
-        let per_leaf: Vec<Vec<(u32, DVec3)>> = tree.levels[depth]
+        let per_leaf: Vec<Vec<(u32, T)>> = tree.levels[depth]
             .coords
             .par_iter()
             .enumerate()
@@ -409,17 +439,12 @@ impl Fmm {
                 (start..end)
                     .map(|k| {
                         let i = tree.order[k];
-                        let x = self.sorted[k];
-                        let value = match target {
-                            Target::Displacement => self.kelvin.displacement_sum(x, &sources),
-                            Target::Traction(normals) => self.kelvin.traction_sum(x, normals[i as usize], &sources),
-                        };
-                        (i, value)
+                        (i, value(i as usize, self.sorted[k], &sources))
                     })
                     .collect()
             })
             .collect();
-        let mut out = vec![DVec3::ZERO; self.points.len()];
+        let mut out = vec![T::default(); self.points.len()];
         for leaf in per_leaf {
             for (i, v) in leaf {
                 out[i as usize] = v;
