@@ -291,3 +291,52 @@ fn cli_info_prints_bodies_mass_and_energies() {
         .sum();
     assert!((number_after(&report, "initial potential energy:") - potential).abs() < 1e-9 * potential);
 }
+
+/// `shatter run` on a scene with a boundary-element body: the glass slab breaks on landing, the
+/// run prints the event table (one event, one cut, two pieces, momentum kept to round-off) and
+/// writes the crack walls beside the recording as an OBJ whose triangles are all inside the
+/// slab's material-frame box.
+#[test]
+fn cli_run_bem_scene_reports_its_fracture_events_and_writes_the_cracks() {
+    let directory = scratch("run_bem");
+    let scene_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/bem_slab.json");
+    let output = shatter(&[
+        "run",
+        scene_path.to_str().unwrap(),
+        "--frames",
+        "20",
+        "--out",
+        directory.to_str().unwrap(),
+    ]);
+    let report = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{report}{}", text(&output.stderr));
+    assert!(
+        report.contains("boundary-element fracture: 1 events, 1 broke a body"),
+        "{report}"
+    );
+    let row = report
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some("slab"))
+        .unwrap_or_else(|| panic!("no event row for the slab: {report}"));
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    // time, body, contacts, iterations, cracks, sub-steps, cuts, pieces, ..., momentum error
+    assert_eq!((columns[6], columns[7]), ("1", "2"), "{row}");
+    let error: f64 = columns[columns.len() - 1].parse().unwrap();
+    assert!(error < 1e-12, "{row}");
+    let obj = std::fs::read_to_string(directory.join("bem_slab_cracks.obj")).unwrap();
+    let corners: Vec<[f64; 3]> = obj
+        .lines()
+        .filter_map(|l| l.strip_prefix("v "))
+        .map(|l| {
+            let v: Vec<f64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            [v[0], v[1], v[2]]
+        })
+        .collect();
+    assert!(!corners.is_empty());
+    let half = [0.25, 0.05, 0.15];
+    for c in &corners {
+        assert!((0..3).all(|k| c[k].abs() <= half[k] + 1e-9), "{c:?}");
+    }
+    assert_eq!(obj.lines().filter(|l| l.starts_with("f ")).count() * 3, corners.len());
+    std::fs::remove_dir_all(&directory).unwrap();
+}

@@ -3,7 +3,8 @@
 //!
 //! The body: a 1.0 x 0.5 x 0.5 m block with 0.0224 m cells (10 000 triangles) pressed by opposite
 //! 100 kN forces on patches of its top and bottom faces (the splitting test of
-//! `tests/bem_crack.rs`, Zhu Fig. 15), 2 mm cracks.
+//! `tests/bem_crack.rs`, Zhu Fig. 15), 2 mm cracks, initiation at 90 percent of the peak vertex
+//! stress and propagation at 15 percent, one crack, planar fronts.
 //!
 //! - `bem_crack/stress_at_vertices`: the largest principal stress read one edge inside every
 //!   surface vertex (`Solution::inset_vertex_stresses`), what initiation reads; the solve is
@@ -15,7 +16,9 @@
 //!   whole surface, so a sub-step's cost grows with the crack).
 //! - `bem_crack/event`: a whole fracture event (the solve, the vertex stresses, initiation,
 //!   propagation in the uncracked stress until every front stops, the ligament's finish and the
-//!   cut through, the pieces' volume integrals).
+//!   cut through when the front has come within two edges of the far surface, the pieces). At
+//!   this load the crack stops over about 70 percent of the section, under the loaded patches'
+//!   compression, and the block does not split: the event's report is printed after the timing.
 //!
 //! Targets: under 0.2 s, 20 ms and 10 s.
 
@@ -76,7 +79,7 @@ fn bem_crack(c: &mut Criterion) {
         mesh.triangles().len(),
         mesh.vertices().len()
     );
-    let rankine = Rankine::try_new(0.9 * peak, 0.36 * peak).expect("thresholds");
+    let rankine = Rankine::try_new(0.9 * peak, 0.15 * peak).expect("thresholds");
     let mut settings = EventSettings::new(material, rankine, EDGE, 0.002);
     settings.track.front.planar = true;
     // Fronts move half an edge per sub-step: 200 sub-steps cross the block's 0.5 m many times.

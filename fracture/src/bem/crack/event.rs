@@ -7,7 +7,12 @@
 //! remeshed as cracks grow, and every solve asks for the loads on the surface it solves.
 //!
 //! A crack whose front has stopped within [`EventSettings::ligament`] of the far surface all
-//! along has its last ligament broken ([`finish_ligaments`]) before the cut through.
+//! along has its last ligament broken before the cut through: its front is driven on to that
+//! surface, in its plane, at the speed of a front at the propagation threshold, its ends held. A
+//! ligament under two elements thick is below what the stress solve resolves: the stress in it,
+//! read half an edge ahead of the front, is that of the loading zone (a crack in bending stops in
+//! the compression under the load, a splitting crack under the loaded faces), not of the ligament
+//! that carries the whole load across the crack, whose net section is far above the strength.
 //!
 //! The stress at the surface vertices is read one target edge inside (the mitigation for sharp
 //! edges of `bem::solution`), the stress at a front half an edge ahead of it
@@ -54,7 +59,7 @@ pub struct EventSettings {
     /// 2 mm crack); on the surface as tracked they stagnated.
     pub substeps_per_solve: usize,
     /// Thickest ligament (m) that breaks once a crack has stopped with its whole front that
-    /// close to the far surface (see [`finish_ligaments`]); zero: none does.
+    /// close to the far surface (see the module docs); zero: none does.
     pub ligament: f64,
     /// Width (m) the stress solve on the cracked surface sees each slot widened to
     /// ([`super::widen`]); the default, one target edge, keeps the operator well conditioned.
@@ -117,7 +122,7 @@ pub struct EventReport {
     /// Sub-steps of front motion.
     pub substeps: usize,
     /// Sub-steps that drove fronts through ligaments thinner than
-    /// [`EventSettings::ligament`] (see [`finish_ligaments`]).
+    /// [`EventSettings::ligament`] (see the module docs).
     pub finish_substeps: usize,
     /// Lines cut through.
     pub cut_through: usize,
