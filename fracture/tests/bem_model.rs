@@ -49,6 +49,10 @@ fn dropped_slab(speed: f64, threshold: f64, steps: usize) -> (World, BodyId) {
     thin.event.track.thickness = f64::NAN;
     let bad = model.make_breakable(&world, slab, mesh.clone(), thin, &mesh_pose, threshold);
     assert!(bad.unwrap_err().to_string().contains("crack thickness"));
+    let mut loose = material;
+    loose.event.ligament = -0.1;
+    let bad = model.make_breakable(&world, slab, mesh.clone(), loose, &mesh_pose, threshold);
+    assert!(bad.unwrap_err().to_string().contains("ligament"));
     assert!(!model.is_breakable(slab), "a refused call changes nothing");
     model
         .make_breakable(&world, slab, mesh, material, &mesh_pose, threshold)

@@ -93,7 +93,8 @@ impl EventSettings {
 
 impl EventSettings {
     /// Checks the lengths and counts the event needs, naming the first bad one: target edge,
-    /// crack thickness and start spacing finite and positive (m).
+    /// crack thickness and start spacing finite and positive (m); ligament and analysis width
+    /// finite and not negative (m).
     pub fn validate(&self) -> Result<(), FractureError> {
         for (what, value) in [
             ("target edge length (m)", self.track.front.target_edge),
@@ -102,6 +103,14 @@ impl EventSettings {
         ] {
             if !(value.is_finite() && value > 0.0) {
                 return Err(FractureError::invalid(what, value, "a positive finite length"));
+            }
+        }
+        for (what, value) in [
+            ("ligament that breaks (m)", self.ligament),
+            ("analysis width (m)", self.analysis_width),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(FractureError::invalid(what, value, "a finite length >= 0"));
             }
         }
         Ok(())
@@ -232,16 +241,10 @@ pub fn fracture_event(
 /// sub-step length: remeshing may hold a node back a sub-step or two.
 const FINISH_SLACK: usize = 4;
 
-/// Breaks the thin ligaments: every crack that has stopped with its whole front within
-/// [`EventSettings::ligament`] of the far surface has its front driven on to that surface, in
-/// its plane, at the speed of a front at the propagation threshold, its ends held. Returns the
-/// sub-steps taken.
-///
-/// A ligament under two elements thick is below what the stress solve resolves: the stress in
-/// it, read half an edge ahead of the front, is that of the loading zone (a crack in bending
-/// stops in the compression under the load, a splitting crack under the loaded faces), not of
-/// the ligament that carries the whole load across the crack. The ligament's net section is
-/// then far above the strength, and the body splits.
+/// Breaks the thin ligaments (see the module docs): every crack stopped with its whole front
+/// within [`EventSettings::ligament`] of the far surface has its interior front nodes driven on,
+/// at the propagation threshold's speed and in its plane, its ends held. Returns the sub-steps
+/// taken.
 fn finish_ligaments(crack: &mut CrackMesh, settings: &EventSettings) -> Result<usize, FractureError> {
     if settings.ligament <= 0.0 {
         return Ok(0);
