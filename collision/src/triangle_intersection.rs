@@ -42,7 +42,97 @@ pub fn triangles_meet(t: [DVec3; 3], u: [DVec3; 3]) -> bool {
 /// Whether triangles `t` and `u` of one mesh (vertex indices into `positions`) meet anywhere
 /// other than in the vertices and edge they share. A repeated triangle, or a zero-area one
 /// folded onto its neighbour, counts as an intersection.
+///
+/// A floating-point test with a wide margin first answers the pairs that are clearly apart (see
+/// [`clearly_apart`]); the exact predicates decide the rest.
 pub fn mesh_triangles_intersect(positions: &[DVec3], t: [u32; 3], u: [u32; 3]) -> bool {
+    !clearly_apart(positions, t, u) && exact_mesh_triangles_intersect(positions, t, u)
+}
+
+/// Separation in floating point must beat rounding by this factor of the coordinates' scale:
+/// a dot product of an axis with a point has a rounding error near 1e-16 of their lengths.
+const MARGIN: f64 = 1e-10;
+
+/// Whether triangles `t` and `u` of one mesh are certainly apart beyond what they share, by a
+/// plane found in floating point that separates them with a margin far above rounding. Nearly
+/// coplanar neighbours (a flat region of a mesh) make the exact predicates take their slow
+/// path; most of them are told apart here. `false` means "not known", never "they meet".
+///
+/// - No shared vertex: a separating axis among the two normals and the six in-plane edge
+///   normals (the projections' intervals disjoint by the margin).
+/// - One shared vertex `s`: a plane through `s` leaving the other two corners of `t` strictly on
+///   one side and those of `u` strictly on the other, its normal across the bisector of one
+///   edge of each at `s` (the line between two triangles of a flat fan).
+/// - A shared edge: the free corners strictly on opposite sides of the edge's line, so the two
+///   cannot be folded onto each other (the only way triangles sharing an edge meet beyond it).
+fn clearly_apart(positions: &[DVec3], t: [u32; 3], u: [u32; 3]) -> bool {
+    let p = |i: u32| positions[i as usize];
+    let shared = t.iter().filter(|i| u.contains(i)).count();
+    let (tp, up) = (t.map(p), u.map(p));
+    let scale = tp
+        .iter()
+        .chain(&up)
+        .fold(0.0_f64, |m, x| m.max(x.abs().max_element()))
+        .max(f64::MIN_POSITIVE);
+    match shared {
+        0 => {
+            let (nt, nu) = (normal(tp), normal(up));
+            let mut axes = vec![nt, nu];
+            for k in 0..3 {
+                axes.push(nt.cross(tp[(k + 1) % 3] - tp[k]));
+                axes.push(nu.cross(up[(k + 1) % 3] - up[k]));
+            }
+            axes.into_iter().any(|axis| {
+                let range = |tri: [DVec3; 3]| {
+                    let d = tri.map(|x| axis.dot(x));
+                    (d[0].min(d[1]).min(d[2]), d[0].max(d[1]).max(d[2]))
+                };
+                let ((t0, t1), (u0, u1)) = (range(tp), range(up));
+                let margin = MARGIN * scale * axis.length();
+                t1 + margin < u0 || u1 + margin < t0
+            })
+        }
+        1 => {
+            let s = *t.iter().find(|i| u.contains(i)).unwrap_or(&t[0]);
+            let others = |tri: [u32; 3]| {
+                let k = tri.iter().position(|&i| i == s).unwrap_or(0);
+                [p(tri[(k + 1) % 3]) - p(s), p(tri[(k + 2) % 3]) - p(s)]
+            };
+            let (a, b) = (others(t), others(u));
+            let n = (normal(tp).normalize_or_zero() + normal(up).normalize_or_zero()).normalize_or_zero();
+            a.iter().any(|x| {
+                b.iter().any(|y| {
+                    let m = n.cross(x.normalize_or_zero() + y.normalize_or_zero());
+                    let margin = MARGIN * scale * m.length();
+                    let (da, db) = (a.map(|v| m.dot(v)), b.map(|v| m.dot(v)));
+                    let side = |d: [f64; 2], sign: f64| d.iter().all(|v| sign * v > margin);
+                    (side(da, 1.0) && side(db, -1.0)) || (side(da, -1.0) && side(db, 1.0))
+                })
+            })
+        }
+        2 => {
+            let edge: Vec<u32> = t.iter().copied().filter(|i| u.contains(i)).collect();
+            let free = |tri: [u32; 3]| tri.iter().copied().find(|i| !edge.contains(i)).unwrap_or(tri[0]);
+            let (s0, s1) = (p(edge[0]), p(edge[1]));
+            let e = (s1 - s0).normalize_or_zero();
+            let across = |x: DVec3| {
+                let d = x - s0;
+                d - e * e.dot(d)
+            };
+            let (pt, pu) = (across(p(free(t))), across(p(free(u))));
+            e != DVec3::ZERO && pt.dot(pu) < -1e-6 * pt.length() * pu.length()
+        }
+        _ => false,
+    }
+}
+
+/// The (unnormalised) right-handed normal of a triangle.
+fn normal([a, b, c]: [DVec3; 3]) -> DVec3 {
+    (b - a).cross(c - a)
+}
+
+/// [`mesh_triangles_intersect`] by the exact predicates alone.
+fn exact_mesh_triangles_intersect(positions: &[DVec3], t: [u32; 3], u: [u32; 3]) -> bool {
     let p = |i: u32| positions[i as usize];
     let shared: Vec<u32> = t.iter().copied().filter(|i| u.contains(i)).collect();
     match shared.len() {
@@ -212,5 +302,67 @@ mod tests {
         assert!(mesh_triangles_intersect(&positions, [0, 1, 2], [0, 4, 2]));
         // Repeated triangle.
         assert!(mesh_triangles_intersect(&positions, [0, 1, 2], [1, 2, 0]));
+    }
+
+    /// The floating-point shortcut never calls a meeting pair apart, and it answers nine in ten
+    /// pairs of a flat mesh's neighbours that are apart (the case it is for; 96 percent when
+    /// written): corners on a small lattice in a tilted plane, jittered off it or not, sharing
+    /// none, one or two corners. "Apart" is decided on the same lattice in the plane z = 0,
+    /// where coplanarity is exact.
+    #[test]
+    fn triangle_intersection_shortcut_agrees_with_the_exact_test() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (u, v) = (DVec3::new(0.8, 0.36, 0.48), DVec3::new(-0.6, 0.48, 0.64));
+        let (mut flat_apart, mut flat_told, mut checked) = (0, 0, 0);
+        for case in 0..40_000 {
+            let jitter = [0.0, 1e-13, 1e-3][case % 3];
+            let lattice: Vec<(f64, f64, f64)> = (0..6)
+                .map(|_| {
+                    let (i, j) = ((next() % 5) as f64, (next() % 5) as f64);
+                    (i, j, (next() % 2001) as f64 / 1000.0 - 1.0)
+                })
+                .collect();
+            let positions: Vec<DVec3> = lattice
+                .iter()
+                .map(|&(i, j, off)| {
+                    DVec3::new(0.1, -0.2, 0.3) + u * (0.25 * i) + v * (0.25 * j) + u.cross(v) * (jitter * off)
+                })
+                .collect();
+            // The same triangles in the plane z = 0, where coplanarity is exact.
+            let flat: Vec<DVec3> = lattice.iter().map(|&(i, j, _)| DVec3::new(i, j, 0.0)).collect();
+            let t = [0, 1, 2];
+            let shared = case % 4;
+            let w = match shared {
+                0 => [3, 4, 5],
+                1 => [0, 4, 5],
+                2 => [1, 0, 5],
+                _ => [3, 0, 5],
+            };
+            let (d1, d2) = (positions[t[1]] - positions[t[0]], positions[t[2]] - positions[t[0]]);
+            let e = positions[w[1]] - positions[w[0]];
+            if d1.cross(d2).length() < 1e-6 || e.cross(positions[w[2]] - positions[w[0]]).length() < 1e-6 {
+                continue;
+            }
+            let (t, w) = (t.map(|i| i as u32), w.map(|i| i as u32));
+            let exact = exact_mesh_triangles_intersect(&positions, t, w);
+            let apart = clearly_apart(&positions, t, w);
+            assert!(!(apart && exact), "case {case}: {positions:?} {t:?} {w:?}");
+            checked += 1;
+            if jitter == 0.0 && !exact_mesh_triangles_intersect(&flat, t, w) {
+                flat_apart += 1;
+                flat_told += usize::from(apart);
+            }
+        }
+        assert!(checked > 20_000, "{checked} pairs checked");
+        assert!(
+            flat_told * 10 > flat_apart * 9,
+            "the shortcut told {flat_told} of {flat_apart} coplanar pairs apart"
+        );
     }
 }

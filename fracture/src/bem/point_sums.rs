@@ -10,7 +10,7 @@
 //! A source at the target itself (distance exactly zero) contributes nothing, which is how a
 //! point leaves itself out of the sums of a point set over itself.
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 
 use super::kernel::Kelvin;
 #[cfg(target_arch = "x86_64")]
@@ -107,6 +107,19 @@ impl Kelvin {
         traction_sum_in::<Portable>(self, x, n, sources)
     }
 
+    /// `sum_j S(x - y_j) f_j` (Pa): the Cauchy stress at `x` of every force of `sources`
+    /// ([`Kelvin::stress`] summed), a source at `x` itself contributing nothing. One pass over
+    /// the sources for the six independent components, where three traction sums make three.
+    pub fn stress_sum(&self, x: DVec3, sources: &PointForces) -> DMat3 {
+        #[cfg(target_arch = "x86_64")]
+        if avx_available() {
+            #[allow(unsafe_code)]
+            // SAFETY: `avx_available` confirmed that this machine executes AVX.
+            return unsafe { stress_sum_avx(self, x, sources) };
+        }
+        stress_sum_in::<Portable>(self, x, sources)
+    }
+
     /// `sum_j G(x - y_j) f_j` (m): the displacement at `x` of every force of `sources`
     /// ([`Kelvin::displacement_times`] summed), a source at `x` itself contributing nothing.
     pub fn displacement_sum(&self, x: DVec3, sources: &PointForces) -> DVec3 {
@@ -125,6 +138,13 @@ impl Kelvin {
 #[target_feature(enable = "avx")]
 fn traction_sum_avx(kelvin: &Kelvin, x: DVec3, n: DVec3, sources: &PointForces) -> DVec3 {
     traction_sum_in::<Avx>(kelvin, x, n, sources)
+}
+
+/// [`stress_sum_in`] in AVX registers: the same bits as the portable form.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+fn stress_sum_avx(kelvin: &Kelvin, x: DVec3, sources: &PointForces) -> DMat3 {
+    stress_sum_in::<Avx>(kelvin, x, sources)
 }
 
 /// [`displacement_sum_in`] in AVX registers: the same bits as the portable form.
@@ -168,6 +188,38 @@ fn traction_sum_in<V: Lanes>(kelvin: &Kelvin, x: DVec3, n: DVec3, sources: &Poin
     total(tx.to_array(), ty.to_array(), tz.to_array()) * -kelvin.stress_scale()
 }
 
+/// The stress sum, four sources at a time in lanes of `V`: per source,
+/// `sigma_ij = -[(1 - 2 nu)(f_i r^_j + f_j r^_i - delta_ij r^.f) + 3 r^_i r^_j r^.f] / (8 pi (1 - nu) r^2)`.
+#[inline(always)]
+fn stress_sum_in<V: Lanes>(kelvin: &Kelvin, x: DVec3, sources: &PointForces) -> DMat3 {
+    let a = V::splat(1.0 - 2.0 * kelvin.poisson());
+    let three = V::splat(3.0);
+    let zero = V::splat(0.0);
+    let (mut xx, mut yy, mut zz, mut xy, mut yz, mut zx) = (zero, zero, zero, zero, zero, zero);
+    for q in &sources.groups {
+        let (inv2, _, [dx, dy, dz], df) = geometry::<V>(q, x);
+        let (fx, fy, fz) = (V::load(&q.fx) * a, V::load(&q.fy) * a, V::load(&q.fz) * a);
+        let (d3, adf) = (three * df, a * df);
+        let (ux, uy, uz) = (dx * d3, dy * d3, dz * d3);
+        xx = xx + ((fx + fx + ux) * dx - adf) * inv2;
+        yy = yy + ((fy + fy + uy) * dy - adf) * inv2;
+        zz = zz + ((fz + fz + uz) * dz - adf) * inv2;
+        xy = xy + (fx * dy + fy * dx + ux * dy) * inv2;
+        yz = yz + (fy * dz + fz * dy + uy * dz) * inv2;
+        zx = zx + (fz * dx + fx * dz + uz * dx) * inv2;
+    }
+    let (d, o1) = (
+        total(xx.to_array(), yy.to_array(), zz.to_array()),
+        total(xy.to_array(), yz.to_array(), zx.to_array()),
+    );
+    let s = -kelvin.stress_scale();
+    DMat3::from_cols(
+        DVec3::new(d.x, o1.x, o1.z) * s,
+        DVec3::new(o1.x, d.y, o1.y) * s,
+        DVec3::new(o1.z, o1.y, d.z) * s,
+    )
+}
+
 /// The displacement sum, four sources at a time in lanes of `V`.
 #[inline(always)]
 fn displacement_sum_in<V: Lanes>(kelvin: &Kelvin, x: DVec3, sources: &PointForces) -> DVec3 {
@@ -195,8 +247,9 @@ mod tests {
     use crate::bem::material::Elastic;
     use shatter_integrators::SplitMix64;
 
-    /// The lane sums equal the one-by-one kernels to rounding, a source at the target included
-    /// (it adds nothing), for counts that do and do not fill the last group of four.
+    /// The lane sums (traction, displacement, stress) equal the one-by-one kernels to rounding,
+    /// a source at the target included (it adds nothing), for counts that do and do not fill
+    /// the last group of four.
     #[test]
     fn bem_point_sums_match_the_kernels_one_by_one() {
         let kelvin = Kelvin::new(&Elastic::try_new(20e9, 0.3).unwrap());
@@ -217,6 +270,22 @@ mod tests {
             let (ts, us) = (
                 kelvin.traction_sum(x, n, &sources),
                 kelvin.displacement_sum(x, &sources),
+            );
+            let stress: DMat3 = points
+                .iter()
+                .zip(&forces)
+                .enumerate()
+                .filter(|(j, _)| *j != count / 2)
+                .map(|(_, (p, f))| kelvin.stress(x - *p, *f))
+                .fold(DMat3::ZERO, |a, b| a + b);
+            let ss = kelvin.stress_sum(x, &sources);
+            let size = stress.to_cols_array().iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+            for (got, want) in ss.to_cols_array().iter().zip(stress.to_cols_array()) {
+                assert!((got - want).abs() <= 1e-13 * size, "{count}: {ss} vs {stress}");
+            }
+            assert!(
+                (ss * n - ts).length() <= 1e-13 * ts.length(),
+                "the stress gives the traction"
             );
             assert!(
                 (ts - t).length() <= 1e-13 * t.length().max(1e-300),
@@ -247,6 +316,14 @@ mod tests {
             let (tp, up) = (
                 traction_sum_in::<Portable>(&kelvin, x, n, &sources),
                 displacement_sum_in::<Portable>(&kelvin, x, &sources),
+            );
+            let (s, sp) = (
+                kelvin.stress_sum(x, &sources),
+                stress_sum_in::<Portable>(&kelvin, x, &sources),
+            );
+            assert_eq!(
+                s.to_cols_array().map(f64::to_bits),
+                sp.to_cols_array().map(f64::to_bits)
             );
             assert!(t.is_finite() && u.is_finite());
             assert_eq!(t.to_array().map(f64::to_bits), tp.to_array().map(f64::to_bits));

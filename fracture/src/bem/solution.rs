@@ -288,7 +288,7 @@ impl<'a> Solution<'a> {
         sites.extend_from_slice(points);
         let mut charges: Vec<DVec3> = (0..n).map(|j| self.density[j] * s.areas()[j]).collect();
         charges.resize(sites.len(), DVec3::ZERO);
-        let far = Fmm::new(*kelvin, &sites, settings).evaluate_stress(&charges);
+        let far = Fmm::new(*kelvin, &sites, settings).evaluate_stress(&charges, n);
         // Near triangles: their accurate integral in place of the centroid term, found through a
         // grid of cells as wide as the largest near-field reach.
         let ratio = self.body.settings().accuracy;
@@ -331,12 +331,7 @@ impl<'a> Solution<'a> {
                         }
                     }
                 }
-                let corrected = DMat3::from_cols(
-                    kelvin.traction_sum(x, DVec3::X, near),
-                    kelvin.traction_sum(x, DVec3::Y, near),
-                    kelvin.traction_sum(x, DVec3::Z, near),
-                );
-                far + corrected + self.particular.stress(x)
+                far + kelvin.stress_sum(x, near) + self.particular.stress(x)
             })
             .collect()
     }

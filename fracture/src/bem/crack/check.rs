@@ -80,7 +80,7 @@ fn intersects_mesh(mesh: &CrackMesh, removed: &[u32], added: &[[u32; 3]]) -> boo
         }
     }
     let slots = mesh.triangle_slots();
-    for u in mesh.live_triangles() {
+    for u in mesh.triangles_near(all.min, all.max) {
         if removed.contains(&u) {
             continue;
         }

@@ -16,6 +16,7 @@ use glam::DVec3;
 use shatter_collision::TriMesh;
 use smallvec::SmallVec;
 
+use super::grid::TriangleGrid;
 use crate::error::FractureError;
 
 /// The triangles incident to one vertex.
@@ -61,6 +62,8 @@ pub struct CrackMesh {
     /// Per vertex, how many sub-steps in a row its front move was refused.
     stalls: Vec<u8>,
     lines: Vec<CrackLine>,
+    /// The live triangles by grid cell, cells a mean input edge wide.
+    grid: TriangleGrid,
 }
 
 impl CrackMesh {
@@ -78,6 +81,7 @@ impl CrackMesh {
             on_line: vec![false; mesh.vertices().len()],
             stalls: vec![0; mesh.vertices().len()],
             lines: Vec::new(),
+            grid: TriangleGrid::new(mean_edge(mesh)),
         };
         for &t in mesh.triangles() {
             out.add_triangle(t);
@@ -93,6 +97,10 @@ impl CrackMesh {
     /// Moves vertex `v` to `x` (m). The caller checks that the move keeps the mesh valid.
     pub fn set_position(&mut self, v: u32, x: DVec3) {
         self.positions[v as usize] = x;
+        for i in 0..self.incidence[v as usize].len() {
+            let t = self.incidence[v as usize][i];
+            self.grid.update(t, self.corners(t));
+        }
     }
 
     /// Every triangle slot, live or dead; see [`Self::is_alive`].
@@ -108,6 +116,23 @@ impl CrackMesh {
     /// Indices of the live triangles, ascending.
     pub fn live_triangles(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.triangles.len() as u32).filter(|&t| self.alive[t as usize])
+    }
+
+    /// The live triangles whose bounding boxes may overlap the box `lo`..`hi` (m), ascending:
+    /// those in the grid cells it touches (every live triangle when it touches too many).
+    pub fn triangles_near(&self, lo: DVec3, hi: DVec3) -> Vec<u32> {
+        self.grid
+            .near(lo, hi)
+            .unwrap_or_else(|| self.live_triangles().collect())
+    }
+
+    /// The box holding every vertex (m): smallest and largest corner.
+    pub fn bounds(&self) -> (DVec3, DVec3) {
+        self.positions
+            .iter()
+            .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), x| {
+                (lo.min(*x), hi.max(*x))
+            })
     }
 
     /// Number of live triangles.
@@ -292,6 +317,7 @@ impl CrackMesh {
         for v in t {
             self.incidence[v as usize].push(index);
         }
+        self.grid.insert(index, self.corners(index));
         index
     }
 
@@ -303,6 +329,7 @@ impl CrackMesh {
         for v in self.triangles[t as usize] {
             self.incidence[v as usize].retain(|x| *x != t);
         }
+        self.grid.remove(t);
     }
 
     /// Replaces the corners of live triangle `t`.
@@ -313,6 +340,7 @@ impl CrackMesh {
         for v in corners {
             self.incidence[v as usize].push(t);
         }
+        self.grid.insert(t, self.corners(t));
     }
 
     /// Mutable access to the crack lines, for operations that insert or remove nodes.
@@ -370,4 +398,14 @@ impl CrackMesh {
         }
         Ok((TriMesh::try_new(vertices, triangles)?, old_index))
     }
+}
+
+/// Mean edge length of `mesh` (m), each triangle's three edges counted: the grid's cell.
+fn mean_edge(mesh: &TriMesh) -> f64 {
+    let v = mesh.vertices();
+    let (sum, count) = mesh.triangles().iter().fold((0.0, 0usize), |(sum, count), t| {
+        let [a, b, c] = t.map(|i| v[i as usize]);
+        (sum + a.distance(b) + b.distance(c) + c.distance(a), count + 3)
+    });
+    sum / count.max(1) as f64
 }

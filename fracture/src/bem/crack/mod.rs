@@ -5,6 +5,7 @@
 //! - [`mesh`]: the editable surface, its crack lines and node flags;
 //! - [`validate`](mod@validate): everything a valid crack mesh satisfies, checked with exact predicates;
 //! - [`check`]: the test each local change passes before it is committed;
+//! - [`grid`]: the triangles by grid cell, so those checks look only near the change;
 //! - [`ops`] and [`improve`](mod@improve): split, collapse and flip with the crack-node rules of section 6.4,
 //!   and feature-preserving smoothing;
 //! - [`initiate`](mod@initiate): where cracks start (Algorithm 2) under two Rankine thresholds;
@@ -24,6 +25,7 @@
 pub mod check;
 pub mod event;
 pub mod extend;
+pub mod grid;
 pub mod improve;
 pub mod initiate;
 pub mod mesh;

@@ -204,9 +204,59 @@ pub(crate) fn outward(mesh: &CrackMesh, f: u32) -> DVec3 {
 }
 
 /// Whether `x` lies inside the material: the winding number of the whole surface there is
-/// above one half.
-fn inside(mesh: &CrackMesh, x: DVec3) -> bool {
-    winding_number(mesh, mesh.live_triangles(), x) > 0.5
+/// above one half. It is counted along a ray (see [`ray_winding`]); when the rays tried all
+/// graze an edge or a vertex, it is the sum of the triangles' solid angles.
+pub(crate) fn inside(mesh: &CrackMesh, x: DVec3) -> bool {
+    // Rays near the axes, so each touches one row of grid cells, skewed off them so they do
+    // not run along the rows of vertices of meshes built on a grid.
+    const RAYS: [DVec3; 3] = [
+        DVec3::new(1.0, 0.012_345_7, 0.007_123_9),
+        DVec3::new(-0.009_318_3, 1.0, 0.015_731_1),
+        DVec3::new(0.013_579_2, -0.006_421_7, -1.0),
+    ];
+    let (lo, hi) = mesh.bounds();
+    RAYS.iter()
+        .find_map(|&d| ray_winding(mesh, x, d.normalize(), lo, hi))
+        .map_or_else(|| winding_number(mesh, mesh.live_triangles(), x) > 0.5, |w| w > 0)
+}
+
+/// The winding number of the closed surface about `x`, as the signed count of its crossings
+/// along the ray from `x` along unit `dir` to past the box `lo`..`hi` that holds the surface:
+/// +1 where the ray leaves through a triangle (along its outward normal), -1 where it enters.
+/// `None` when the ray passes within a relative 1e-9 of a triangle's edge or is nearly parallel
+/// to a triangle it meets, or `x` is on a triangle: the count is then not to be trusted.
+fn ray_winding(mesh: &CrackMesh, x: DVec3, dir: DVec3, lo: DVec3, hi: DVec3) -> Option<i32> {
+    let reach = (hi - lo).length() + (x - lo).length().max((x - hi).length());
+    let end = x + dir * reach;
+    let mut winding = 0;
+    for t in mesh.triangles_near(x.min(end), x.max(end)) {
+        let [a, b, c] = mesh.corners(t);
+        let (e1, e2) = (b - a, c - a);
+        let p = dir.cross(e2);
+        let det = e1.dot(p);
+        let scale = e1.length() * e2.length();
+        let s = x - a;
+        let qv = s.cross(e1);
+        if det.abs() <= 1e-9 * scale {
+            // Parallel: harmless unless the ray runs in the triangle's plane through it.
+            if s.dot(e1.cross(e2)).abs() <= 1e-9 * scale * scale.sqrt() {
+                return None;
+            }
+            continue;
+        }
+        let (u, v) = (s.dot(p) / det, dir.dot(qv) / det);
+        let distance = e2.dot(qv) / det;
+        let eps = 1e-9;
+        if u < -eps || v < -eps || u + v > 1.0 + eps || distance < -eps * scale.sqrt() {
+            continue;
+        }
+        if u <= eps || v <= eps || u + v >= 1.0 - eps || distance <= eps * scale.sqrt() {
+            return None;
+        }
+        // det = -dir . (e1 x e2): negative where the ray leaves along the outward normal.
+        winding += if det < 0.0 { 1 } else { -1 };
+    }
+    Some(winding)
 }
 
 /// The nearest live triangle not incident to `f` that the ray from `x` along unit `dir` meets
@@ -215,7 +265,7 @@ fn first_hit(mesh: &CrackMesh, f: u32, x: DVec3, dir: DVec3, reach: f64) -> Opti
     let mut best: Option<(f64, u32)> = None;
     let end = x + dir * reach;
     let (lo, hi) = (x.min(end), x.max(end));
-    for t in mesh.live_triangles() {
+    for t in mesh.triangles_near(lo, hi) {
         if mesh.triangle_slots()[t as usize].contains(&f) {
             continue;
         }

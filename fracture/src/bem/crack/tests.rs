@@ -277,6 +277,47 @@ fn crack_front_spreads_across_a_slab_section() {
     assert!(area > 0.7 * 0.24 && area < 0.24, "crack area {area}");
 }
 
+/// The triangle grid stays true to the surface through a crack's growth, and the inside test
+/// the fronts use (a ray's signed crossings, found through the grid) agrees with the solid-angle
+/// winding number everywhere, the slot's mouth and walls included.
+#[test]
+fn crack_grid_and_ray_inside_test_agree_with_brute_force() {
+    use super::propagate::inside;
+    use super::validate::winding_number;
+    let mesh = slab();
+    let edge = mean_edge(&mesh);
+    let thickness = 0.01;
+    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, thickness);
+    grow(&mut crack, mesh.signed_volume(), 1.5, edge, thickness, 6);
+    for t in crack.live_triangles() {
+        let [a, b, c] = crack.corners(t);
+        assert!(
+            crack.triangles_near(a.min(b).min(c), a.max(b).max(c)).contains(&t),
+            "triangle {t} is missing from the grid cells it covers"
+        );
+    }
+    let (lo, hi) = crack.bounds();
+    let plane = crack.lines()[0].plane_point.x;
+    let (mut tested, mut in_slot) = (0, 0);
+    for i in 0..12 {
+        for j in 0..12 {
+            for k in 0..12 {
+                let f = DVec3::new(i as f64, j as f64, k as f64) / 11.0;
+                let x = lo - 0.05 + (hi - lo + 0.1) * f;
+                // Points in the crack's plane sample the slot itself.
+                let xs = [x, DVec3::new(plane, x.y, x.z)];
+                for x in xs {
+                    let brute = winding_number(&crack, crack.live_triangles(), x) > 0.5;
+                    assert_eq!(inside(&crack, x), brute, "at {x}");
+                    tested += 1;
+                    in_slot += usize::from(x.x == plane && !brute && x.y.abs() < 0.2 && x.z.abs() < 0.3);
+                }
+            }
+        }
+    }
+    assert!(in_slot > 0, "some of {tested} points lie in the slot");
+}
+
 /// Two cracks across each other on the top of a slab: the one running along x reaches the
 /// other's mouth, and both stop (Zhu's passive strategy); the mesh stays valid throughout.
 #[test]

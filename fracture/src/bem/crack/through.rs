@@ -238,7 +238,7 @@ fn far_point(mesh: &CrackMesh, f: u32, reach: f64) -> Option<DVec3> {
     let x = mesh.positions()[f as usize];
     let back = outward(mesh, f);
     let mut best: Option<(f64, DVec3)> = None;
-    for t in mesh.live_triangles() {
+    for t in mesh.triangles_near(x - DVec3::splat(reach), x + DVec3::splat(reach)) {
         if mesh.is_wall(t) || mesh.triangle_slots()[t as usize].contains(&f) {
             continue;
         }

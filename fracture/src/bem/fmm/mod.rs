@@ -291,7 +291,7 @@ impl Fmm {
         if let Target::Traction(normals) = target {
             assert_eq!(normals.len(), self.points.len(), "one normal per point");
         }
-        self.evaluate_with(charges, |i, x, sources| match target {
+        self.evaluate_with(charges, 0, |i, x, sources| match target {
             Target::Displacement => self.kelvin.displacement_sum(x, sources),
             Target::Traction(normals) => self.kelvin.traction_sum(x, normals[i], sources),
         })
@@ -299,26 +299,23 @@ impl Fmm {
 
     /// `out_i = sum_{j != i} S(x_i - x_j) q_j`: the Cauchy stress (Pa) at each point of the
     /// point forces `charges` (N) at the others, each tensor assembled from the tractions on the
-    /// three coordinate planes. Give targets that are not sources a zero charge.
+    /// point forces `charges` (N) at the others, for the points from index `first` on (the
+    /// earlier ones, sources only, answer zero). Give targets that are not sources a zero charge.
     ///
     /// # Panics
     ///
     /// If `charges` does not hold one entry per point (a programmer error).
-    pub fn evaluate_stress(&self, charges: &[DVec3]) -> Vec<DMat3> {
-        self.evaluate_with(charges, |_, x, sources| {
-            DMat3::from_cols(
-                self.kelvin.traction_sum(x, DVec3::X, sources),
-                self.kelvin.traction_sum(x, DVec3::Y, sources),
-                self.kelvin.traction_sum(x, DVec3::Z, sources),
-            )
-        })
+    pub fn evaluate_stress(&self, charges: &[DVec3], first: usize) -> Vec<DMat3> {
+        self.evaluate_with(charges, first, |_, x, sources| self.kelvin.stress_sum(x, sources))
     }
 
-    /// The multipole passes for `charges`, then at each point `value(i, x_i, sources)` with the
-    /// point's downward equivalent forces and its neighbouring leaves' charges as `sources`.
+    /// The multipole passes for `charges`, then at each point from index `first` on
+    /// `value(i, x_i, sources)` with the point's downward equivalent forces and its neighbouring
+    /// leaves' charges as `sources` (the default value at the points before `first`).
     fn evaluate_with<T: Send + Copy + Default>(
         &self,
         charges: &[DVec3],
+        first: usize,
         value: impl Fn(usize, DVec3, &PointForces) -> T + Sync,
     ) -> Vec<T> {
         assert_eq!(charges.len(), self.points.len(), "one charge per point");
@@ -420,6 +417,10 @@ impl Fmm {
             .par_iter()
             .enumerate()
             .map(|(leaf, coords)| {
+                let (start, end) = (tree.leaf_points[leaf].0 as usize, tree.leaf_points[leaf].1 as usize);
+                if tree.order[start..end].iter().all(|&i| (i as usize) < first) {
+                    return Vec::new();
+                }
                 let h = tree.half_width(depth);
                 let center = tree.box_center(depth, *coords);
                 // The downward equivalent forces and the neighbouring leaves' sources, together.
@@ -435,8 +436,8 @@ impl Fmm {
                     );
                     sources.extend(&self.sorted[s..e], &sorted_charges[s..e]);
                 }
-                let (start, end) = (tree.leaf_points[leaf].0 as usize, tree.leaf_points[leaf].1 as usize);
                 (start..end)
+                    .filter(|&k| tree.order[k] as usize >= first)
                     .map(|k| {
                         let i = tree.order[k];
                         (i, value(i as usize, self.sorted[k], &sources))
