@@ -77,21 +77,32 @@ pub fn visit_radon(t: &[DVec3; 3], f: &mut impl FnMut(DVec3, f64)) {
 /// rule where `target` is at least `ratio` diameters from the centroid of a piece, children
 /// otherwise (see the module docs).
 pub fn visit_adaptive(t: &[DVec3; 3], target: DVec3, ratio: f64, f: &mut impl FnMut(DVec3, f64)) {
-    visit_adaptive_at(t, target, ratio, 0, f);
+    visit_adaptive_at(t, target, (ratio * diameter(t)).powi(2), triangle_area(t), 0, f);
 }
 
-fn visit_adaptive_at(t: &[DVec3; 3], target: DVec3, ratio: f64, depth: u32, f: &mut impl FnMut(DVec3, f64)) {
+/// [`visit_adaptive`] on a piece `t` of area `area` whose 7-point rule is accepted at squared
+/// distance `reach2` from its centroid: a midpoint child is the piece halved, so its reach is a
+/// quarter and its area a quarter (computed once at the top, not again at every level).
+fn visit_adaptive_at(
+    t: &[DVec3; 3],
+    target: DVec3,
+    reach2: f64,
+    area: f64,
+    depth: u32,
+    f: &mut impl FnMut(DVec3, f64),
+) {
     let centroid = (t[0] + t[1] + t[2]) / 3.0;
-    let d = diameter(t);
-    if depth >= MAX_DEPTH || (target - centroid).length_squared() >= (ratio * d).powi(2) {
-        visit_radon(t, f);
+    if depth >= MAX_DEPTH || (target - centroid).length_squared() >= reach2 {
+        for (b, w) in RADON {
+            f(t[0] * b[0] + t[1] * b[1] + t[2] * b[2], w * area);
+        }
         return;
     }
     let m01 = 0.5 * (t[0] + t[1]);
     let m12 = 0.5 * (t[1] + t[2]);
     let m20 = 0.5 * (t[2] + t[0]);
     for child in [[t[0], m01, m20], [m01, t[1], m12], [m20, m12, t[2]], [m01, m12, m20]] {
-        visit_adaptive_at(&child, target, ratio, depth + 1, f);
+        visit_adaptive_at(&child, target, 0.25 * reach2, 0.25 * area, depth + 1, f);
     }
 }
 

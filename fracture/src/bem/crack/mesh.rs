@@ -62,6 +62,9 @@ pub struct CrackMesh {
     /// Per vertex, how many sub-steps in a row its front move was refused.
     stalls: Vec<u8>,
     lines: Vec<CrackLine>,
+    /// Per line, its wall area (m^2) after the last sub-step and how many sub-steps in a row it
+    /// has not grown.
+    growth: Vec<(f64, u8)>,
     /// The live triangles by grid cell, cells a mean input edge wide.
     grid: TriangleGrid,
 }
@@ -81,6 +84,7 @@ impl CrackMesh {
             on_line: vec![false; mesh.vertices().len()],
             stalls: vec![0; mesh.vertices().len()],
             lines: Vec::new(),
+            growth: Vec::new(),
             grid: TriangleGrid::new(mean_edge(mesh)),
         };
         for &t in mesh.triangles() {
@@ -181,6 +185,7 @@ impl CrackMesh {
             self.on_line[v as usize] = true;
         }
         self.lines.push(line);
+        self.growth.push((0.0, 0));
     }
 
     /// The live triangles on the edge `a b` (two on a closed manifold).
@@ -353,6 +358,30 @@ impl CrackMesh {
         let count = &mut self.stalls[v as usize];
         *count = count.saturating_add(1);
         *count
+    }
+
+    /// Records line `l`'s wall area `area` (m^2) after a sub-step and returns how many sub-steps
+    /// in a row it has not grown by more than a millionth.
+    pub(crate) fn note_growth(&mut self, l: usize, area: f64) -> u8 {
+        let (last, count) = &mut self.growth[l];
+        *count = if area > *last * (1.0 + 1e-6) {
+            0
+        } else {
+            count.saturating_add(1)
+        };
+        *last = area;
+        *count
+    }
+
+    /// The area of line `l`'s walls (m^2, both faces).
+    pub fn wall_area(&self, l: usize) -> f64 {
+        self.live_triangles()
+            .filter(|&t| self.wall_of(t) == Some(l))
+            .map(|t| {
+                let [a, b, c] = self.corners(t);
+                0.5 * (b - a).cross(c - a).length()
+            })
+            .sum()
     }
 
     /// Forgets vertex `v`'s refused moves (it moved).

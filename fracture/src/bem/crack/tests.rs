@@ -318,6 +318,35 @@ fn crack_grid_and_ray_inside_test_agree_with_brute_force() {
     assert!(in_slot > 0, "some of {tested} points lie in the slot");
 }
 
+/// A crack whose walls stop growing stops: three sub-steps in a row without growth and every
+/// node of its line is inactive, both ends blocked; growth in between starts the count again.
+#[test]
+fn crack_line_that_stops_growing_is_stopped() {
+    use super::track::stop_stalled_lines;
+    let mesh = slab();
+    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, 0.002);
+    assert!(any_active(&crack));
+    assert_eq!(stop_stalled_lines(&mut crack), 0, "it grew from nothing");
+    assert_eq!(stop_stalled_lines(&mut crack), 0);
+    assert_eq!(stop_stalled_lines(&mut crack), 0);
+    // It grows: the count starts again.
+    let e = crack.lines()[0].plane_normal;
+    let stress = move |_x: DVec3| (1.5, e);
+    let settings = TrackSettings::new(mean_edge(&mesh), 1.0, 0.002);
+    substep(&mut crack, &stress, &settings).unwrap();
+    assert!(any_active(&crack), "a sub-step that grows the crack keeps it running");
+    for _ in 0..2 {
+        assert_eq!(stop_stalled_lines(&mut crack), 0);
+    }
+    assert_eq!(
+        stop_stalled_lines(&mut crack),
+        1,
+        "the third sub-step without growth stops it"
+    );
+    assert!(!any_active(&crack));
+    assert_eq!(crack.lines()[0].blocked, [true, true]);
+}
+
 /// Two cracks across each other on the top of a slab: the one running along x reaches the
 /// other's mouth, and both stop (Zhu's passive strategy); the mesh stays valid throughout.
 #[test]

@@ -7,7 +7,7 @@ use super::extend::{End, extend_end};
 use super::improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
 use super::mesh::CrackMesh;
 use super::open::Refusal;
-use super::propagate::{FrontSettings, FrontStep, FrontStress, advance_fronts};
+use super::propagate::{FrontSettings, FrontStep, FrontStress, MAX_STALLS, advance_fronts};
 use super::validate::{MeshCheck, MeshFault, validate};
 
 /// How cracks are tracked.
@@ -63,6 +63,8 @@ pub struct SubStep {
     pub extended: usize,
     /// Pairs of different cracks that ran into each other and stopped.
     pub crossings: usize,
+    /// Lines stopped because their walls had not grown for [`MAX_STALLS`] sub-steps in a row.
+    pub stopped: usize,
     /// Remeshing counts.
     pub remesh: RemeshCounts,
     /// The validator's measurements, when validation is on.
@@ -86,6 +88,7 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
     if settings.front.planar {
         square_walls(mesh, settings);
     }
+    let stopped = stop_stalled_lines(mesh);
     let check = if settings.validate {
         Some(validate(mesh, settings.front.bounds)?)
     } else {
@@ -95,6 +98,7 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
         front,
         extended,
         crossings,
+        stopped,
         remesh,
         check,
     })
@@ -153,6 +157,26 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
         }
     }
     (extended, met)
+}
+
+/// Stops every line that still has active nodes but whose walls have not grown for
+/// [`MAX_STALLS`] sub-steps in a row: its nodes move without advancing (a node moved on and
+/// pulled back by the remeshing, say), and only a crack that grows is still running. Returns
+/// the lines stopped.
+pub(crate) fn stop_stalled_lines(mesh: &mut CrackMesh) -> usize {
+    let mut stopped = 0;
+    for l in 0..mesh.lines().len() {
+        let line = &mesh.lines()[l];
+        if line.through || !line.nodes.iter().any(|&v| mesh.is_active(v)) {
+            continue;
+        }
+        let area = mesh.wall_area(l);
+        if mesh.note_growth(l, area) >= MAX_STALLS {
+            stop_line(mesh, l);
+            stopped += 1;
+        }
+    }
+    stopped
 }
 
 /// Stops every node of line `l` and blocks both its ends.
