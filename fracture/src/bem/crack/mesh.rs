@@ -62,8 +62,8 @@ pub struct CrackMesh {
     /// Per vertex, how many sub-steps in a row its front move was refused.
     stalls: Vec<u8>,
     lines: Vec<CrackLine>,
-    /// Per line, its wall area (m^2) after the last sub-step and how many sub-steps in a row it
-    /// has not grown.
+    /// Per line, the largest wall area it has had (m^2) and how many sub-steps in a row it has
+    /// not grown past it.
     growth: Vec<(f64, u8)>,
     /// The live triangles by grid cell, cells a mean input edge wide.
     grid: TriangleGrid,
@@ -361,15 +361,15 @@ impl CrackMesh {
     }
 
     /// Records line `l`'s wall area `area` (m^2) after a sub-step and returns how many sub-steps
-    /// in a row it has not grown by more than a millionth.
-    pub(crate) fn note_growth(&mut self, l: usize, area: f64) -> u8 {
-        let (last, count) = &mut self.growth[l];
-        *count = if area > *last * (1.0 + 1e-6) {
-            0
+    /// in a row it has not grown by more than `least` (m^2) past the largest area it has had
+    /// (remeshing changes the area a little either way without the crack growing).
+    pub(crate) fn note_growth(&mut self, l: usize, area: f64, least: f64) -> u8 {
+        let (best, count) = &mut self.growth[l];
+        if area > *best + least {
+            (*best, *count) = (area, 0);
         } else {
-            count.saturating_add(1)
-        };
-        *last = area;
+            *count = count.saturating_add(1);
+        }
         *count
     }
 

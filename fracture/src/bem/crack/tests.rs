@@ -324,22 +324,23 @@ fn crack_grid_and_ray_inside_test_agree_with_brute_force() {
 fn crack_line_that_stops_growing_is_stopped() {
     use super::track::stop_stalled_lines;
     let mesh = slab();
+    let edge = mean_edge(&mesh);
     let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, 0.002);
     assert!(any_active(&crack));
-    assert_eq!(stop_stalled_lines(&mut crack), 0, "it grew from nothing");
-    assert_eq!(stop_stalled_lines(&mut crack), 0);
-    assert_eq!(stop_stalled_lines(&mut crack), 0);
+    assert_eq!(stop_stalled_lines(&mut crack, edge), 0, "it grew from nothing");
+    assert_eq!(stop_stalled_lines(&mut crack, edge), 0);
+    assert_eq!(stop_stalled_lines(&mut crack, edge), 0);
     // It grows: the count starts again.
     let e = crack.lines()[0].plane_normal;
     let stress = move |_x: DVec3| (1.5, e);
-    let settings = TrackSettings::new(mean_edge(&mesh), 1.0, 0.002);
+    let settings = TrackSettings::new(edge, 1.0, 0.002);
     substep(&mut crack, &stress, &settings).unwrap();
     assert!(any_active(&crack), "a sub-step that grows the crack keeps it running");
     for _ in 0..2 {
-        assert_eq!(stop_stalled_lines(&mut crack), 0);
+        assert_eq!(stop_stalled_lines(&mut crack, edge), 0);
     }
     assert_eq!(
-        stop_stalled_lines(&mut crack),
+        stop_stalled_lines(&mut crack, edge),
         1,
         "the third sub-step without growth stops it"
     );

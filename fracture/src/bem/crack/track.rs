@@ -88,7 +88,7 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
     if settings.front.planar {
         square_walls(mesh, settings);
     }
-    let stopped = stop_stalled_lines(mesh);
+    let stopped = stop_stalled_lines(mesh, settings.front.target_edge);
     let check = if settings.validate {
         Some(validate(mesh, settings.front.bounds)?)
     } else {
@@ -160,10 +160,10 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
 }
 
 /// Stops every line that still has active nodes but whose walls have not grown for
-/// [`MAX_STALLS`] sub-steps in a row: its nodes move without advancing (a node moved on and
-/// pulled back by the remeshing, say), and only a crack that grows is still running. Returns
-/// the lines stopped.
-pub(crate) fn stop_stalled_lines(mesh: &mut CrackMesh) -> usize {
+/// [`MAX_STALLS`] sub-steps in a row by a twentieth of a target element (`edge` squared, m^2)
+/// past their largest area: its nodes move without advancing (nodes moved on and pulled back by
+/// the remeshing, say), and only a crack that grows is still running. Returns the lines stopped.
+pub(crate) fn stop_stalled_lines(mesh: &mut CrackMesh, edge: f64) -> usize {
     let mut stopped = 0;
     for l in 0..mesh.lines().len() {
         let line = &mesh.lines()[l];
@@ -171,7 +171,7 @@ pub(crate) fn stop_stalled_lines(mesh: &mut CrackMesh) -> usize {
             continue;
         }
         let area = mesh.wall_area(l);
-        if mesh.note_growth(l, area) >= MAX_STALLS {
+        if mesh.note_growth(l, area, 0.05 * edge * edge) >= MAX_STALLS {
             stop_line(mesh, l);
             stopped += 1;
         }
