@@ -129,11 +129,14 @@ impl<'a> Solution<'a> {
     }
 
     /// The Cauchy stress at `x` (Pa), a point strictly inside the body.
+    ///
+    /// The quadrature points are gathered as point forces and summed four at a time
+    /// ([`Kelvin::stress_sum`](super::kernel::Kelvin::stress_sum)).
     pub fn stress(&self, x: DVec3) -> DMat3 {
         let kelvin = self.body.operator().kelvin();
-        let mut sigma = DMat3::ZERO;
-        self.visit(x, &[], &mut |y, w, rho| sigma += kelvin.stress(x - y, rho * w));
-        sigma + self.particular.stress(x)
+        let mut forces = PointForces::new();
+        self.visit(x, &[], &mut |y, w, rho| forces.push(y, rho * w));
+        kelvin.stress_sum(x, &forces) + self.particular.stress(x)
     }
 
     /// The displacement (m) at every vertex of the mesh.
