@@ -255,16 +255,10 @@ impl<'a> Solution<'a> {
     /// mitigation for sharp edges and corners, where the recovered surface stress does not
     /// converge. A depth of about one triangle keeps the quadrature accurate and the point close
     /// enough to stand for the surface. Points that would leave a thin body are the caller's to
-    /// avoid ([`Solution::inset_vertex_stresses_by`] takes a depth per vertex). Summed as
-    /// [`Solution::stresses_at`] sums (measured at 9856 triangles on two threads: 0.20 s by the
-    /// multipole method, 0.76 s by direct sums).
+    /// avoid: in a wall one or two elements thick the point lands near the other face or the
+    /// mid-plane (see `bem::crack::event`). Summed as [`Solution::stresses_at`] sums (measured at
+    /// 9856 triangles on two threads: 0.20 s by the multipole method, 0.76 s by direct sums).
     pub fn inset_vertex_stresses(&self, depth: f64) -> Vec<DMat3> {
-        self.inset_vertex_stresses_by(&|_| depth)
-    }
-
-    /// [`Solution::inset_vertex_stresses`] with the depth (m) of each vertex given by `depth`
-    /// of its index: shallower where the body is thin, so the point stays near its own face.
-    pub fn inset_vertex_stresses_by(&self, depth: &dyn Fn(usize) -> f64) -> Vec<DMat3> {
         let s = self.body.surface();
         let vertices = s.mesh().vertices();
         let points: Vec<DVec3> = s
@@ -276,7 +270,7 @@ impl<'a> Solution<'a> {
                     .iter()
                     .map(|&t| s.normals()[t as usize] * s.areas()[t as usize])
                     .sum();
-                vertices[v] - normal.normalize() * depth(v)
+                vertices[v] - normal.normalize() * depth
             })
             .collect();
         self.stresses_at(&points)
