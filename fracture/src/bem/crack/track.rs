@@ -63,7 +63,8 @@ pub struct SubStep {
     pub extended: usize,
     /// Pairs of different cracks that ran into each other and stopped.
     pub crossings: usize,
-    /// Lines stopped because their walls had not grown for [`MAX_STALLS`] sub-steps in a row.
+    /// Lines stopped because their walls had not grown by a twentieth of an element for
+    /// [`MAX_STALLS`] sub-steps in a row (see `stop_stalled_lines`).
     pub stopped: usize,
     /// Remeshing counts.
     pub remesh: RemeshCounts,
