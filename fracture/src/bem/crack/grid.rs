@@ -44,11 +44,6 @@ impl TriangleGrid {
         }
     }
 
-    /// Cell edge (m).
-    pub fn cell(&self) -> f64 {
-        self.cell
-    }
-
     fn index(&self, x: DVec3) -> [i32; 3] {
         // `as` saturates: far points land in the outermost cells, still a valid range.
         [x.x, x.y, x.z].map(|c| (c / self.cell).floor() as i32)

@@ -430,7 +430,7 @@ impl CrackMesh {
 }
 
 /// Mean edge length of `mesh` (m), each triangle's three edges counted: the grid's cell.
-fn mean_edge(mesh: &TriMesh) -> f64 {
+pub(crate) fn mean_edge(mesh: &TriMesh) -> f64 {
     let v = mesh.vertices();
     let (sum, count) = mesh.triangles().iter().fold((0.0, 0usize), |(sum, count), t| {
         let [a, b, c] = t.map(|i| v[i as usize]);

@@ -232,20 +232,15 @@ fn ray_winding(mesh: &CrackMesh, x: DVec3, dir: DVec3, lo: DVec3, hi: DVec3) -> 
     for t in mesh.triangles_near(x.min(end), x.max(end)) {
         let [a, b, c] = mesh.corners(t);
         let (e1, e2) = (b - a, c - a);
-        let p = dir.cross(e2);
-        let det = e1.dot(p);
         let scale = e1.length() * e2.length();
-        let s = x - a;
-        let qv = s.cross(e1);
+        let RayHit { det, u, v, distance } = ray_triangle(x, dir, [a, b, c]);
         if det.abs() <= 1e-9 * scale {
             // Parallel: harmless unless the ray runs in the triangle's plane through it.
-            if s.dot(e1.cross(e2)).abs() <= 1e-9 * scale * scale.sqrt() {
+            if (x - a).dot(e1.cross(e2)).abs() <= 1e-9 * scale * scale.sqrt() {
                 return None;
             }
             continue;
         }
-        let (u, v) = (s.dot(p) / det, dir.dot(qv) / det);
-        let distance = e2.dot(qv) / det;
         let eps = 1e-9;
         if u < -eps || v < -eps || u + v > 1.0 + eps || distance < -eps * scale.sqrt() {
             continue;
@@ -273,17 +268,10 @@ fn first_hit(mesh: &CrackMesh, f: u32, x: DVec3, dir: DVec3, reach: f64) -> Opti
         if a.max(b).max(c).cmplt(lo).any() || a.min(b).min(c).cmpgt(hi).any() {
             continue;
         }
-        let (e1, e2) = (b - a, c - a);
-        let p = dir.cross(e2);
-        let det = e1.dot(p);
+        let RayHit { det, u, v, distance } = ray_triangle(x, dir, [a, b, c]);
         if det.abs() < 1e-300 {
             continue;
         }
-        let s = x - a;
-        let u = s.dot(p) / det;
-        let qv = s.cross(e1);
-        let v = dir.dot(qv) / det;
-        let distance = e2.dot(qv) / det;
         if u >= 0.0
             && v >= 0.0
             && u + v <= 1.0
@@ -295,4 +283,31 @@ fn first_hit(mesh: &CrackMesh, f: u32, x: DVec3, dir: DVec3, reach: f64) -> Opti
         }
     }
     best
+}
+
+/// Where a ray meets the plane of a triangle (Moller-Trumbore).
+struct RayHit {
+    /// `e1 . (dir x e2) = -dir . (e1 x e2)` for edges `e1 = b - a`, `e2 = c - a`: near zero when
+    /// the ray runs parallel to the triangle, negative when it leaves along the outward normal.
+    det: f64,
+    /// Barycentric coordinates of the crossing along `e1` and `e2` (not finite when `det` is 0).
+    u: f64,
+    v: f64,
+    /// Distance along the unit direction to the crossing (m).
+    distance: f64,
+}
+
+/// The ray from `x` along unit `dir` against the plane of triangle `[a, b, c]`.
+fn ray_triangle(x: DVec3, dir: DVec3, [a, b, c]: [DVec3; 3]) -> RayHit {
+    let (e1, e2) = (b - a, c - a);
+    let p = dir.cross(e2);
+    let det = e1.dot(p);
+    let s = x - a;
+    let qv = s.cross(e1);
+    RayHit {
+        det,
+        u: s.dot(p) / det,
+        v: dir.dot(qv) / det,
+        distance: e2.dot(qv) / det,
+    }
 }

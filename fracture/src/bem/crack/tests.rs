@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use shatter_collision::TriMesh;
 
 use super::improve::RemeshSettings;
-use super::mesh::CrackMesh;
+use super::mesh::{CrackMesh, mean_edge};
 use super::open::{Opening, Refusal, open_crack};
 use super::ops::{collapse_edge, flip_edge, split_edge};
 use super::track::{TrackSettings, any_active, substep};
@@ -24,16 +24,6 @@ fn slab() -> TriMesh {
 /// The 1.0 x 0.4 x 0.6 m slab with cells of `spacing` (m).
 fn slab_with_cells(spacing: f64) -> TriMesh {
     grid_box(DVec3::new(0.5, 0.2, 0.3), spacing, Grading::Uniform).unwrap()
-}
-
-fn mean_edge(mesh: &TriMesh) -> f64 {
-    let mut sum = 0.0;
-    for t in mesh.triangles() {
-        for k in 0..3 {
-            sum += mesh.vertices()[t[k] as usize].distance(mesh.vertices()[t[(k + 1) % 3] as usize]);
-        }
-    }
-    sum / (3 * mesh.triangles().len()) as f64
 }
 
 /// The vertex of `mesh` nearest `x`.
