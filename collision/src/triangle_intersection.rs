@@ -312,13 +312,8 @@ mod tests {
     /// where coplanarity is exact.
     #[test]
     fn triangle_intersection_shortcut_agrees_with_the_exact_test() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = shatter_integrators::SplitMix64::new(7);
+        let mut next = move || rng.next_u64();
         let (u, v) = (DVec3::new(0.8, 0.36, 0.48), DVec3::new(-0.6, 0.48, 0.64));
         let (mut flat_apart, mut flat_told, mut checked) = (0, 0, 0);
         for case in 0..40_000 {
