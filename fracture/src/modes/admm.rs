@@ -28,7 +28,8 @@
 //! step when an extrapolated point raises the fixed-point residual. ADMM on this problem spends
 //! long stretches drifting (every step moves the jumps by the same amount while the set of cut
 //! faces changes one face at a time); acceleration cuts the iterations of a warm-started
-//! subproblem by about five. Residual balancing (changing `rho` as the iteration goes) was tried:
+//! subproblem by about five. A pure drift, whose steps all repeat, is beyond acceleration (its residuals
+//! are all equal); it is jumped over in closed form ([`super::drift`]). Residual balancing (changing `rho` as the iteration goes) was tried:
 //! alone it made the notched bar's second mode cycle without converging, and combined with the
 //! extrapolation it diverged. The proximal term `delta/2 ||u - u_k||_M^2` with a tiny `delta`
 //! makes `K` definite on the constants (the jump energy's null space) without changing the fixed
@@ -40,6 +41,7 @@
 use super::anderson::Anderson;
 use super::cholesky::Cholesky;
 use super::dense::{cholesky, cholesky_solve};
+use super::drift::{SHORTEST, is_drift, steps_to_next_cut};
 use super::problem::JumpProblem;
 
 /// The penalty `rho` times the mode's root mean square value `1 / sqrt(volume)`: the shrink
@@ -221,6 +223,8 @@ impl<'a> JumpSolver<'a> {
         let mut target = vec![0.0; faces * d];
         let mut residual = vec![0.0; state];
         let mut best_norm = f64::INFINITY;
+        let mut previous_step = vec![0.0; state];
+        let mut has_previous_step = false;
         let norm_weights: Vec<f64> = (0..state).map(|i| problem.weights[(i % (faces * d)) / d]).collect();
         let mut converged = false;
         while iterations < settings.max_iterations {
@@ -324,6 +328,29 @@ impl<'a> JumpSolver<'a> {
             best_norm = best_norm.min(norm);
             plain[..faces * d].copy_from_slice(&self.z);
             plain[faces * d..].copy_from_slice(&self.y);
+            // A drift (see `drift`): jump to its last step before the next face is cut.
+            if has_previous_step && is_drift(&residual, &previous_step, faces * d, &norm_weights) {
+                let step_y = &residual[faces * d..];
+                if let Some(n) = steps_to_next_cut(&self.z, &self.y, step_y, d, threshold).filter(|&n| n >= SHORTEST) {
+                    let n = n as f64;
+                    for ((z, y), s) in self
+                        .z
+                        .chunks_exact(d)
+                        .zip(self.y.chunks_exact_mut(d))
+                        .zip(step_y.chunks_exact(d))
+                    {
+                        if z.iter().all(|&x| x == 0.0) {
+                            y.iter_mut().zip(s).for_each(|(y, s)| *y += n * s);
+                        }
+                    }
+                    accelerator.clear();
+                    best_norm = f64::INFINITY;
+                    has_previous_step = false;
+                    continue;
+                }
+            }
+            previous_step.copy_from_slice(&residual);
+            has_previous_step = true;
             next.copy_from_slice(&plain);
             accelerator.extrapolate(&plain, &residual, &norm_weights, &mut next);
             self.z.copy_from_slice(&next[..faces * d]);

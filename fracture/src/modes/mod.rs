@@ -21,6 +21,7 @@ pub mod asset;
 pub mod breakup;
 pub(crate) mod cholesky;
 pub(crate) mod dense;
+pub(crate) mod drift;
 pub mod guesses;
 pub mod iccm;
 pub mod model;
