@@ -125,12 +125,12 @@ impl<'a> JumpSolver<'a> {
         let total_volume: f64 = problem.masses.iter().sum();
         Self {
             problem,
-            factor,
             delta,
             y: vec![0.0; problem.faces.len() * d],
             z: vec![0.0; problem.faces.len() * d],
             rho: PENALTY * total_volume.sqrt(),
-            work: vec![0.0; problem.tets],
+            work: vec![0.0; factor.work_len()],
+            factor,
         }
     }
 

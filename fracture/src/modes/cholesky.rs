@@ -9,6 +9,13 @@
 //! sparse triangular solve per row. No supernodes: the matrices here have a few thousand to a few
 //! hundred thousand unknowns, for which a nested-dissection ordering keeps the factor within a few
 //! million entries. Every sum runs in a fixed order, so the factor is bit-identical run to run.
+//!
+//! The solves, repeated hundreds of times per mode, run on two threads where the elimination tree
+//! allows: nested dissection leaves two subtrees under the top separator whose columns touch
+//! only their own rows and the separator's, so the factor is renumbered to make each a
+//! contiguous range and both triangular solves take the two side by side ([`Split`]). Measured
+//! on spot's face Laplacian at 10,937 tets (646k entries), two threads: a scalar mode's whole
+//! computation 0.39 s to 0.33 s for two modes.
 
 use super::sparse::SymmetricMatrix;
 
@@ -31,6 +38,20 @@ pub struct Cholesky {
     rows: Vec<u32>,
     values: Vec<f64>,
     diagonal: Vec<f64>,
+    /// Two independent subtrees of the elimination tree for the solves to run side by side
+    /// (see [`Split`]), when the ordering has them.
+    split: Option<Split>,
+}
+
+/// The top of a nested-dissection elimination tree: the columns `0..a` and `a..b` are two
+/// unions of whole subtrees, so neither has an entry in the other's rows, and `b..n` is the
+/// separator above both. Each column `j < b` keeps its rows inside its own part before
+/// `inner_end[j]` and its separator rows from there.
+#[derive(Clone, Debug)]
+struct Split {
+    a: usize,
+    b: usize,
+    inner_end: Vec<usize>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -112,13 +133,23 @@ impl Cholesky {
             }
             diagonal[k] = pivot.sqrt();
         }
+        let mut order = order;
+        let (mut starts, mut rows, mut values) = (starts, rows, values);
+        let split = Split::apply(&mut order, &mut starts, &mut rows, &mut values, &mut diagonal);
         Ok(Self {
             order,
             starts,
             rows,
             values,
             diagonal,
+            split,
         })
+    }
+
+    /// The length `solve_in_place` needs of its `work` slice: the matrix's size, plus the
+    /// separator's when the solves run in two parts.
+    pub fn work_len(&self) -> usize {
+        self.size() + self.split.as_ref().map_or(0, |s| self.size() - s.b)
     }
 
     /// Unknowns.
@@ -131,31 +162,217 @@ impl Cholesky {
         self.values.len()
     }
 
-    /// Solves `A x = b` in place (`b` in, `x` out), with `work` of the matrix's size.
+    /// Solves `A x = b` in place (`b` in, `x` out), with `work` of at least
+    /// [`Cholesky::work_len`] entries.
+    ///
+    /// With a [`Split`], the two independent parts of each triangular solve run side by side
+    /// (`rayon::join`) and the separator after (forward) or before (backward) them. The
+    /// arithmetic is the same whatever the thread count: the second part's updates of the
+    /// separator are summed in their own buffer and subtracted once, after the first part's.
+    ///
+    /// # Panics
+    /// When `b` does not have the matrix's size or `work` is shorter than `work_len`.
     pub fn solve_in_place(&self, b: &mut [f64], work: &mut [f64]) {
         let n = self.size();
+        assert!(b.len() == n && work.len() >= self.work_len(), "right-hand side and work sizes");
         for (new, &old) in self.order.iter().enumerate() {
             work[new] = b[old as usize];
         }
-        // L y = P b, by columns.
-        for j in 0..n {
-            let y = work[j] / self.diagonal[j];
-            work[j] = y;
-            for p in self.starts[j]..self.starts[j + 1] {
-                work[self.rows[p] as usize] -= self.values[p] * y;
+        match &self.split {
+            None => {
+                self.forward(0..n, &mut work[..n]);
+                self.backward(0..n, &mut work[..n]);
             }
-        }
-        // L^T z = y, by columns of L (rows of L^T).
-        for j in (0..n).rev() {
-            let mut sum = work[j];
-            for p in self.starts[j]..self.starts[j + 1] {
-                sum -= self.values[p] * work[self.rows[p] as usize];
-            }
-            work[j] = sum / self.diagonal[j];
+            Some(split) => self.split_solve(split, work),
         }
         for (new, &old) in self.order.iter().enumerate() {
             b[old as usize] = work[new];
         }
+    }
+
+    /// `L y = x` over columns `range` by columns, `x` in `work` (indexed from the range's start,
+    /// every row of these columns inside it).
+    fn forward(&self, range: std::ops::Range<usize>, work: &mut [f64]) {
+        let base = range.start;
+        for j in range {
+            let y = work[j - base] / self.diagonal[j];
+            work[j - base] = y;
+            for p in self.starts[j]..self.starts[j + 1] {
+                work[self.rows[p] as usize - base] -= self.values[p] * y;
+            }
+        }
+    }
+
+    /// `L^T z = y` over columns `range`, last first, `y` in `work` as in `forward`.
+    fn backward(&self, range: std::ops::Range<usize>, work: &mut [f64]) {
+        let base = range.start;
+        for j in range.rev() {
+            let mut sum = work[j - base];
+            for p in self.starts[j]..self.starts[j + 1] {
+                sum -= self.values[p] * work[self.rows[p] as usize - base];
+            }
+            work[j - base] = sum / self.diagonal[j];
+        }
+    }
+
+    /// Both triangular solves in two parts and the separator (see [`Split`]).
+    fn split_solve(&self, split: &Split, work: &mut [f64]) {
+        let (n, a, b) = (self.size(), split.a, split.b);
+        let (values, rows, starts, diagonal) = (&self.values, &self.rows, &self.starts, &self.diagonal);
+        let (parts, rest) = work.split_at_mut(b);
+        let (separator, spare) = rest.split_at_mut(n - b);
+        let spare = &mut spare[..n - b];
+        let (first, second) = parts.split_at_mut(a);
+        // Forward: each part runs its own columns; the first subtracts its separator updates in
+        // place, the second sums its own into `spare`.
+        spare.fill(0.0);
+        rayon::join(
+            || {
+                for j in 0..a {
+                    let y = first[j] / diagonal[j];
+                    first[j] = y;
+                    for p in starts[j]..split.inner_end[j] {
+                        first[rows[p] as usize] -= values[p] * y;
+                    }
+                    for p in split.inner_end[j]..starts[j + 1] {
+                        separator[rows[p] as usize - b] -= values[p] * y;
+                    }
+                }
+            },
+            || {
+                for j in a..b {
+                    let y = second[j - a] / diagonal[j];
+                    second[j - a] = y;
+                    for p in starts[j]..split.inner_end[j] {
+                        second[rows[p] as usize - a] -= values[p] * y;
+                    }
+                    for p in split.inner_end[j]..starts[j + 1] {
+                        spare[rows[p] as usize - b] += values[p] * y;
+                    }
+                }
+            },
+        );
+        separator.iter_mut().zip(spare.iter()).for_each(|(x, s)| *x -= s);
+        self.forward(b..n, separator);
+        self.backward(b..n, separator);
+        // Backward: each part reads the finished separator.
+        let separator = &*separator;
+        let backward_part = |part: &mut [f64], range: std::ops::Range<usize>| {
+            let base = range.start;
+            for j in range.rev() {
+                let mut sum = part[j - base];
+                for p in starts[j]..split.inner_end[j] {
+                    sum -= values[p] * part[rows[p] as usize - base];
+                }
+                for p in split.inner_end[j]..starts[j + 1] {
+                    sum -= values[p] * separator[rows[p] as usize - b];
+                }
+                part[j - base] = sum / diagonal[j];
+            }
+        };
+        rayon::join(|| backward_part(first, 0..a), || backward_part(second, a..b));
+    }
+}
+
+impl Split {
+    /// Parts worth solving side by side: neither under this share of the factor's entries.
+    const SMALLEST_SHARE: f64 = 0.2;
+
+    /// Renumbers the factor `starts`, `rows`, `values`, `diagonal` with ordering `order` so that
+    /// two independent parts of its elimination tree come first, each a contiguous range, and
+    /// returns the split; leaves everything as it was and returns `None` when the tree has no
+    /// such top or its parts are too unequal to gain.
+    ///
+    /// The separator is the chain of single-child nodes from the root down to the first node
+    /// with two or more children (that node included); that node's child subtrees are dealt
+    /// into two parts of about equal entries, largest first. Every node is in one of them or in
+    /// the chain. The new numbering keeps each class in its old order, parts first: a column's
+    /// rows are its ancestors, in its own part or the separator, so the factor stays lower
+    /// triangular with sorted rows, and it is the same factor of the same matrix renumbered.
+    fn apply(
+        order: &mut [u32],
+        starts: &mut Vec<usize>,
+        rows: &mut Vec<u32>,
+        values: &mut Vec<f64>,
+        diagonal: &mut Vec<f64>,
+    ) -> Option<Self> {
+        let n = diagonal.len();
+        if n < 2 {
+            return None;
+        }
+        let parent = |j: usize| (starts[j] < starts[j + 1]).then(|| rows[starts[j]] as usize);
+        let mut children = vec![0u32; n];
+        let mut entries = vec![0usize; n];
+        for j in 0..n {
+            entries[j] += starts[j + 1] - starts[j] + 1;
+            if let Some(p) = parent(j) {
+                children[p] += 1;
+                entries[p] += entries[j];
+            }
+        }
+        // Down the chain from the root (a tree, not a forest: the root holds every entry).
+        let mut top = n - 1;
+        if parent(top).is_some() || entries[top] != starts[n] + n {
+            return None;
+        }
+        const SEPARATOR: u8 = 2;
+        let mut part = vec![SEPARATOR; n];
+        while children[top] == 1 {
+            top = (0..top).rev().find(|&j| parent(j) == Some(top))?;
+        }
+        if children[top] < 2 {
+            return None;
+        }
+        // Deal the top's subtrees into two parts, largest first, each to the lighter part.
+        let mut subtrees: Vec<usize> = (0..top).filter(|&j| parent(j) == Some(top)).collect();
+        subtrees.sort_by_key(|&c| (std::cmp::Reverse(entries[c]), c));
+        let mut load = [0usize; 2];
+        for &c in &subtrees {
+            let lighter = usize::from(load[1] < load[0]);
+            load[lighter] += entries[c];
+            part[c] = lighter as u8;
+        }
+        let total = (starts[n] + n) as f64;
+        if (load[0].min(load[1]) as f64) < Self::SMALLEST_SHARE * total {
+            return None;
+        }
+        // Every other node below the top takes its parent's part (parents come later).
+        for j in (0..top).rev() {
+            if part[j] == SEPARATOR {
+                part[j] = part[parent(j)?];
+            }
+        }
+        // The new numbering: part 0, part 1, separator, each in its old order.
+        let part = &part;
+        let renumbered: Vec<usize> = [0, 1, SEPARATOR]
+            .iter()
+            .flat_map(|&p| (0..n).filter(move |&j| part[j] == p))
+            .collect();
+        let mut new_of = vec![0u32; n];
+        for (new, &old) in renumbered.iter().enumerate() {
+            new_of[old] = new as u32;
+        }
+        let a = part.iter().filter(|&&p| p == 0).count();
+        let b = a + part.iter().filter(|&&p| p == 1).count();
+        let (mut new_starts, mut new_rows, mut new_values) = (vec![0usize], Vec::with_capacity(rows.len()), Vec::with_capacity(values.len()));
+        for &old in &renumbered {
+            for p in starts[old]..starts[old + 1] {
+                new_rows.push(new_of[rows[p] as usize]);
+                new_values.push(values[p]);
+            }
+            new_starts.push(new_rows.len());
+        }
+        let new_order: Vec<u32> = renumbered.iter().map(|&old| order[old]).collect();
+        order.copy_from_slice(&new_order);
+        *diagonal = renumbered.iter().map(|&old| diagonal[old]).collect();
+        (*starts, *rows, *values) = (new_starts, new_rows, new_values);
+        let inner_end = (0..b)
+            .map(|j| {
+                let column = &rows[starts[j]..starts[j + 1]];
+                starts[j] + column.partition_point(|&r| (r as usize) < b)
+            })
+            .collect();
+        Some(Self { a, b, inner_end })
     }
 }
 
@@ -250,7 +467,7 @@ mod tests {
         let mut b = vec![0.0; matrix.size()];
         matrix.multiply(&expected, &mut b);
         let mut x = b.clone();
-        factor.solve_in_place(&mut x, &mut vec![0.0; matrix.size()]);
+        factor.solve_in_place(&mut x, &mut vec![0.0; factor.work_len()]);
         let error = x.iter().zip(&expected).map(|(a, e)| (a - e).abs()).fold(0.0, f64::max);
         // Condition number about 12 / 1e-3: a backward-stable solve loses about 4 digits.
         assert!(error < 1e-9, "max error {error}");
@@ -263,6 +480,46 @@ mod tests {
             factor.fill(),
             natural.fill()
         );
+    }
+
+    /// A nested-dissection factor splits in two parts solved side by side: the split solve gives
+    /// the one-part solve's answer to round-off, the same bits on one thread as on two, and a
+    /// natural (banded) order, whose tree is one chain, does not split.
+    #[test]
+    fn modes_cholesky_split_solve_matches_the_sequential_solve() {
+        let (matrix, points) = grid_laplacian(12, 1e-2);
+        let factor = Cholesky::factor(&matrix, nested_dissection(&matrix, &points)).unwrap();
+        let split = factor.split.as_ref().expect("nested dissection has a top separator");
+        assert!(split.a > 0 && split.a < split.b && split.b < matrix.size());
+        // The parts' columns have no rows in the other part.
+        for j in 0..split.b {
+            let part = if j < split.a { 0..split.a } else { split.a..split.b };
+            for p in factor.starts[j]..factor.starts[j + 1] {
+                let r = factor.rows[p] as usize;
+                assert!(part.contains(&r) || r >= split.b, "column {j} has row {r}");
+            }
+        }
+        let natural = Cholesky::factor(&matrix, (0..matrix.size() as u32).collect()).unwrap();
+        assert!(natural.split.is_none());
+        let whole = Cholesky {
+            split: None,
+            ..factor.clone()
+        };
+        let rhs: Vec<f64> = (0..matrix.size()).map(|i| ((i * 53) % 97) as f64 / 48.0 - 1.0).collect();
+        let solve = |factor: &Cholesky, threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut x = rhs.clone();
+            pool.install(|| factor.solve_in_place(&mut x, &mut vec![0.0; factor.work_len()]));
+            x
+        };
+        let (one, two, reference) = (solve(&factor, 1), solve(&factor, 2), solve(&whole, 1));
+        assert_eq!(
+            one.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            two.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        let scale = reference.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let difference = one.iter().zip(&reference).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(difference <= 1e-12 * scale, "split {difference} of {scale}");
     }
 
     #[test]

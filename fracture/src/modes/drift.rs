@@ -9,9 +9,11 @@
 //! acceleration cannot shorten them: its residuals are all equal, so no combination of them is
 //! smaller. The stretch is linear, though, so its end is known in closed form: the first uncut
 //! face whose dual, moved on by whole steps, leaves its ball. The iteration jumps to the step
-//! before that one, which is where the plain iteration would have arrived, and goes on from
-//! there; where the field was not quite still the following iterations correct it (ADMM
-//! converges from any point).
+//! before that one, which is where the plain iteration would have arrived (or past it, to let
+//! out together the faces that would follow within [`TOGETHER`] times as many steps), and goes
+//! on from there; where the field was not quite still, the following iterations correct it
+//! (ADMM converges from any point). Spot's first two scalar modes at 10k tets took 544 ADMM
+//! iterations in all without jumps, 262 with jumps to the first face, 159 with [`TOGETHER`].
 
 /// A drift is recognized when the step of the iteration has changed by less than this, relative
 /// to its length, since the step before.

@@ -149,7 +149,7 @@ pub fn smallest_eigenpairs(
         .collect();
     let limit = n.min((4 * count).max(count + 24));
     let norm_k = scale * m.iter().cloned().fold(0.0, f64::max);
-    let mut work = vec![0.0; n];
+    let mut work = vec![0.0; factor.work_len()];
     loop {
         // M-orthonormalize the new block against the basis and itself (twice, classical
         // Gram-Schmidt: "twice is enough", Giraud et al. 2005).

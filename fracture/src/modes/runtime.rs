@@ -159,7 +159,7 @@ impl ImpactProjector {
         };
         let tets = mesh.tets().len();
         let mut loads = vec![0.0; n * d * columns];
-        let mut work = vec![0.0; n];
+        let mut work = vec![0.0; factor.work_len()];
         for column in 0..columns {
             for c in 0..d {
                 let weight = |t: usize| match settings.projection {
