@@ -174,7 +174,10 @@ impl Cholesky {
     /// When `b` does not have the matrix's size or `work` is shorter than `work_len`.
     pub fn solve_in_place(&self, b: &mut [f64], work: &mut [f64]) {
         let n = self.size();
-        assert!(b.len() == n && work.len() >= self.work_len(), "right-hand side and work sizes");
+        assert!(
+            b.len() == n && work.len() >= self.work_len(),
+            "right-hand side and work sizes"
+        );
         for (new, &old) in self.order.iter().enumerate() {
             work[new] = b[old as usize];
         }
@@ -354,7 +357,11 @@ impl Split {
         }
         let a = part.iter().filter(|&&p| p == 0).count();
         let b = a + part.iter().filter(|&&p| p == 1).count();
-        let (mut new_starts, mut new_rows, mut new_values) = (vec![0usize], Vec::with_capacity(rows.len()), Vec::with_capacity(values.len()));
+        let (mut new_starts, mut new_rows, mut new_values) = (
+            vec![0usize],
+            Vec::with_capacity(rows.len()),
+            Vec::with_capacity(values.len()),
+        );
         for &old in &renumbered {
             for p in starts[old]..starts[old + 1] {
                 new_rows.push(new_of[rows[p] as usize]);
@@ -505,7 +512,9 @@ mod tests {
             split: None,
             ..factor.clone()
         };
-        let rhs: Vec<f64> = (0..matrix.size()).map(|i| ((i * 53) % 97) as f64 / 48.0 - 1.0).collect();
+        let rhs: Vec<f64> = (0..matrix.size())
+            .map(|i| ((i * 53) % 97) as f64 / 48.0 - 1.0)
+            .collect();
         let solve = |factor: &Cholesky, threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let mut x = rhs.clone();
@@ -518,7 +527,11 @@ mod tests {
             two.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
         );
         let scale = reference.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let difference = one.iter().zip(&reference).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let difference = one
+            .iter()
+            .zip(&reference)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
         assert!(difference <= 1e-12 * scale, "split {difference} of {scale}");
     }
 
