@@ -28,10 +28,11 @@
 //! step when an extrapolated point raises the fixed-point residual. ADMM on this problem spends
 //! long stretches drifting (every step moves the jumps by the same amount while the set of cut
 //! faces changes one face at a time); acceleration cuts the iterations of a warm-started
-//! subproblem by about five. A pure drift, whose steps all repeat, is beyond acceleration (its residuals
-//! are all equal); it is jumped over in closed form ([`super::drift`]). Residual balancing (changing `rho` as the iteration goes) was tried:
-//! alone it made the notched bar's second mode cycle without converging, and combined with the
-//! extrapolation it diverged. The proximal term `delta/2 ||u - u_k||_M^2` with a tiny `delta`
+//! subproblem by about five. A pure drift, whose steps all repeat, is beyond acceleration (its
+//! residuals are all equal); it is jumped over in closed form (the crate's `modes::drift`).
+//! Residual balancing (changing `rho` as the iteration goes) was tried: alone it made the
+//! notched bar's second mode cycle without converging, and combined with the extrapolation it
+//! diverged. The proximal term `delta/2 ||u - u_k||_M^2` with a tiny `delta`
 //! makes `K` definite on the constants (the jump energy's null space) without changing the fixed
 //! points.
 //!
