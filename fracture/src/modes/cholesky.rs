@@ -10,12 +10,15 @@
 //! hundred thousand unknowns, for which a nested-dissection ordering keeps the factor within a few
 //! million entries. Every sum runs in a fixed order, so the factor is bit-identical run to run.
 //!
-//! The solves, repeated hundreds of times per mode, run on two threads where the elimination tree
-//! allows: nested dissection leaves two subtrees under the top separator whose columns touch
-//! only their own rows and the separator's, so the factor is renumbered to make each a
-//! contiguous range and both triangular solves take the two side by side ([`Split`]). Measured
-//! on spot's face Laplacian at 10,937 tets (646k entries), two threads: a scalar mode's whole
-//! computation 0.39 s to 0.33 s for two modes.
+//! The factorization and the solves (repeated hundreds of times per mode) run on two threads
+//! where the elimination tree allows: nested dissection leaves two subtrees under the top
+//! separator whose columns touch only their own rows and the separator's, so the matrix is
+//! renumbered to make each a contiguous range (another topological order of the same tree, so
+//! the same fill), their rows are factored side by side and then the separator's, and both
+//! triangular solves take the two side by side ([`Split`]). Measured on spot, two threads, the
+//! first two scalar modes: at 10,937 tets (646k entries) 0.39 s to 0.33 s with the split solves;
+//! at 22,424 tets the face Laplacian's factorization 0.23 s to 0.155 s with the split
+//! factorization.
 
 use super::sparse::SymmetricMatrix;
 
@@ -64,36 +67,21 @@ impl Cholesky {
     pub fn factor(matrix: &SymmetricMatrix, order: Vec<u32>) -> Result<Self, NotPositiveDefinite> {
         let n = matrix.size();
         assert_eq!(order.len(), n, "the ordering covers every unknown");
-        let mut position = vec![NONE; n];
-        for (new, &old) in order.iter().enumerate() {
-            assert_eq!(position[old as usize], NONE, "unknown {old} ordered twice");
-            position[old as usize] = new as u32;
+        let mut order = order;
+        let mut symbolic = Symbolic::of(matrix, &order);
+        // Renumbered so that two independent subtrees are contiguous, when the tree has them:
+        // the same factor, whose two parts are then factored and solved side by side.
+        let plan = Split::plan(&symbolic.parent, &symbolic.counts);
+        if let Some((renumbered, _, _)) = &plan {
+            order = renumbered.iter().map(|&old| order[old as usize]).collect();
+            symbolic = Symbolic::of(matrix, &order);
         }
-        // Upper triangle of P A P^T by columns: column k holds rows i < k.
-        let mut upper: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];
-        let mut diagonal_of = vec![0.0; n];
-        for (new, &old) in order.iter().enumerate() {
-            let (columns, values) = matrix.row(old as usize);
-            for (&c, &v) in columns.iter().zip(values) {
-                let other = position[c as usize];
-                if (other as usize) < new {
-                    upper[new].push((other, v));
-                } else if other as usize == new {
-                    diagonal_of[new] += v;
-                }
-            }
-        }
-        let parent = elimination_tree(&upper);
-        // Symbolic pass: entries per column of L.
-        let mut mark = vec![NONE; n];
-        let mut counts = vec![0usize; n];
-        let mut pattern = Vec::new();
-        for (k, column) in upper.iter().enumerate() {
-            row_pattern(k, column, &parent, &mut mark, &mut pattern);
-            for &j in &pattern {
-                counts[j as usize] += 1;
-            }
-        }
+        let Symbolic {
+            upper,
+            diagonal_of,
+            parent,
+            counts,
+        } = symbolic;
         let mut starts = vec![0usize; n + 1];
         for j in 0..n {
             starts[j + 1] = starts[j] + counts[j];
@@ -103,39 +91,57 @@ impl Cholesky {
         let mut values = vec![0.0; total];
         let mut filled = starts[..n].to_vec();
         let mut diagonal = vec![0.0; n];
-        let mut work = vec![0.0; n];
-        mark.fill(NONE);
-        for k in 0..n {
-            row_pattern(k, &upper[k], &parent, &mut mark, &mut pattern);
-            for &(i, v) in &upper[k] {
-                work[i as usize] = v;
-            }
-            let mut pivot = diagonal_of[k];
-            // `pattern` is in topological order (every column before its ancestors), so each
-            // l_kj is final when it is used.
-            for &j in &pattern {
-                let j = j as usize;
-                let l_kj = work[j] / diagonal[j];
-                work[j] = 0.0;
-                for p in starts[j]..filled[j] {
-                    work[rows[p] as usize] -= values[p] * l_kj;
-                }
-                pivot -= l_kj * l_kj;
-                rows[filled[j]] = k as u32;
-                values[filled[j]] = l_kj;
-                filled[j] += 1;
-            }
-            if !(pivot > 0.0) {
-                return Err(NotPositiveDefinite {
-                    unknown: order[k] as usize,
-                    pivot,
-                });
-            }
-            diagonal[k] = pivot.sqrt();
+        let numeric = Numeric {
+            upper: &upper,
+            diagonal_of: &diagonal_of,
+            parent: &parent,
+            starts: &starts,
+        };
+        let (a, b) = plan.as_ref().map_or((0, 0), |&(_, a, b)| (a, b));
+        let failed = |(k, pivot): (usize, f64)| NotPositiveDefinite {
+            unknown: order[k] as usize,
+            pivot,
+        };
+        {
+            // The two parts' rows only reach their own columns.
+            let (rows_first, rows_rest) = rows.split_at_mut(starts[a]);
+            let (values_first, values_rest) = values.split_at_mut(starts[a]);
+            let (filled_first, filled_rest) = filled.split_at_mut(a);
+            let (diagonal_first, diagonal_rest) = diagonal.split_at_mut(a);
+            let second = starts[b] - starts[a];
+            let (first, second) = rayon::join(
+                || {
+                    let columns = Columns {
+                        first: 0,
+                        rows: rows_first,
+                        values: values_first,
+                        filled: filled_first,
+                        diagonal: diagonal_first,
+                    };
+                    numeric.rows(0..a, columns)
+                },
+                || {
+                    let columns = Columns {
+                        first: a,
+                        rows: &mut rows_rest[..second],
+                        values: &mut values_rest[..second],
+                        filled: &mut filled_rest[..b - a],
+                        diagonal: &mut diagonal_rest[..b - a],
+                    };
+                    numeric.rows(a..b, columns)
+                },
+            );
+            first.and(second).map_err(failed)?;
         }
-        let mut order = order;
-        let (mut starts, mut rows, mut values) = (starts, rows, values);
-        let split = Split::apply(&mut order, &mut starts, &mut rows, &mut values, &mut diagonal);
+        let columns = Columns {
+            first: 0,
+            rows: &mut rows,
+            values: &mut values,
+            filled: &mut filled,
+            diagonal: &mut diagonal,
+        };
+        numeric.rows(b..n, columns).map_err(failed)?;
+        let split = plan.map(|(_, a, b)| Split::new(a, b, &starts, &rows));
         Ok(Self {
             order,
             starts,
@@ -278,56 +284,64 @@ impl Cholesky {
 }
 
 impl Split {
-    /// Parts worth solving side by side: neither under this share of the factor's entries.
+    /// Parts worth running side by side: neither under this share of the factor's entries.
     const SMALLEST_SHARE: f64 = 0.2;
 
-    /// Renumbers the factor `starts`, `rows`, `values`, `diagonal` with ordering `order` so that
-    /// two independent parts of its elimination tree come first, each a contiguous range, and
-    /// returns the split; leaves everything as it was and returns `None` when the tree has no
-    /// such top or its parts are too unequal to gain.
+    /// The split of a factor renumbered by [`Split::plan`]: parts `0..a` and `a..b`, with each
+    /// column's separator rows found.
+    fn new(a: usize, b: usize, starts: &[usize], rows: &[u32]) -> Self {
+        let inner_end = (0..b)
+            .map(|j| {
+                let column = &rows[starts[j]..starts[j + 1]];
+                starts[j] + column.partition_point(|&r| (r as usize) < b)
+            })
+            .collect();
+        Self { a, b, inner_end }
+    }
+
+    /// A renumbering (new position to old column) of the factor whose elimination tree is
+    /// `parent` and whose columns hold `counts` entries below the diagonal, with the ends `a`
+    /// and `b` of its two parts; `None` when the tree has no such top or its parts are too
+    /// unequal to gain.
     ///
     /// The separator is the chain of single-child nodes from the root down to the first node
     /// with two or more children (that node included); that node's child subtrees are dealt
     /// into two parts of about equal entries, largest first. Every node is in one of them or in
     /// the chain. The new numbering keeps each class in its old order, parts first: a column's
-    /// rows are its ancestors, in its own part or the separator, so the factor stays lower
-    /// triangular with sorted rows, and it is the same factor of the same matrix renumbered.
-    fn apply(
-        order: &mut [u32],
-        starts: &mut Vec<usize>,
-        rows: &mut Vec<u32>,
-        values: &mut Vec<f64>,
-        diagonal: &mut Vec<f64>,
-    ) -> Option<Self> {
-        let n = diagonal.len();
+    /// rows are its ancestors, in its own part or the separator, so the factor of the matrix so
+    /// renumbered has the same entries (the order is another topological order of the same
+    /// tree), its rows still sorted, and neither part's rows reach the other part's columns, in
+    /// the factorization or in the solves.
+    fn plan(parent: &[u32], counts: &[usize]) -> Option<(Vec<u32>, usize, usize)> {
+        let n = parent.len();
         if n < 2 {
             return None;
         }
-        let parent = |j: usize| (starts[j] < starts[j + 1]).then(|| rows[starts[j]] as usize);
+        let parent_of = |j: usize| (parent[j] != NONE).then(|| parent[j] as usize);
         let mut children = vec![0u32; n];
-        let mut entries = vec![0usize; n];
+        let mut entries: Vec<usize> = counts.iter().map(|c| c + 1).collect();
         for j in 0..n {
-            entries[j] += starts[j + 1] - starts[j] + 1;
-            if let Some(p) = parent(j) {
+            if let Some(p) = parent_of(j) {
                 children[p] += 1;
                 entries[p] += entries[j];
             }
         }
         // Down the chain from the root (a tree, not a forest: the root holds every entry).
+        let total: usize = counts.iter().sum::<usize>() + n;
         let mut top = n - 1;
-        if parent(top).is_some() || entries[top] != starts[n] + n {
+        if parent_of(top).is_some() || entries[top] != total {
             return None;
         }
-        const SEPARATOR: u8 = 2;
-        let mut part = vec![SEPARATOR; n];
         while children[top] == 1 {
-            top = (0..top).rev().find(|&j| parent(j) == Some(top))?;
+            top = (0..top).rev().find(|&j| parent_of(j) == Some(top))?;
         }
         if children[top] < 2 {
             return None;
         }
         // Deal the top's subtrees into two parts, largest first, each to the lighter part.
-        let mut subtrees: Vec<usize> = (0..top).filter(|&j| parent(j) == Some(top)).collect();
+        const SEPARATOR: u8 = 2;
+        let mut part = vec![SEPARATOR; n];
+        let mut subtrees: Vec<usize> = (0..top).filter(|&j| parent_of(j) == Some(top)).collect();
         subtrees.sort_by_key(|&c| (std::cmp::Reverse(entries[c]), c));
         let mut load = [0usize; 2];
         for &c in &subtrees {
@@ -335,51 +349,134 @@ impl Split {
             load[lighter] += entries[c];
             part[c] = lighter as u8;
         }
-        let total = (starts[n] + n) as f64;
-        if (load[0].min(load[1]) as f64) < Self::SMALLEST_SHARE * total {
+        if (load[0].min(load[1]) as f64) < Self::SMALLEST_SHARE * total as f64 {
             return None;
         }
         // Every other node below the top takes its parent's part (parents come later).
         for j in (0..top).rev() {
             if part[j] == SEPARATOR {
-                part[j] = part[parent(j)?];
+                part[j] = part[parent_of(j)?];
             }
         }
-        // The new numbering: part 0, part 1, separator, each in its old order.
         let part = &part;
-        let renumbered: Vec<usize> = [0, 1, SEPARATOR]
+        let renumbered: Vec<u32> = [0, 1, SEPARATOR]
             .iter()
-            .flat_map(|&p| (0..n).filter(move |&j| part[j] == p))
+            .flat_map(|&p| (0..n as u32).filter(move |&j| part[j as usize] == p))
             .collect();
-        let mut new_of = vec![0u32; n];
-        for (new, &old) in renumbered.iter().enumerate() {
-            new_of[old] = new as u32;
-        }
         let a = part.iter().filter(|&&p| p == 0).count();
         let b = a + part.iter().filter(|&&p| p == 1).count();
-        let (mut new_starts, mut new_rows, mut new_values) = (
-            vec![0usize],
-            Vec::with_capacity(rows.len()),
-            Vec::with_capacity(values.len()),
-        );
-        for &old in &renumbered {
-            for p in starts[old]..starts[old + 1] {
-                new_rows.push(new_of[rows[p] as usize]);
-                new_values.push(values[p]);
-            }
-            new_starts.push(new_rows.len());
+        Some((renumbered, a, b))
+    }
+}
+
+/// The symbolic analysis of `P A P^T`: its strict upper triangle by columns (column `k` holds
+/// rows `i < k`), its diagonal, its elimination tree and the entries per column of `L`.
+struct Symbolic {
+    upper: Vec<Vec<(u32, f64)>>,
+    diagonal_of: Vec<f64>,
+    parent: Vec<u32>,
+    counts: Vec<usize>,
+}
+
+impl Symbolic {
+    /// The analysis of `matrix` in `order` (new position to old unknown).
+    ///
+    /// # Panics
+    /// When `order` is not a permutation of the matrix's unknowns.
+    fn of(matrix: &SymmetricMatrix, order: &[u32]) -> Self {
+        let n = matrix.size();
+        let mut position = vec![NONE; n];
+        for (new, &old) in order.iter().enumerate() {
+            assert_eq!(position[old as usize], NONE, "unknown {old} ordered twice");
+            position[old as usize] = new as u32;
         }
-        let new_order: Vec<u32> = renumbered.iter().map(|&old| order[old]).collect();
-        order.copy_from_slice(&new_order);
-        *diagonal = renumbered.iter().map(|&old| diagonal[old]).collect();
-        (*starts, *rows, *values) = (new_starts, new_rows, new_values);
-        let inner_end = (0..b)
-            .map(|j| {
-                let column = &rows[starts[j]..starts[j + 1]];
-                starts[j] + column.partition_point(|&r| (r as usize) < b)
-            })
-            .collect();
-        Some(Self { a, b, inner_end })
+        let mut upper: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];
+        let mut diagonal_of = vec![0.0; n];
+        for (new, &old) in order.iter().enumerate() {
+            let (columns, values) = matrix.row(old as usize);
+            for (&c, &v) in columns.iter().zip(values) {
+                let other = position[c as usize];
+                if (other as usize) < new {
+                    upper[new].push((other, v));
+                } else if other as usize == new {
+                    diagonal_of[new] += v;
+                }
+            }
+        }
+        let parent = elimination_tree(&upper);
+        let mut mark = vec![NONE; n];
+        let mut counts = vec![0usize; n];
+        let mut pattern = Vec::new();
+        for (k, column) in upper.iter().enumerate() {
+            row_pattern(k, column, &parent, &mut mark, &mut pattern);
+            for &j in &pattern {
+                counts[j as usize] += 1;
+            }
+        }
+        Self {
+            upper,
+            diagonal_of,
+            parent,
+            counts,
+        }
+    }
+}
+
+/// What the numeric factorization reads.
+struct Numeric<'a> {
+    upper: &'a [Vec<(u32, f64)>],
+    diagonal_of: &'a [f64],
+    parent: &'a [u32],
+    starts: &'a [usize],
+}
+
+/// The columns `first..` of `L` a range of rows writes: their entries (from `starts[first]`),
+/// fill counters and diagonal.
+struct Columns<'a> {
+    first: usize,
+    rows: &'a mut [u32],
+    values: &'a mut [f64],
+    filled: &'a mut [usize],
+    diagonal: &'a mut [f64],
+}
+
+impl Numeric<'_> {
+    /// Computes rows `range` of `L` (up-looking: row `k` by a sparse triangular solve with the
+    /// columns before it), whose columns all lie in `out`. Fails with the row and pivot of the
+    /// first pivot that is not positive.
+    fn rows(&self, range: std::ops::Range<usize>, out: Columns<'_>) -> Result<(), (usize, f64)> {
+        let n = self.parent.len();
+        let (column, entry) = (out.first, self.starts[out.first]);
+        let mut work = vec![0.0; n];
+        let mut mark = vec![NONE; n];
+        let mut pattern = Vec::new();
+        for k in range {
+            row_pattern(k, &self.upper[k], self.parent, &mut mark, &mut pattern);
+            for &(i, v) in &self.upper[k] {
+                work[i as usize] = v;
+            }
+            let mut pivot = self.diagonal_of[k];
+            // `pattern` is in topological order (every column before its ancestors), so each
+            // l_kj is final when it is used.
+            for &j in &pattern {
+                let j = j as usize;
+                let l_kj = work[j] / out.diagonal[j - column];
+                work[j] = 0.0;
+                for p in self.starts[j] - entry..out.filled[j - column] - entry {
+                    work[out.rows[p] as usize] -= out.values[p] * l_kj;
+                }
+                pivot -= l_kj * l_kj;
+                let at = out.filled[j - column] - entry;
+                out.rows[at] = k as u32;
+                out.values[at] = l_kj;
+                out.filled[j - column] += 1;
+            }
+            if !(pivot > 0.0) {
+                return Err((k, pivot));
+            }
+            out.diagonal[k - column] = pivot.sqrt();
+        }
+        Ok(())
     }
 }
 
@@ -489,13 +586,30 @@ mod tests {
         );
     }
 
-    /// A nested-dissection factor splits in two parts solved side by side: the split solve gives
-    /// the one-part solve's answer to round-off, the same bits on one thread as on two, and a
-    /// natural (banded) order, whose tree is one chain, does not split.
+    /// A nested-dissection factor splits in two parts factored and solved side by side: the
+    /// factor and the solves have the same bits on one thread as on two, the split solve gives
+    /// the one-part solve's answer to round-off, and a natural (banded) order, whose tree is one
+    /// chain, does not split.
     #[test]
     fn modes_cholesky_split_solve_matches_the_sequential_solve() {
         let (matrix, points) = grid_laplacian(12, 1e-2);
-        let factor = Cholesky::factor(&matrix, nested_dissection(&matrix, &points)).unwrap();
+        let order = nested_dissection(&matrix, &points);
+        let factored = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| Cholesky::factor(&matrix, order.clone()).unwrap())
+        };
+        let (factor, on_two) = (factored(1), factored(2));
+        // The parts are factored side by side: the same entries on any thread count.
+        assert_eq!(factor.order, on_two.order);
+        assert_eq!(factor.rows, on_two.rows);
+        let bits = |f: &Cholesky| {
+            f.values
+                .iter()
+                .chain(&f.diagonal)
+                .map(|x| x.to_bits())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(bits(&factor), bits(&on_two));
         let split = factor.split.as_ref().expect("nested dissection has a top separator");
         assert!(split.a > 0 && split.a < split.b && split.b < matrix.size());
         // The parts' columns have no rows in the other part.
