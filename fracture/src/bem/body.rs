@@ -62,12 +62,13 @@ impl ElasticBody {
                 "a finite ratio >= 1",
             ));
         }
-        if !(a.quadrature_ratio.is_finite() && a.quadrature_ratio >= 1.0) {
-            return Err(FractureError::invalid(
-                "quadrature ratio",
-                a.quadrature_ratio,
-                "a finite ratio >= 1",
-            ));
+        for (what, ratio) in [
+            ("quadrature ratio", a.quadrature_ratio),
+            ("point-evaluation quadrature ratio", a.evaluation_ratio),
+        ] {
+            if !(ratio.is_finite() && ratio >= 1.0) {
+                return Err(FractureError::invalid(what, ratio, "a finite ratio >= 1"));
+            }
         }
         if !(settings.stopping.tolerance.is_finite() && settings.stopping.tolerance > 0.0) {
             return Err(FractureError::invalid(
@@ -162,5 +163,36 @@ impl ElasticBody {
             angular_acceleration,
         };
         Ok(Solution::new(self, density, particular, rhs, report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bem::meshes::{Grading, grid_box};
+
+    /// Each quadrature ratio below 1 or not finite is refused by name.
+    #[test]
+    fn bem_body_refuses_bad_accuracy_ratios_by_name() {
+        let mesh = grid_box(DVec3::splat(0.1), 0.1, Grading::Uniform).unwrap();
+        let material = Elastic::try_new(2.0e9, 0.3).unwrap();
+        for (name, change) in [
+            (
+                "near-field ratio",
+                (|a: &mut Accuracy| a.near_ratio = 0.5) as fn(&mut Accuracy),
+            ),
+            ("quadrature ratio", |a| a.quadrature_ratio = f64::NAN),
+            ("point-evaluation quadrature ratio", |a| a.evaluation_ratio = 0.9),
+        ] {
+            let mut settings = BemSettings::default();
+            change(&mut settings.accuracy);
+            let Err(error) = ElasticBody::try_new(mesh.clone(), material, settings) else {
+                panic!("{name} accepted");
+            };
+            let error = error.to_string();
+            assert!(error.contains(name), "{error}");
+            assert_eq!(error.contains("point-evaluation"), name.starts_with("point"), "{error}");
+        }
+        assert!(ElasticBody::try_new(mesh, material, BemSettings::default()).is_ok());
     }
 }
