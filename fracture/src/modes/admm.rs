@@ -329,21 +329,19 @@ impl<'a> JumpSolver<'a> {
             best_norm = best_norm.min(norm);
             plain[..faces * d].copy_from_slice(&self.z);
             plain[faces * d..].copy_from_slice(&self.y);
-            // A drift (see `drift`): jump to its last step before the next face is cut.
-            if has_previous_step && is_drift(&residual, &previous_step, faces * d, &norm_weights) {
-                let step_y = &residual[faces * d..];
-                if let Some(n) = steps_to_next_cut(&self.z, &self.y, step_y, d, threshold).filter(|&n| n >= SHORTEST) {
+            // A drift (see `drift`): jump to its last step before the next face changes sides.
+            if has_previous_step && is_drift(&residual, &previous_step, &norm_weights) {
+                let (step_z, step_y) = residual.split_at(faces * d);
+                if let Some(n) =
+                    steps_to_next_cut(&self.z, &self.y, step_z, step_y, d, threshold).filter(|&n| n >= SHORTEST)
+                {
                     let n = n as f64;
-                    for ((z, y), s) in self
-                        .z
-                        .chunks_exact(d)
-                        .zip(self.y.chunks_exact_mut(d))
-                        .zip(step_y.chunks_exact(d))
-                    {
-                        if z.iter().all(|&x| x == 0.0) {
-                            y.iter_mut().zip(s).for_each(|(y, s)| *y += n * s);
+                    for (z, s) in self.z.chunks_exact_mut(d).zip(step_z.chunks_exact(d)) {
+                        if z.iter().any(|&x| x != 0.0) {
+                            z.iter_mut().zip(s).for_each(|(z, s)| *z += n * s);
                         }
                     }
+                    self.y.iter_mut().zip(step_y).for_each(|(y, s)| *y += n * s);
                     accelerator.clear();
                     best_norm = f64::INFINITY;
                     has_previous_step = false;
