@@ -42,7 +42,7 @@
 use super::anderson::Anderson;
 use super::cholesky::Cholesky;
 use super::dense::{cholesky, cholesky_solve};
-use super::drift::{SHORTEST, is_drift, steps_to_next_cut};
+use super::drift::{SHORTEST, is_drift, steps_before_change};
 use super::problem::JumpProblem;
 
 /// The penalty `rho` times the mode's root mean square value `1 / sqrt(volume)`: the shrink
@@ -333,7 +333,7 @@ impl<'a> JumpSolver<'a> {
             if has_previous_step && is_drift(&residual, &previous_step, &norm_weights) {
                 let (step_z, step_y) = residual.split_at(faces * d);
                 if let Some(n) =
-                    steps_to_next_cut(&self.z, &self.y, step_z, step_y, d, threshold).filter(|&n| n >= SHORTEST)
+                    steps_before_change(&self.z, &self.y, step_z, step_y, d, threshold).filter(|&n| n >= SHORTEST)
                 {
                     let n = n as f64;
                     for (z, s) in self.z.chunks_exact_mut(d).zip(step_z.chunks_exact(d)) {

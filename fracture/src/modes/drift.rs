@@ -53,7 +53,7 @@ pub(crate) const TOGETHER: f64 = 1.5;
 /// closest to zero, where it leaves the cut set), or, when other faces would follow within
 /// [`TOGETHER`] times as many steps, those before the last of them. The plain iteration after
 /// the jump moves them across. `None` when no face is heading across.
-pub(crate) fn steps_to_next_cut(
+pub(crate) fn steps_before_change(
     z: &[f64],
     y: &[f64],
     step_z: &[f64],
@@ -114,7 +114,7 @@ mod tests {
         // face 2 uncut, its dual far from leaving.
         let (z, step_z) = ([0.5, -0.2, 0.0], [-0.03, -0.01, 0.0]);
         let (y, step_y) = ([0.1, -0.1, 0.0], [0.0, 0.0, 1e-4]);
-        assert_eq!(steps_to_next_cut(&z, &y, &step_z, &step_y, 1, 1.0), Some(16));
+        assert_eq!(steps_before_change(&z, &y, &step_z, &step_y, 1, 1.0), Some(16));
     }
 
     /// The jump lands where stepping one at a time would be on the last step before a face's
@@ -135,7 +135,7 @@ mod tests {
                 step[2 * d + 2] = 0.02;
             }
             (y[3 * d], step[3 * d]) = (0.9, -0.051);
-            let n = steps_to_next_cut(&z, &y, &vec![0.0; 4 * d], &step, d, threshold).expect("a face drifts out");
+            let n = steps_before_change(&z, &y, &vec![0.0; 4 * d], &step, d, threshold).expect("a face drifts out");
             // Brute force: the last step each uncut face stays inside its ball.
             let inside = |f: usize| {
                 (0..10_000usize).find(|&k| {
@@ -155,6 +155,6 @@ mod tests {
             assert_eq!(Some(n), last, "d = {d}");
             assert_eq!(n, expected, "d = {d}");
         }
-        assert_eq!(steps_to_next_cut(&[0.0], &[0.5], &[0.0], &[0.0], 1, 1.0), None);
+        assert_eq!(steps_before_change(&[0.0], &[0.5], &[0.0], &[0.0], 1, 1.0), None);
     }
 }
