@@ -319,10 +319,12 @@ impl Split {
         }
         let parent_of = |j: usize| (parent[j] != NONE).then(|| parent[j] as usize);
         let mut children = vec![0u32; n];
+        let mut a_child = vec![NONE; n];
         let mut entries: Vec<usize> = counts.iter().map(|c| c + 1).collect();
         for j in 0..n {
             if let Some(p) = parent_of(j) {
                 children[p] += 1;
+                a_child[p] = j as u32;
                 entries[p] += entries[j];
             }
         }
@@ -333,7 +335,8 @@ impl Split {
             return None;
         }
         while children[top] == 1 {
-            top = (0..top).rev().find(|&j| parent_of(j) == Some(top))?;
+            // The only child.
+            top = a_child[top] as usize;
         }
         if children[top] < 2 {
             return None;
