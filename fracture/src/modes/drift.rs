@@ -41,10 +41,10 @@ pub(crate) fn is_drift(step: &[f64], previous: &[f64], weights: &[f64]) -> bool 
     length > 0.0 && change <= STEADY * STEADY * length
 }
 
-/// Faces whose duals would leave their balls within this factor of the steps the first one
-/// takes are let out together by one jump (measured on spot at 10k and 20k tets: 1 to 1.5 cut
-/// the subproblems' iterations from 262 to 159 and from 166 to 150; 3 kept them; 10 let faces
-/// out too early and took 411 and 178).
+/// Faces that would change sides within this factor of the steps the first one takes change
+/// together in one jump (measured on spot at 10k and 20k tets with jumps over dual drifts only:
+/// 1 to 1.5 cut the subproblems' iterations from 262 to 159 and from 166 to 150; 3 kept them;
+/// 10 let faces out too early and took 411 and 178).
 pub(crate) const TOGETHER: f64 = 1.5;
 
 /// Whole steps the drift `(step_z, step_y)` (per face component, `d` per face) jumps the state
