@@ -324,6 +324,7 @@ impl<'a> JumpSolver<'a> {
                 self.z.copy_from_slice(&plain[..faces * d]);
                 self.y.copy_from_slice(&plain[faces * d..]);
                 best_norm = f64::INFINITY;
+                has_previous_step = false;
                 continue;
             }
             best_norm = best_norm.min(norm);
@@ -348,12 +349,13 @@ impl<'a> JumpSolver<'a> {
                     continue;
                 }
             }
-            previous_step.copy_from_slice(&residual);
-            has_previous_step = true;
             next.copy_from_slice(&plain);
             accelerator.extrapolate(&plain, &residual, &norm_weights, &mut next);
             self.z.copy_from_slice(&next[..faces * d]);
             self.y.copy_from_slice(&next[faces * d..]);
+            // This step is the next one's previous (the residual is rewritten whole each time).
+            std::mem::swap(&mut previous_step, &mut residual);
+            has_previous_step = true;
         }
         if !converged && iterations > 0 {
             // Out of iterations: keep the last plain step, whose duals lie in their balls, not

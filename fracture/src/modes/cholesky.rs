@@ -74,7 +74,7 @@ impl Cholesky {
         let plan = Split::plan(&symbolic.parent, &symbolic.counts);
         if let Some((renumbered, _, _)) = &plan {
             order = renumbered.iter().map(|&old| order[old as usize]).collect();
-            symbolic = Symbolic::of(matrix, &order);
+            symbolic = symbolic.renumbered(renumbered);
         }
         let Symbolic {
             upper,
@@ -152,10 +152,10 @@ impl Cholesky {
         })
     }
 
-    /// The length `solve_in_place` needs of its `work` slice: the matrix's size, plus the
-    /// separator's when the solves run in two parts.
+    /// The length `solve_in_place` needs of its `work` slice: the matrix's size, plus twice the
+    /// separator's when the solves run in two parts (each part's sums into it).
     pub fn work_len(&self) -> usize {
-        self.size() + self.split.as_ref().map_or(0, |s| self.size() - s.b)
+        self.size() + self.split.as_ref().map_or(0, |s| 2 * (self.size() - s.b))
     }
 
     /// Unknowns.
@@ -173,8 +173,8 @@ impl Cholesky {
     ///
     /// With a [`Split`], the two independent parts of each triangular solve run side by side
     /// (`rayon::join`) and the separator after (forward) or before (backward) them. The
-    /// arithmetic is the same whatever the thread count: the second part's updates of the
-    /// separator are summed in their own buffer and subtracted once, after the first part's.
+    /// arithmetic is the same whatever the thread count: each part's updates of the separator
+    /// are summed in its own buffer, and the two sums subtracted in a fixed order.
     ///
     /// # Panics
     /// When `b` does not have the matrix's size or `work` is shorter than `work_len`.
@@ -229,39 +229,32 @@ impl Cholesky {
         let (n, a, b) = (self.size(), split.a, split.b);
         let (values, rows, starts, diagonal) = (&self.values, &self.rows, &self.starts, &self.diagonal);
         let (parts, rest) = work.split_at_mut(b);
-        let (separator, spare) = rest.split_at_mut(n - b);
-        let spare = &mut spare[..n - b];
+        let (separator, sums) = rest.split_at_mut(n - b);
+        let (first_sums, second_sums) = sums[..2 * (n - b)].split_at_mut(n - b);
         let (first, second) = parts.split_at_mut(a);
-        // Forward: each part runs its own columns; the first subtracts its separator updates in
-        // place, the second sums its own into `spare`.
-        spare.fill(0.0);
+        // Forward: each part runs its own columns and sums its updates of the separator in its
+        // own buffer; both are subtracted after, first then second.
+        let forward_part = |part: &mut [f64], range: std::ops::Range<usize>, sums: &mut [f64]| {
+            let base = range.start;
+            sums.fill(0.0);
+            for j in range {
+                let y = part[j - base] / diagonal[j];
+                part[j - base] = y;
+                for p in starts[j]..split.inner_end[j] {
+                    part[rows[p] as usize - base] -= values[p] * y;
+                }
+                for p in split.inner_end[j]..starts[j + 1] {
+                    sums[rows[p] as usize - b] += values[p] * y;
+                }
+            }
+        };
         rayon::join(
-            || {
-                for j in 0..a {
-                    let y = first[j] / diagonal[j];
-                    first[j] = y;
-                    for p in starts[j]..split.inner_end[j] {
-                        first[rows[p] as usize] -= values[p] * y;
-                    }
-                    for p in split.inner_end[j]..starts[j + 1] {
-                        separator[rows[p] as usize - b] -= values[p] * y;
-                    }
-                }
-            },
-            || {
-                for j in a..b {
-                    let y = second[j - a] / diagonal[j];
-                    second[j - a] = y;
-                    for p in starts[j]..split.inner_end[j] {
-                        second[rows[p] as usize - a] -= values[p] * y;
-                    }
-                    for p in split.inner_end[j]..starts[j + 1] {
-                        spare[rows[p] as usize - b] += values[p] * y;
-                    }
-                }
-            },
+            || forward_part(first, 0..a, first_sums),
+            || forward_part(second, a..b, second_sums),
         );
-        separator.iter_mut().zip(spare.iter()).for_each(|(x, s)| *x -= s);
+        for (x, (s1, s2)) in separator.iter_mut().zip(first_sums.iter().zip(second_sums.iter())) {
+            *x = (*x - s1) - s2;
+        }
         self.forward(b..n, separator);
         self.backward(b..n, separator);
         // Backward: each part reads the finished separator.
@@ -421,6 +414,42 @@ impl Symbolic {
             diagonal_of,
             parent,
             counts,
+        }
+    }
+}
+
+impl Symbolic {
+    /// The same analysis in the numbering `renumbered` (new position to old), a topological order
+    /// of the elimination tree ([`Split::plan`]'s): every entry `(i, k)` of the upper triangle
+    /// has `k` an ancestor of `i`, so it stays above the diagonal, and the tree and its column
+    /// counts carry over node by node (the fill does not change).
+    fn renumbered(self, renumbered: &[u32]) -> Self {
+        let mut new_of = vec![0u32; renumbered.len()];
+        for (new, &old) in renumbered.iter().enumerate() {
+            new_of[old as usize] = new as u32;
+        }
+        let mut upper = self.upper;
+        let upper = renumbered
+            .iter()
+            .map(|&old| {
+                let mut column = std::mem::take(&mut upper[old as usize]);
+                column.iter_mut().for_each(|(i, _)| *i = new_of[*i as usize]);
+                debug_assert!(column.iter().all(|&(i, _)| i < new_of[old as usize]));
+                column
+            })
+            .collect();
+        let parent = renumbered
+            .iter()
+            .map(|&old| match self.parent[old as usize] {
+                NONE => NONE,
+                p => new_of[p as usize],
+            })
+            .collect();
+        Self {
+            upper,
+            diagonal_of: renumbered.iter().map(|&old| self.diagonal_of[old as usize]).collect(),
+            parent,
+            counts: renumbered.iter().map(|&old| self.counts[old as usize]).collect(),
         }
     }
 }
