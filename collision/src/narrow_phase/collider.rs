@@ -195,6 +195,20 @@ impl Collider {
         }
     }
 
+    /// The distance's gradient in body frame (unit for shapes; nearly unit for level sets) at a
+    /// point given in the geometry's own frame ([`Collider::to_geometry_frame`]): for callers that
+    /// already hold the point there, one transform fewer than
+    /// [`Collider::distance_and_gradient`] and no second distance lookup.
+    pub fn gradient_at_geometry_point(&self, point: DVec3) -> DVec3 {
+        match &self.geometry {
+            Geometry::Shape(shape) => shape.distance_and_gradient(point).1,
+            Geometry::LevelSet(grid) => match &self.grid_frame {
+                None => grid.gradient(point),
+                Some(frame) => frame.orientation * grid.gradient(point),
+            },
+        }
+    }
+
     /// The rigid map from body frame to the geometry's own frame (the grid frame of a level set
     /// laid out in one, else the identity), as a rotation matrix and offset: for callers that
     /// look up many points of one pose with [`Collider::distance_in_geometry_frame`].

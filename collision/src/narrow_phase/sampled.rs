@@ -126,8 +126,7 @@ impl Pair<'_> {
                     if distance >= limit {
                         continue;
                     }
-                    let local = rotation * particle + offset;
-                    let (_, gradient) = target.distance_and_gradient(local);
+                    let gradient = target.gradient_at_geometry_point(in_geometry);
                     let length = gradient.length();
                     if !(length > 0.0) {
                         continue;
