@@ -34,13 +34,20 @@ fn reach(bodies: &BodyStore, dense: usize) -> f64 {
     bodies.records()[dense].collider.reach().unwrap_or(0.0)
 }
 
-/// A body's centre, velocity and angular velocity as the solve will see them (world frame, m,
-/// m/s, rad/s): an awake dynamic body's velocity already carries this step's gravity.
-fn motion(bodies: &BodyStore, dense: usize, gravity: DVec3, dt: f64) -> [DVec3; 3] {
+/// A body's centre, velocity and angular velocity as the step begins (world frame, m, m/s,
+/// rad/s): what the last step left, close to zero for a body at rest on others.
+fn state_motion(bodies: &BodyStore, dense: usize) -> [DVec3; 3] {
     let state = &bodies.states()[dense];
+    [state.position, state.linear_velocity, state.angular_velocity()]
+}
+
+/// [`state_motion`] as the solve will see it: an awake dynamic body's velocity already carries
+/// this step's gravity.
+fn motion(bodies: &BodyStore, dense: usize, gravity: DVec3, dt: f64) -> [DVec3; 3] {
+    let [position, velocity, spin] = state_motion(bodies, dense);
     let falls = bodies.kinds()[dense] == BodyKind::Dynamic && bodies.is_moving(dense);
     let pushed = if falls { gravity * dt } else { DVec3::ZERO };
-    [state.position, state.linear_velocity + pushed, state.angular_velocity()]
+    [position, velocity + pushed, spin]
 }
 
 /// Candidate pairs per parallel task. Fixed, so the tasks (and everything they write) do not
@@ -171,8 +178,11 @@ impl Chunk {
                     return;
                 }
                 self.contacts.extend_from_slice(&self.manifold.contacts);
-                let worth_keeping = !self.manifold.is_empty() || self.manifold.separation > margin;
-                if job.reuse_distance > 0.0 && worth_keeping {
+                // Gravity's push is what the contacts take back: a body at rest keeps the
+                // velocity it ended the last step with.
+                let now = [a, b].map(|dense| state_motion(bodies, dense as usize));
+                let moving = relative.motion_bound(now, margin, job.dt);
+                if CachedManifold::worth_making(&self.manifold, &relative, margin, job.reuse_distance, moving) {
                     let ids = [key.0, key.1];
                     self.entries.push(Entry::Made(self.made.len() as u32));
                     self.made
