@@ -111,13 +111,15 @@ pub(crate) fn start(
             .chain(core::iter::once(true)),
     );
     // The shock order depends on the rows alone, so both passes share it; it is built beside the
-    // warm start, the split pass's start and the runs, which read the rows only too (for a heap
-    // of debris in one island, each of the two is a pass over tens of megabytes of rows).
+    // warm start and the split pass's start, which read the rows only too (for a heap of debris
+    // in one island, each of the two is a pass over tens of megabytes of rows). The runs are
+    // listed after the order, which is the shorter of the two.
     let prepared = &prepared[..];
     let mut order = || {
         if shock_on(settings) {
             shock.rebuild(prepared, immovable);
         }
+        list_runs(prepared, runs);
     };
     let report_ref = &mut report;
     let mut rest = || {
@@ -133,7 +135,6 @@ pub(crate) fn start(
             );
         }
         start_split(prepared, bodies.len(), split);
-        list_runs(prepared, runs);
     };
     if rows.len() >= PARALLEL_ISLAND_ROWS {
         rayon::join(order, rest);
