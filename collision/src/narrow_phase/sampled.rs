@@ -167,7 +167,7 @@ mod tests {
     use glam::{DQuat, DVec3};
 
     /// Every particle of `source` tested one by one, the rule spelled out: inside the pair's
-    /// largest gap and kept by the pair's motion.
+    /// largest gap and kept by the pair's motion; with its distance and normal (from B to A).
     fn brute_force(
         source: &Collider,
         source_pose: &Pose,
@@ -176,7 +176,7 @@ mod tests {
         closing: &Closing,
         margin: f64,
         swapped: bool,
-    ) -> Vec<(FeatureId, f64)> {
+    ) -> Vec<(FeatureId, f64, DVec3)> {
         let mut found = Vec::new();
         for (index, &particle) in source.particles().iter().enumerate() {
             let world = source_pose.transform_point(particle);
@@ -190,7 +190,7 @@ mod tests {
                 } else {
                     FeatureId::of_a(index)
                 };
-                found.push((feature, distance));
+                found.push((feature, distance, normal));
             }
         }
         found
@@ -214,7 +214,8 @@ mod tests {
 
     /// Skipping clusters changes nothing: over random poses and motions of a level-set slab
     /// (its grid in a turned frame, as fragments have) and a ball, the sampled contacts are the
-    /// particles a one-by-one test keeps, with the same depths.
+    /// particles a one-by-one test keeps, with the same depths and normals (the sampled test
+    /// takes its gradients in the grid's frame, the one-by-one test in the body's).
     #[test]
     fn sampled_clusters_find_what_testing_every_particle_finds() {
         use shatter_integrators::SplitMix64;
@@ -233,10 +234,10 @@ mod tests {
             );
             for (a, b) in [(&slab, &ball), (&ball, &slab), (&slab, &slab)] {
                 let margin = super::super::pair_margin(&closing, a, &pose_a, b, &pose_b);
-                let mut fast: Vec<(FeatureId, f64)> = collide(a, &pose_a, b, &pose_b, &closing, margin)
+                let mut fast: Vec<(FeatureId, f64, DVec3)> = collide(a, &pose_a, b, &pose_b, &closing, margin)
                     .0
                     .iter()
-                    .map(|c| (c.feature, -c.depth))
+                    .map(|c| (c.feature, -c.depth, c.normal))
                     .collect();
                 let mut slow = brute_force(a, &pose_a, b, &pose_b, &closing, margin, false);
                 slow.extend(brute_force(b, &pose_b, a, &pose_a, &closing, margin, true));
@@ -246,6 +247,7 @@ mod tests {
                 for (f, s) in fast.iter().zip(&slow) {
                     assert_eq!(f.0, s.0);
                     assert!((f.1 - s.1).abs() < 1e-9, "{f:?} {s:?}");
+                    assert!((f.2 - s.2).length() < 1e-9, "{f:?} {s:?}");
                 }
                 compared += fast.len();
             }
