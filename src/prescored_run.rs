@@ -51,7 +51,7 @@ impl AfterBreak {
                 .is_some_and(|model| !model.events().is_empty());
     }
 
-    /// `after the first break: N steps, ms per step: stage t, ..., all T`, or nothing before a
+    /// `after the first break: N steps, ms per step: stage t, ..., sum T`, or nothing before a
     /// break.
     fn line(&self) -> Option<String> {
         let steps = u32::try_from(self.steps).ok().filter(|&n| n > 0)?;
@@ -59,9 +59,9 @@ impl AfterBreak {
         let stages: Vec<String> = (Stage::ALL.iter())
             .map(|stage| format!("{} {:.2}", stage.name(), ms(self.stages[stage.index()])))
             .collect();
-        let all = ms(self.stages.iter().sum());
+        let sum = ms(self.stages.iter().sum());
         Some(format!(
-            "after the first break: {} steps, ms per step: {}, all {all:.2}",
+            "after the first break: {} steps, ms per step: {}, sum {sum:.2}",
             self.steps,
             stages.join(", ")
         ))
@@ -147,7 +147,7 @@ mod tests {
             line.starts_with("after the first break: 4 steps")
                 && line.contains("collide 2.50,")
                 && line.contains("solve_constraints 7.50,")
-                && line.ends_with("all 10.00"),
+                && line.ends_with("sum 10.00"),
             "{line}"
         );
     }
