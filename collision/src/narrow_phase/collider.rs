@@ -185,14 +185,18 @@ impl Collider {
     pub fn distance_and_gradient(&self, point: DVec3) -> (f64, DVec3) {
         match &self.geometry {
             Geometry::Shape(shape) => shape.distance_and_gradient(point),
-            Geometry::LevelSet(grid) => match &self.grid_frame {
-                None => grid.value_and_gradient(point),
-                Some(frame) => {
-                    let (value, gradient) = grid.value_and_gradient(frame.inverse_transform_point(point));
-                    (value, frame.orientation * gradient)
-                }
-            },
+            Geometry::LevelSet(grid) => {
+                let in_grid = self.in_grid_frame(point);
+                (grid.value(in_grid), self.gradient_at_geometry_point(in_grid))
+            }
         }
+    }
+
+    /// A body-frame point in a level set's grid frame (the point itself without one).
+    fn in_grid_frame(&self, point: DVec3) -> DVec3 {
+        self.grid_frame
+            .as_ref()
+            .map_or(point, |frame| frame.inverse_transform_point(point))
     }
 
     /// The distance's gradient in body frame (unit for shapes; nearly unit for level sets) at a
@@ -247,10 +251,7 @@ impl Collider {
     pub fn distance(&self, point: DVec3) -> f64 {
         match &self.geometry {
             Geometry::Shape(shape) => shape.distance(point),
-            Geometry::LevelSet(grid) => match &self.grid_frame {
-                None => grid.value(point),
-                Some(frame) => grid.value(frame.inverse_transform_point(point)),
-            },
+            Geometry::LevelSet(grid) => grid.value(self.in_grid_frame(point)),
         }
     }
 }
