@@ -13,6 +13,8 @@
 //! read half an edge ahead of the front, is that of the loading zone (a crack in bending stops in
 //! the compression under the load, a splitting crack under the loaded faces), not of the ligament
 //! that carries the whole load across the crack, whose net section is far above the strength.
+//! A crack closed into a loop round the body (`loops`) has no far surface to be driven to: the
+//! ligament it encircles is cut as it stands once it is no wider than that.
 //!
 //! In a wall one or two elements thick, one element inside is the mid-plane or the far face,
 //! where the wall's bending does not show. Reading a quarter of the wall inside instead was
@@ -33,6 +35,7 @@ use glam::DVec3;
 use shatter_collision::TriMesh;
 
 use super::initiate::{Rankine, candidates, initiate};
+use super::loops::cut_loop;
 use super::mesh::CrackMesh;
 use super::through::{cut_through, ligament_within};
 use super::track::{TrackSettings, any_active, substep};
@@ -235,7 +238,14 @@ pub fn fracture_event(
         report.finish_substeps = finish_ligaments(&mut crack, settings)?;
     }
     for line in 0..crack.lines().len() {
-        if cut_through(&mut crack, line, edge, thickness, bounds).is_ok() {
+        // A loop has no far surface to be driven to: its ligament is cut as it stands once it
+        // is no wider than the thickest ligament that breaks.
+        let cut = if crack.lines()[line].closed {
+            cut_loop(&mut crack, line, settings.ligament, thickness, bounds)
+        } else {
+            cut_through(&mut crack, line, edge, thickness, bounds)
+        };
+        if cut.is_ok() {
             report.cut_through += 1;
         }
     }

@@ -15,6 +15,8 @@
 //! - [`extend`]: growing a line at its ends (Fig. 10);
 //! - [`through`](mod@through): cutting the ligament once a front has reached the far surface
 //!   (Fig. 13);
+//! - [`loops`]: a line whose ends meet round the body closing into a loop (Fig. 12), and a
+//!   loop cut through the ligament it encircles;
 //! - [`track`]: one sub-step of all of it;
 //! - [`widen`]: the surface the cracked body's stress is solved on, slots widened;
 //! - [`event`]: a whole fracture event, from the stress solve to the pieces;
@@ -28,6 +30,7 @@ pub mod extend;
 pub mod grid;
 pub mod improve;
 pub mod initiate;
+pub mod loops;
 pub mod mesh;
 pub mod open;
 pub mod ops;
@@ -45,6 +48,7 @@ mod tests;
 pub use event::{EventReport, EventSettings, LoadsOn, fracture_event};
 pub use improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
 pub use initiate::{Candidate, Rankine, candidates, initiate};
+pub use loops::{close_loop, cut_loop, ends_meet, loop_width};
 pub use mesh::{CrackLine, CrackMesh};
 pub use open::{Opening, Refusal, open_crack};
 pub use pieces::{fragment_bodies, pieces};

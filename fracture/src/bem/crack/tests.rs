@@ -13,6 +13,8 @@ use super::track::{TrackSettings, any_active, substep};
 use super::validate::{AngleBounds, MeshFault, validate};
 use crate::bem::meshes::{Grading, grid_box, hollow_sphere};
 
+mod loops;
+
 fn sphere() -> TriMesh {
     TriMesh::icosphere(1.0, 3)
 }

@@ -5,6 +5,7 @@
 use super::check::try_move;
 use super::extend::{End, extend_end};
 use super::improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
+use super::loops::{close_loop, ends_meet};
 use super::mesh::CrackMesh;
 use super::open::Refusal;
 use super::propagate::{FrontSettings, FrontStep, FrontStress, MAX_STALLS, advance_fronts};
@@ -61,6 +62,8 @@ pub struct SubStep {
     pub front: FrontStep,
     /// Ends extended.
     pub extended: usize,
+    /// Lines whose two ends met and closed them into loops.
+    pub closed: usize,
     /// Pairs of different cracks that ran into each other and stopped.
     pub crossings: usize,
     /// Lines stopped because their walls had not grown by a twentieth of an element for
@@ -83,7 +86,11 @@ pub fn any_active(mesh: &CrackMesh) -> bool {
 /// Runs one sub-step; fails with the first fault when validation is on and finds one.
 pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSettings) -> Result<SubStep, MeshFault> {
     let front = advance_fronts(mesh, stress, &settings.front);
-    let (extended, crossings) = extend_ends(mesh, stress, settings);
+    let Extensions {
+        extended,
+        closed,
+        crossings,
+    } = extend_ends(mesh, stress, settings);
     let mut region = near_cracks(mesh, 2.0 * settings.front.target_edge);
     let remesh = improve(mesh, &settings.remesh, &mut region);
     if settings.front.planar {
@@ -98,6 +105,7 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
     Ok(SubStep {
         front,
         extended,
+        closed,
         crossings,
         stopped,
         remesh,
@@ -105,12 +113,20 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
     })
 }
 
+/// What the ends of the lines did in one sub-step.
+struct Extensions {
+    extended: usize,
+    closed: usize,
+    crossings: usize,
+}
+
 /// Extends every open, unblocked end whose stress (read half an edge inside) reaches the
 /// propagation threshold, or whose front neighbour has run ahead by more than the smoothness
-/// limit. An end whose extension is refused is marked blocked. Returns the ends extended and
-/// the pairs of cracks that met.
-fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSettings) -> (usize, usize) {
-    let (mut extended, mut met) = (0, 0);
+/// limit; an end that would extend while the line's other end is its neighbour closes the line
+/// into a loop instead (`loops`). An end whose extension or closing is refused is marked
+/// blocked.
+fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSettings) -> Extensions {
+    let (mut extended, mut closed, mut met) = (0, 0, 0);
     let edge = settings.front.target_edge;
     for l in 0..mesh.lines().len() {
         for (slot, end) in [(0, End::Start), (1, End::Finish)] {
@@ -140,13 +156,25 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
             } else {
                 line.plane_normal
             };
+            if ends_meet(mesh, l) {
+                match close_loop(mesh, l, end, e, settings.thickness, 0.5 * edge, settings.front.bounds) {
+                    Ok(()) => {
+                        closed += 1;
+                        break;
+                    }
+                    Err(_) => {
+                        mesh.lines_mut()[l].blocked[slot] = true;
+                        continue;
+                    }
+                }
+            }
             match extend_end(mesh, l, end, e, settings.thickness, 0.5 * edge, settings.front.bounds) {
                 Ok(_) => extended += 1,
                 Err(Refusal::MetCrack(other)) => {
                     mesh.lines_mut()[l].blocked[slot] = true;
                     // Two different cracks that run into each other both stop (Zhu's passive
-                    // strategy). A line meeting itself would close into a loop (Fig. 12); that
-                    // merge is not made: the end just stops.
+                    // strategy). A line meeting itself elsewhere than at its other end (which
+                    // closes it, above) stops there.
                     if other != l {
                         stop_line(mesh, l);
                         stop_line(mesh, other);
@@ -157,7 +185,11 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
             }
         }
     }
-    (extended, met)
+    Extensions {
+        extended,
+        closed,
+        crossings: met,
+    }
 }
 
 /// Stops every line that still has active nodes but whose walls have not grown for

@@ -1,0 +1,172 @@
+//! Crack loops: a crack that runs round a bar closes into a loop, and the loop, driven on into
+//! the bar, cuts it in two.
+
+use glam::DVec3;
+
+use super::super::loops::{cut_loop, loop_width};
+use super::super::mesh::{CrackMesh, mean_edge};
+use super::super::open::Refusal;
+use super::super::pieces::pieces;
+use super::super::track::{TrackSettings, any_active, substep};
+use super::super::validate::{AngleBounds, validate};
+use super::{opened, slab};
+use crate::bem::meshes::{Grading, grid_box};
+
+/// Half extents of [`slab`] (m).
+const HALF: DVec3 = DVec3::new(0.5, 0.2, 0.3);
+
+/// Runs validated sub-steps under `stress` until no node is active or `limit` sub-steps, checking
+/// the volume lost since `volume0` against the thickness times the crack area; returns the
+/// sub-steps run and the lines closed into loops.
+fn run(
+    crack: &mut CrackMesh,
+    stress: &dyn Fn(DVec3) -> (f64, DVec3),
+    volume0: f64,
+    edge: f64,
+    thickness: f64,
+    limit: usize,
+    planar: bool,
+) -> (usize, usize) {
+    let mut settings = TrackSettings {
+        validate: true,
+        ..TrackSettings::new(edge, 1.0, thickness)
+    };
+    settings.front.planar = planar;
+    let mut closed = 0;
+    for step in 0..limit {
+        if !any_active(crack) {
+            return (step, closed);
+        }
+        let report = substep(crack, stress, &settings).unwrap_or_else(|f| panic!("sub-step {step}: {f}"));
+        closed += report.closed;
+        let removed = volume0 - report.check.expect("validated").volume;
+        assert!(
+            removed.abs() <= thickness * crack.crack_area() + 1e-12,
+            "sub-step {step}: volume change {removed} beyond t A {}",
+            thickness * crack.crack_area()
+        );
+    }
+    (limit, closed)
+}
+
+/// A skin in tension round an unstressed core (as a quenched bar has): the largest principal
+/// stress is 1.5 (along x) within `skin` (m) of the slab's faces and 0.5 inside, below the
+/// threshold of 1.
+fn skin_stress(skin: f64) -> impl Fn(DVec3) -> (f64, DVec3) {
+    move |x: DVec3| {
+        let depth = (HALF - x.abs()).min_element();
+        (if depth < skin { 1.5 } else { 0.5 }, DVec3::X)
+    }
+}
+
+/// A crack opened on the top of the slab, in a skin under tension, arrests at the core while
+/// its ends run down the sides and along the bottom until they meet: the line closes into a
+/// loop, the mesh stays valid at every sub-step, the crack covers the section but the core, and
+/// the slab is still one piece.
+#[test]
+fn crack_loop_closes_where_its_ends_meet() {
+    let mesh = slab();
+    let edge = mean_edge(&mesh);
+    let thickness = 0.002;
+    let skin = 0.07;
+    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, thickness);
+    let (steps, closed) = run(
+        &mut crack,
+        &skin_stress(skin),
+        mesh.signed_volume(),
+        edge,
+        thickness,
+        200,
+        false,
+    );
+    let line = &crack.lines()[0];
+    let area = crack.crack_area();
+    let width = loop_width(&crack, 0);
+    println!(
+        "loop: {steps} sub-steps, closed {closed}, {} nodes, crack area {area:.4} m^2, ligament width {width:?}",
+        line.nodes.len()
+    );
+    assert!(steps < 200, "still active after {steps} sub-steps");
+    assert_eq!(closed, 1);
+    assert!(line.closed && !line.through);
+    // A front node stops once the stress half an edge ahead of it (the probe) is the core's:
+    // at least that far short of the core, and at most one step (three quarters of an edge)
+    // further in. The crack covers the 0.4 x 0.6 m section less a core between those two, and
+    // the loop runs round it (a w x h core is 2 w h / (w + h) wide).
+    let core = |depth: f64| (0.4 - 2.0 * depth, 0.6 - 2.0 * depth);
+    let probe = 0.5 * edge;
+    let (shallow, deep) = (core(skin - probe), core(skin + 0.75 * edge));
+    let (least, most) = (0.24 - shallow.0 * shallow.1, 0.24 - deep.0 * deep.1);
+    assert!(area > least && area < most, "crack area {area} outside {least}..{most}");
+    let width = width.expect("a closed loop has a ligament");
+    let across = |(w, h): (f64, f64)| 2.0 * w * h / (w + h);
+    assert!(
+        width > across(deep) && width < across(shallow),
+        "ligament width {width}"
+    );
+    assert_eq!(pieces(&crack).unwrap().len(), 1, "the core holds the slab together");
+    // A loop round an uncut core is not cut through.
+    assert!(cut_loop(&mut crack, 0, edge, thickness, AngleBounds::default()).is_err());
+}
+
+/// A shallow ring crack round a 0.2 x 0.2 m bar (cells of 5 cm), driven on into the bar under
+/// tension everywhere and in its plane (as an event drives a thin ligament), closes in on its
+/// ligament; cutting through then splits the bar into its two sides, each of the volume on its
+/// side of the crack plane less half the slot, and the mesh is valid.
+#[test]
+fn crack_loop_cut_through_splits_a_bar() {
+    let half = DVec3::new(0.5, 0.1, 0.1);
+    let mesh = grid_box(half, 0.05, Grading::Uniform).unwrap();
+    let edge = mean_edge(&mesh);
+    let thickness = 0.002;
+    let volume0 = mesh.signed_volume();
+    let mut crack = opened(&mesh, DVec3::new(0.01, 0.1, 0.01), DVec3::X, thickness);
+    let x0 = crack.positions()[crack.lines()[0].nodes[0] as usize].x;
+    let skin = move |x: DVec3| {
+        (
+            if (half - x.abs()).min_element() < 0.035 {
+                1.5
+            } else {
+                0.5
+            },
+            DVec3::X,
+        )
+    };
+    let (_, closed) = run(&mut crack, &skin, volume0, edge, thickness, 200, false);
+    assert_eq!(closed, 1);
+    let width = loop_width(&crack, 0).unwrap();
+    println!(
+        "bar: ring crack of {} nodes round a ligament {width:.4} m wide",
+        crack.lines()[0].nodes.len()
+    );
+    // Nothing is cut through a ligament wider than the reach; three edges reach this one.
+    assert!(width < 3.0 * edge, "ligament {width} m wide");
+    assert_eq!(
+        cut_loop(&mut crack, 0, 0.9 * width, thickness, AngleBounds::default()),
+        Err(Refusal::NotThrough)
+    );
+    cut_loop(&mut crack, 0, 3.0 * edge, thickness, AngleBounds::default()).unwrap();
+    let check = validate(&crack, AngleBounds::default()).unwrap();
+    assert!(crack.lines()[0].through && crack.lines()[0].nodes.is_empty());
+    let removed = volume0 - check.volume;
+    assert!(
+        removed > 0.0 && removed <= thickness * crack.crack_area(),
+        "volume lost {removed}"
+    );
+    let parts = pieces(&crack).unwrap();
+    assert_eq!(parts.len(), 2);
+    let section = 4.0 * half.y * half.z;
+    for (piece, integrals) in &parts {
+        let xs: Vec<f64> = piece.vertices().iter().map(|v| v.x).collect();
+        let (lo, hi) = xs.iter().fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
+        let above = lo > x0 - 0.1 * edge;
+        assert!(above || hi < x0 + 0.1 * edge, "a piece spans x = {x0}: {lo} to {hi}");
+        let side = if above { half.x - x0 } else { x0 + half.x };
+        assert!(
+            (integrals.volume - side * section).abs() < thickness * section,
+            "{} against {}",
+            integrals.volume,
+            side * section
+        );
+    }
+}
