@@ -156,7 +156,7 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
             } else {
                 line.plane_normal
             };
-            if ends_meet(mesh, l) {
+            if ends_meet(mesh, l, e) {
                 match close_loop(mesh, l, end, e, settings.thickness, 0.5 * edge, settings.front.bounds) {
                     Ok(()) => {
                         closed += 1;
