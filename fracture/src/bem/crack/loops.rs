@@ -13,10 +13,9 @@
 //! slot is checked as any opening is; if one is refused the mesh goes back to what it was, so a
 //! refused closing leaves the open line.
 //!
-//! Known limit: an end whose extension was refused stops, while the front beside it may run on
-//! under the surface; the other end, coming round, then meets that front under the surface and
-//! the closing is refused (measured on a ring crack round a unit sphere of 5,120 triangles: the
-//! ends stopped 1.5 edges apart).
+//! Known limit: an end whose extension was refused stops for good, while the front beside it
+//! may run on under the surface; the other end, coming round, then meets that front under the
+//! surface rather than the end, and the closing is refused.
 //!
 //! Cutting through. A loop has no far surface to reach: the ligament it encircles is cut as it
 //! stands once every node has stopped and the ligament is no wider than the reach (its width
@@ -236,8 +235,8 @@ fn slot_between(
 }
 
 /// The width of the ligament closed loop `line` encircles (m): four times the area its nodes
-/// enclose (the length of their vector area) over their perimeter (see the module docs). `None` for a line that is not a
-/// closed loop with nodes.
+/// enclose (the length of their vector area) over their perimeter (see the module docs).
+/// `None` for a line that is not a closed loop with nodes.
 pub fn loop_width(mesh: &CrackMesh, line: usize) -> Option<f64> {
     let crack = mesh.lines().get(line)?;
     if !crack.closed || crack.through || crack.nodes.len() < 3 {

@@ -232,14 +232,7 @@ pub fn collapse_edge(mesh: &mut CrackMesh, a: u32, b: u32, settings: &RemeshSett
         // Two ridge vertices not joined along their ridge.
         return None;
     }
-    // Of two front nodes merging along their line, a running one survives a stopped one: a
-    // front still moving does not stop because remeshing merged its node away.
-    let running_b = segment.is_some() && mesh.is_active(b) && !mesh.is_active(a);
-    let (keep, gone) = if rb > ra || (rb == ra && running_b) {
-        (b, a)
-    } else {
-        (a, b)
-    };
+    let (keep, gone) = if rb > ra { (b, a) } else { (a, b) };
     // Moving a vertex of the body's curved surface would change its shape and volume: only
     // flat stretches are free. Crack walls may bend by the wall tolerance (checked below). Two
     // front nodes merging along their line are the exception: the slot is thinnest at its

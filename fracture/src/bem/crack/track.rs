@@ -87,12 +87,26 @@ pub fn any_active(mesh: &CrackMesh) -> bool {
 pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSettings) -> Result<SubStep, MeshFault> {
     let front = advance_fronts(mesh, stress, &settings.front);
     let Extensions {
-        extended,
         closed,
         crossings,
+        ends,
     } = extend_ends(mesh, stress, settings);
+    let extended = ends.len();
     let mut region = near_cracks(mesh, 2.0 * settings.front.target_edge);
     let remesh = improve(mesh, &settings.remesh, &mut region);
+    // The front node an extension put below an end keeps running even when remeshing merged it
+    // into a stopped neighbour: the end's new line neighbour is active.
+    for (l, end) in ends {
+        let nodes = &mesh.lines()[l].nodes;
+        if mesh.lines()[l].closed || nodes.len() < 3 {
+            continue;
+        }
+        let next = match end {
+            End::Start => nodes[1],
+            End::Finish => nodes[nodes.len() - 2],
+        };
+        mesh.set_active(next, true);
+    }
     if settings.front.planar {
         square_walls(mesh, settings);
     }
@@ -115,9 +129,10 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
 
 /// What the ends of the lines did in one sub-step.
 struct Extensions {
-    extended: usize,
     closed: usize,
     crossings: usize,
+    /// The ends extended: line and end.
+    ends: Vec<(usize, End)>,
 }
 
 /// Extends every open, unblocked end whose stress (read half an edge inside) reaches the
@@ -126,7 +141,8 @@ struct Extensions {
 /// into a loop instead (`loops`). An end whose extension or closing is refused is marked
 /// blocked.
 fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSettings) -> Extensions {
-    let (mut extended, mut closed, mut met) = (0, 0, 0);
+    let (mut closed, mut met) = (0, 0);
+    let mut ends = Vec::new();
     let edge = settings.front.target_edge;
     for l in 0..mesh.lines().len() {
         for (slot, end) in [(0, End::Start), (1, End::Finish)] {
@@ -169,7 +185,7 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
                 }
             }
             match extend_end(mesh, l, end, e, settings.thickness, 0.5 * edge, settings.front.bounds) {
-                Ok(_) => extended += 1,
+                Ok(_) => ends.push((l, end)),
                 Err(Refusal::MetCrack(other)) => {
                     mesh.lines_mut()[l].blocked[slot] = true;
                     // Two different cracks that run into each other both stop (Zhu's passive
@@ -186,9 +202,9 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
         }
     }
     Extensions {
-        extended,
         closed,
         crossings: met,
+        ends,
     }
 }
 

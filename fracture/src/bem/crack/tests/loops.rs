@@ -170,3 +170,66 @@ fn crack_loop_cut_through_splits_a_bar() {
         );
     }
 }
+
+/// Bad input to closing and cutting loops is refused with the value named, and a refusal leaves
+/// the mesh as it was: a young line whose ends do not meet is not closed, an open line is not
+/// cut as a loop.
+#[test]
+fn crack_loop_bad_input_is_refused_and_changes_nothing() {
+    use super::super::extend::End;
+    use super::super::loops::{close_loop, ends_meet};
+    let mesh = slab();
+    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, 0.002);
+    let bounds = AngleBounds::default();
+    let before = (crack.volume(), crack.triangle_count(), crack.lines().to_vec());
+    let state = |c: &CrackMesh| (c.volume(), c.triangle_count(), c.lines().to_vec());
+    let closings = [
+        (7, DVec3::X, 0.002, 0.05, "line"),
+        (0, DVec3::ZERO, 0.002, 0.05, "normal"),
+        (0, DVec3::new(f64::NAN, 0.0, 0.0), 0.002, 0.05, "normal"),
+        (0, DVec3::X, f64::NAN, 0.05, "thickness"),
+        (0, DVec3::X, 0.002, -1.0, "depth"),
+    ];
+    for (line, normal, thickness, depth, named) in closings {
+        let refusal = close_loop(&mut crack, line, End::Finish, normal, thickness, depth, bounds).unwrap_err();
+        assert!(
+            matches!(refusal, Refusal::BadInput(_)) && refusal.to_string().contains(named),
+            "{refusal}"
+        );
+        assert_eq!(state(&crack), before);
+    }
+    assert!(!ends_meet(&crack, 0, DVec3::X));
+    assert_eq!(
+        close_loop(&mut crack, 0, End::Start, DVec3::X, 0.002, 0.05, bounds),
+        Err(Refusal::Crossings)
+    );
+    assert_eq!(state(&crack), before);
+    for (line, reach, thickness, named) in [
+        (7, 0.1, 0.002, "line"),
+        (0, f64::NAN, 0.002, "reach"),
+        (0, 0.1, 0.0, "thickness"),
+    ] {
+        let refusal = cut_loop(&mut crack, line, reach, thickness, bounds).unwrap_err();
+        assert!(refusal.to_string().contains(named), "{refusal}");
+    }
+    assert_eq!(cut_loop(&mut crack, 0, 0.1, 0.002, bounds), Err(Refusal::NotThrough));
+    assert_eq!(loop_width(&crack, 0), None);
+    assert_eq!(state(&crack), before);
+}
+
+/// On a curved body: a crack opened on top of a unit sphere (5,120 triangles), in a skin under
+/// tension, runs round a great circle and closes into a loop; the mesh is valid at every
+/// sub-step and the sphere is one piece.
+#[test]
+fn crack_loop_closes_round_a_sphere() {
+    let mesh = shatter_collision::TriMesh::icosphere(1.0, 4);
+    let edge = mean_edge(&mesh);
+    let thickness = 0.002;
+    let mut crack = opened(&mesh, DVec3::new(0.0, 1.0, 0.0), DVec3::X, thickness);
+    let skin = move |x: DVec3| (if 1.0 - x.length() < 1.5 * edge { 1.5 } else { 0.5 }, DVec3::X);
+    let (steps, closed) = run(&mut crack, &skin, mesh.signed_volume(), edge, thickness, 400, false);
+    let width = loop_width(&crack, 0);
+    println!("sphere: {steps} sub-steps, closed {closed}, ligament width {width:?}, edge {edge:.4}");
+    assert_eq!(closed, 1);
+    assert_eq!(pieces(&crack).unwrap().len(), 1);
+}
