@@ -49,14 +49,7 @@ pub fn extend_end(
     let Some(crack_line) = mesh.lines().get(line) else {
         return Err(Refusal::BadInput("crack line (not in the mesh)"));
     };
-    if !(plane_normal.is_finite() && plane_normal.length_squared() > 0.0) {
-        return Err(Refusal::BadInput("crack plane normal (must be finite and non-zero)"));
-    }
-    if !(thickness.is_finite() && thickness > 0.0 && depth.is_finite() && depth > 0.0) {
-        return Err(Refusal::BadInput(
-            "crack thickness or front depth (must be finite and > 0 m)",
-        ));
-    }
+    check_slot(plane_normal, thickness, depth)?;
     let nodes = &crack_line.nodes;
     if crack_line.closed || nodes.len() < 2 {
         return Err(Refusal::NotASurfaceVertex);
@@ -161,6 +154,21 @@ pub fn extend_end(
     mesh.set_crack_node(c, true);
     mesh.set_active(g, true);
     Ok(c)
+}
+
+/// Refuses, naming it, a crack-plane normal that is not finite and non-zero, or a mouth width
+/// `thickness` or front depth `depth` that is not finite and positive (m): what every slot cut
+/// at an end takes.
+pub(crate) fn check_slot(plane_normal: DVec3, thickness: f64, depth: f64) -> Result<(), Refusal> {
+    if !(plane_normal.is_finite() && plane_normal.length_squared() > 0.0) {
+        return Err(Refusal::BadInput("crack plane normal (must be finite and non-zero)"));
+    }
+    if !(thickness.is_finite() && thickness > 0.0 && depth.is_finite() && depth > 0.0) {
+        return Err(Refusal::BadInput(
+            "crack thickness or front depth (must be finite and > 0 m)",
+        ));
+    }
+    Ok(())
 }
 
 /// The crack line vertex `v` belongs to, as one of its nodes or as a vertex of its walls (its

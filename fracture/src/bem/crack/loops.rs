@@ -36,11 +36,11 @@
 use glam::DVec3;
 use hashbrown::{HashMap, HashSet};
 
-use super::check::acceptable;
-use super::extend::{End, crack_at};
+use super::extend::{End, check_slot, crack_at};
 use super::mesh::CrackMesh;
 use super::open::{Refusal, Slot, slot};
-use super::validate::{AngleBounds, components_apart};
+use super::through::{Sides, commit_cut, cut_line, edge_key};
+use super::validate::AngleBounds;
 
 /// Interior front nodes a line needs before its ends may close it into a loop: fewer, and the
 /// two ends are neighbours because the crack is young, not because it has gone round anything.
@@ -126,14 +126,7 @@ pub fn close_loop(
     if line >= mesh.lines().len() {
         return Err(Refusal::BadInput("crack line (not in the mesh)"));
     }
-    if !(plane_normal.is_finite() && plane_normal.length_squared() > 0.0) {
-        return Err(Refusal::BadInput("crack plane normal (must be finite and non-zero)"));
-    }
-    if !(thickness.is_finite() && thickness > 0.0 && depth.is_finite() && depth > 0.0) {
-        return Err(Refusal::BadInput(
-            "crack thickness or front depth (must be finite and > 0 m)",
-        ));
-    }
+    check_slot(plane_normal, thickness, depth)?;
     let e = plane_normal.normalize_or_zero();
     let Some(meeting) = meeting(mesh, line, e) else {
         return Err(Refusal::Crossings);
@@ -271,40 +264,15 @@ pub fn cut_loop(
     thickness: f64,
     bounds: AngleBounds,
 ) -> Result<(), Refusal> {
-    let Some(crack) = mesh.lines().get(line) else {
-        return Err(Refusal::BadInput("crack line (not in the mesh)"));
-    };
-    if !(reach.is_finite() && reach > 0.0 && thickness.is_finite() && thickness > 0.0) {
-        return Err(Refusal::BadInput("reach or crack thickness (must be finite and > 0 m)"));
-    }
+    let crack = cut_line(mesh, line, reach, thickness)?;
     if !crack.closed || crack.through || !loop_within(mesh, line, reach) {
         return Err(Refusal::NotThrough);
     }
     let nodes = crack.nodes.clone();
     let e = crack.plane_normal;
     let n = nodes.len();
-    let key = |u: u32, v: u32| (u.min(v), u.max(v));
-    let barrier: HashSet<(u32, u32)> = (0..n).map(|k| key(nodes[k], nodes[(k + 1) % n])).collect();
-    let side = components_apart(mesh, |u, v| barrier.contains(&key(u, v))).0;
-    // The positive side holds the wall whose outward normals point against `e`.
-    let plus = {
-        let pair = mesh.edge_triangles(nodes[0], nodes[1]);
-        if pair.len() != 2 {
-            return Err(Refusal::Geometry);
-        }
-        let along = |t: u32| mesh.triangle_normal(t).dot(e);
-        side[if along(pair[0]) < along(pair[1]) {
-            pair[0]
-        } else {
-            pair[1]
-        } as usize]
-    };
-    for &(u, v) in &barrier {
-        let pair = mesh.edge_triangles(u, v);
-        if pair.len() != 2 || (side[pair[0] as usize] == plus) == (side[pair[1] as usize] == plus) {
-            return Err(Refusal::Geometry);
-        }
-    }
+    let barrier: HashSet<(u32, u32)> = (0..n).map(|k| edge_key(nodes[k], nodes[(k + 1) % n])).collect();
+    let sides = Sides::of(mesh, &barrier, (nodes[0], nodes[1]), e)?;
     let half = e * (0.5 * thickness);
     // Each node goes onto the mid-plane of its two walls (a node that wandered off its crack's
     // plane would otherwise put a copy beyond the other side's wall), then half the thickness
@@ -316,7 +284,7 @@ pub fn cut_loop(
         let x = mesh.positions()[v as usize];
         let mut sums = [(0.0, 0usize); 2];
         for &t in mesh.incident(v) {
-            let sum = &mut sums[usize::from(side[t as usize] != plus)];
+            let sum = &mut sums[usize::from(!sides.is_plus(t))];
             for w in slots[t as usize].into_iter().filter(|w| !is_node.contains(w)) {
                 sum.0 += e.dot(mesh.positions()[w as usize]);
                 sum.1 += 1;
@@ -342,18 +310,14 @@ pub fn cut_loop(
     let mut added: Vec<[u32; 3]> = Vec::with_capacity(removed.len() + 2 * n);
     let mut walls: Vec<Option<usize>> = Vec::with_capacity(removed.len() + 2 * n);
     for &t in &removed {
-        let on_plus = side[t as usize] == plus;
+        let on_plus = sides.is_plus(t);
         added.push(slots[t as usize].map(|v| copy(v, on_plus)));
         walls.push(mesh.wall_of(t));
     }
     // Each side's cap runs each front segment the other way round from that side's wall.
     for k in 0..n {
         let (u, v) = (nodes[k], nodes[(k + 1) % n]);
-        for (t, on_plus) in mesh
-            .edge_triangles(u, v)
-            .into_iter()
-            .map(|t| (t, side[t as usize] == plus))
-        {
+        for (t, on_plus) in mesh.edge_triangles(u, v).into_iter().map(|t| (t, sides.is_plus(t))) {
             let forward = mesh.directed_edge_triangle(u, v) == Some(t);
             let (p, q) = (copy(u, on_plus), copy(v, on_plus));
             let centre = caps[usize::from(!on_plus)];
@@ -361,20 +325,5 @@ pub fn cut_loop(
             walls.push(Some(line));
         }
     }
-    if !acceptable(mesh, &removed, &added, bounds, None) {
-        return Err(Refusal::Geometry);
-    }
-    for &t in &removed {
-        mesh.remove_triangle(t);
-    }
-    for (&corners, &wall) in added.iter().zip(&walls) {
-        mesh.add_triangle_on(corners, wall);
-    }
-    for &v in &nodes {
-        mesh.set_crack_node(v, false);
-    }
-    let crack = &mut mesh.lines_mut()[line];
-    crack.nodes.clear();
-    crack.through = true;
-    Ok(())
+    commit_cut(mesh, line, &removed, &added, &walls, bounds)
 }

@@ -570,27 +570,7 @@ fn split_slab(spacing: f64) {
     );
     assert_eq!(crack.triangle_count(), before.triangle_count());
     let pieces = pieces(&crack).unwrap();
-    assert_eq!(pieces.len(), 2);
-    let mut total = 0.0;
-    for (piece, integrals) in &pieces {
-        let xs: Vec<f64> = piece.vertices().iter().map(|v| v.x).collect();
-        let (lo, hi) = xs.iter().fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
-        // Each piece lies on one side of the crack plane; remeshing lets the walls wander from
-        // it by up to a tenth of an edge (7 mm measured on these 0.1 m cells).
-        let above = lo > x0 - 0.1 * edge;
-        assert!(
-            above || hi < x0 + 0.1 * edge,
-            "a piece spans the crack plane x = {x0}: x from {lo} to {hi}"
-        );
-        // Each is the slab on its side of the plane, less half the slot.
-        let side = if above { 0.5 - x0 } else { x0 + 0.5 };
-        assert!(
-            (integrals.volume - side * 0.24).abs() < thickness * 0.24,
-            "{}",
-            integrals.volume
-        );
-        total += integrals.volume;
-    }
+    let total = assert_two_sides(&pieces, x0, edge, DVec3::new(0.5, 0.2, 0.3), thickness);
     assert!((total - check.volume).abs() < 1e-12 * volume0);
     // As bodies, moving and spinning, the pieces carry the slab's momentum.
     let parent = BreakingParent {
@@ -620,6 +600,40 @@ fn split_slab(spacing: f64) {
         })
         .sum();
     assert!((mass - 2500.0 * check.volume).abs() < 1e-9 * mass);
+}
+
+/// Checks that a box of `half` extents (m, centred at the origin) cut across x = `x0` fell into
+/// two `pieces`, each on one side of the plane (remeshing lets the walls wander from it by up
+/// to a tenth of an `edge`: 7 mm measured on 0.1 m cells) and each the box on its side less
+/// half the slot (to the `thickness` times the section). Returns their total volume.
+fn assert_two_sides(
+    pieces: &[(TriMesh, shatter_collision::mass_properties::VolumeIntegrals)],
+    x0: f64,
+    edge: f64,
+    half: DVec3,
+    thickness: f64,
+) -> f64 {
+    assert_eq!(pieces.len(), 2);
+    let section = 4.0 * half.y * half.z;
+    let mut total = 0.0;
+    for (piece, integrals) in pieces {
+        let xs: Vec<f64> = piece.vertices().iter().map(|v| v.x).collect();
+        let (lo, hi) = xs.iter().fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
+        let above = lo > x0 - 0.1 * edge;
+        assert!(
+            above || hi < x0 + 0.1 * edge,
+            "a piece spans the crack plane x = {x0}: x from {lo} to {hi}"
+        );
+        let side = if above { half.x - x0 } else { x0 + half.x };
+        assert!(
+            (integrals.volume - side * section).abs() < thickness * section,
+            "{} against {}",
+            integrals.volume,
+            side * section
+        );
+        total += integrals.volume;
+    }
+    total
 }
 
 /// The solve's surface (`widen`): a crack grown a few sub-steps into a slab, widened from 2 mm

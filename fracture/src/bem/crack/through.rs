@@ -49,7 +49,7 @@ use smallvec::SmallVec;
 
 use super::check::{MAX_NORMAL_TURN_COS, acceptable, try_move};
 use super::extend::crack_at;
-use super::mesh::CrackMesh;
+use super::mesh::{CrackLine, CrackMesh};
 use super::open::{Refusal, lip_offset, tangent_offset};
 use super::ops::{FEATURE_DEGREES, Slide, slide, split_edge};
 use super::propagate::outward;
@@ -65,12 +65,7 @@ pub fn cut_through(
     thickness: f64,
     bounds: AngleBounds,
 ) -> Result<(), Refusal> {
-    let Some(crack) = mesh.lines().get(line) else {
-        return Err(Refusal::BadInput("crack line (not in the mesh)"));
-    };
-    if !(reach.is_finite() && reach > 0.0 && thickness.is_finite() && thickness > 0.0) {
-        return Err(Refusal::BadInput("reach or crack thickness (must be finite and > 0 m)"));
-    }
+    let crack = cut_line(mesh, line, reach, thickness)?;
     if crack.closed || crack.through || crack.nodes.len() < 3 {
         return Err(Refusal::NotThrough);
     }
@@ -113,28 +108,10 @@ pub fn cut_through(
     // Which side of the crack each triangle is on.
     let mut barrier: HashSet<(u32, u32)> = HashSet::new();
     for pair in nodes.windows(2).chain(path.windows(2)) {
-        barrier.insert(key(pair[0], pair[1]));
+        barrier.insert(edge_key(pair[0], pair[1]));
     }
-    let side = components_apart(mesh, |u, v| barrier.contains(&key(u, v))).0;
-    let plus = {
-        let pair = mesh.edge_triangles(nodes[0], nodes[1]);
-        if pair.len() != 2 {
-            return Err(Refusal::Geometry);
-        }
-        let along = |t: u32| mesh.triangle_normal(t).dot(e);
-        if along(pair[0]) < along(pair[1]) {
-            side[pair[0] as usize]
-        } else {
-            side[pair[1] as usize]
-        }
-    };
-    for &(u, v) in &barrier {
-        let pair = mesh.edge_triangles(u, v);
-        if pair.len() != 2 || (side[pair[0] as usize] == plus) == (side[pair[1] as usize] == plus) {
-            return Err(Refusal::Geometry);
-        }
-    }
-    let is_plus = |t: u32| side[t as usize] == plus;
+    let sides = Sides::of(mesh, &barrier, (nodes[0], nodes[1]), e)?;
+    let is_plus = |t: u32| sides.is_plus(t);
 
     // The two copies of every path vertex.
     let mut copies: HashMap<u32, [u32; 2]> = HashMap::new();
@@ -193,16 +170,91 @@ pub fn cut_through(
         }
         walls.resize(added.len(), mesh.wall_of(t));
     }
-    if !acceptable(mesh, &removed, &added, bounds, None) {
+    commit_cut(mesh, line, &removed, &added, &walls, bounds)
+}
+
+/// Line `line` to be cut, refusing (naming it) a line the mesh does not have, or a reach or
+/// thickness (m) that is not finite and positive.
+pub(crate) fn cut_line(mesh: &CrackMesh, line: usize, reach: f64, thickness: f64) -> Result<&CrackLine, Refusal> {
+    let Some(crack) = mesh.lines().get(line) else {
+        return Err(Refusal::BadInput("crack line (not in the mesh)"));
+    };
+    if !(reach.is_finite() && reach > 0.0 && thickness.is_finite() && thickness > 0.0) {
+        return Err(Refusal::BadInput("reach or crack thickness (must be finite and > 0 m)"));
+    }
+    Ok(crack)
+}
+
+/// Which side of a cut each triangle is on.
+pub(crate) struct Sides {
+    label: Vec<u32>,
+    plus: u32,
+}
+
+impl Sides {
+    /// Floods the triangles without crossing the `barrier` edges (unordered, [`edge_key`]): the
+    /// side holding the positive wall (the wall whose outward normals point against the
+    /// crack-plane normal `e`) at the barrier edge `first` is the positive side. Refused when an
+    /// edge of the barrier has the same side on both its triangles: the cut would separate
+    /// nothing there (a body with a hole, a loop round a handle).
+    pub(crate) fn of(
+        mesh: &CrackMesh,
+        barrier: &HashSet<(u32, u32)>,
+        first: (u32, u32),
+        e: DVec3,
+    ) -> Result<Self, Refusal> {
+        let label = components_apart(mesh, |u, v| barrier.contains(&edge_key(u, v))).0;
+        let pair = mesh.edge_triangles(first.0, first.1);
+        if pair.len() != 2 {
+            return Err(Refusal::Geometry);
+        }
+        let along = |t: u32| mesh.triangle_normal(t).dot(e);
+        let positive = if along(pair[0]) < along(pair[1]) {
+            pair[0]
+        } else {
+            pair[1]
+        };
+        let sides = Self {
+            plus: label[positive as usize],
+            label,
+        };
+        for &(u, v) in barrier {
+            let pair = mesh.edge_triangles(u, v);
+            if pair.len() != 2 || sides.is_plus(pair[0]) == sides.is_plus(pair[1]) {
+                return Err(Refusal::Geometry);
+            }
+        }
+        Ok(sides)
+    }
+
+    /// Whether triangle slot `t` is on the positive side.
+    pub(crate) fn is_plus(&self, t: u32) -> bool {
+        self.label[t as usize] == self.plus
+    }
+}
+
+/// Makes a cut through line `line`'s ligament: removes the triangle slots `removed` and adds the
+/// triangles `added` (each on the wall in `walls`, or the body's surface) if the change keeps
+/// the mesh valid; the line then has no nodes and is marked cut through. Refuses, changing no
+/// triangle, otherwise.
+pub(crate) fn commit_cut(
+    mesh: &mut CrackMesh,
+    line: usize,
+    removed: &[u32],
+    added: &[[u32; 3]],
+    walls: &[Option<usize>],
+    bounds: AngleBounds,
+) -> Result<(), Refusal> {
+    if !acceptable(mesh, removed, added, bounds, None) {
         return Err(Refusal::Geometry);
     }
-    for &t in &removed {
+    for &t in removed {
         mesh.remove_triangle(t);
     }
-    for (&corners, &wall) in added.iter().zip(&walls) {
+    for (&corners, &wall) in added.iter().zip(walls) {
         mesh.add_triangle_on(corners, wall);
     }
-    for &v in &nodes {
+    for v in mesh.lines()[line].nodes.clone() {
         mesh.set_crack_node(v, false);
     }
     let crack = &mut mesh.lines_mut()[line];
@@ -213,7 +265,7 @@ pub fn cut_through(
 }
 
 /// An unordered edge.
-fn key(u: u32, v: u32) -> (u32, u32) {
+pub(crate) fn edge_key(u: u32, v: u32) -> (u32, u32) {
     (u.min(v), u.max(v))
 }
 

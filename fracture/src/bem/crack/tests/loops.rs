@@ -9,7 +9,7 @@ use super::super::open::Refusal;
 use super::super::pieces::pieces;
 use super::super::track::{TrackSettings, any_active, substep};
 use super::super::validate::{AngleBounds, validate};
-use super::{opened, slab};
+use super::{assert_two_sides, opened, slab};
 use crate::bem::meshes::{Grading, grid_box};
 
 /// Half extents of [`slab`] (m).
@@ -153,22 +153,7 @@ fn crack_loop_cut_through_splits_a_bar() {
         removed > 0.0 && removed <= thickness * crack.crack_area(),
         "volume lost {removed}"
     );
-    let parts = pieces(&crack).unwrap();
-    assert_eq!(parts.len(), 2);
-    let section = 4.0 * half.y * half.z;
-    for (piece, integrals) in &parts {
-        let xs: Vec<f64> = piece.vertices().iter().map(|v| v.x).collect();
-        let (lo, hi) = xs.iter().fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
-        let above = lo > x0 - 0.1 * edge;
-        assert!(above || hi < x0 + 0.1 * edge, "a piece spans x = {x0}: {lo} to {hi}");
-        let side = if above { half.x - x0 } else { x0 + half.x };
-        assert!(
-            (integrals.volume - side * section).abs() < thickness * section,
-            "{} against {}",
-            integrals.volume,
-            side * section
-        );
-    }
+    assert_two_sides(&pieces(&crack).unwrap(), x0, edge, half, thickness);
 }
 
 /// Bad input to closing and cutting loops is refused with the value named, and a refusal leaves
