@@ -552,13 +552,7 @@ fn split_slab(spacing: f64) {
     // The crack plane x = x0 passes through the vertex the crack opened at.
     let x0 = crack.positions()[crack.lines()[0].nodes[0] as usize].x;
     cut_through(&mut crack, 0, edge, thickness, AngleBounds::default()).unwrap();
-    let check = validate(&crack, AngleBounds::default()).unwrap();
-    assert!(crack.lines()[0].through && crack.lines()[0].nodes.is_empty());
-    let removed = volume0 - check.volume;
-    assert!(
-        removed > 0.0 && removed <= thickness * crack.crack_area(),
-        "volume lost {removed}"
-    );
+    let check = assert_cut(&crack, volume0, thickness);
     // Cutting through removes only a slot as thin as the crack over the ligament.
     let cut = whole.volume() - check.volume;
     assert!(cut.abs() < thickness * 0.3 * 0.3, "{cut}");
@@ -600,6 +594,20 @@ fn split_slab(spacing: f64) {
         })
         .sum();
     assert!((mass - 2500.0 * check.volume).abs() < 1e-9 * mass);
+}
+
+/// Checks line 0 of `crack` after its cut through: the mesh is valid, the line has no nodes left
+/// and is marked through, and the volume lost since the uncracked `volume0` is positive and
+/// within the `thickness` times the crack area. Returns the validator's measurements.
+fn assert_cut(crack: &CrackMesh, volume0: f64, thickness: f64) -> super::validate::MeshCheck {
+    let check = validate(crack, AngleBounds::default()).unwrap();
+    assert!(crack.lines()[0].through && crack.lines()[0].nodes.is_empty());
+    let removed = volume0 - check.volume;
+    assert!(
+        removed > 0.0 && removed <= thickness * crack.crack_area(),
+        "volume lost {removed}"
+    );
+    check
 }
 
 /// Checks that a box of `half` extents (m, centred at the origin) cut across x = `x0` fell into

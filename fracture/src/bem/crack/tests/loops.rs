@@ -8,8 +8,8 @@ use super::super::mesh::{CrackMesh, mean_edge};
 use super::super::open::Refusal;
 use super::super::pieces::pieces;
 use super::super::track::{TrackSettings, any_active, substep};
-use super::super::validate::{AngleBounds, validate};
-use super::{assert_two_sides, opened, slab};
+use super::super::validate::AngleBounds;
+use super::{assert_cut, assert_two_sides, opened, slab};
 use crate::bem::meshes::{Grading, grid_box};
 
 /// Half extents of [`slab`] (m).
@@ -146,13 +146,7 @@ fn crack_loop_cut_through_splits_a_bar() {
         Err(Refusal::NotThrough)
     );
     cut_loop(&mut crack, 0, 3.0 * edge, thickness, AngleBounds::default()).unwrap();
-    let check = validate(&crack, AngleBounds::default()).unwrap();
-    assert!(crack.lines()[0].through && crack.lines()[0].nodes.is_empty());
-    let removed = volume0 - check.volume;
-    assert!(
-        removed > 0.0 && removed <= thickness * crack.crack_area(),
-        "volume lost {removed}"
-    );
+    assert_cut(&crack, volume0, thickness);
     assert_two_sides(&pieces(&crack).unwrap(), x0, edge, half, thickness);
 }
 
@@ -216,5 +210,14 @@ fn crack_loop_closes_round_a_sphere() {
     let width = loop_width(&crack, 0);
     println!("sphere: {steps} sub-steps, closed {closed}, ligament width {width:?}, edge {edge:.4}");
     assert_eq!(closed, 1);
+    // The loop runs round the uncut core: its front stops at least a quarter of an edge inside
+    // (the gap kept from the surface) and at most the skin and one step (three quarters of an
+    // edge) in, so the ligament's diameter lies between.
+    let width = width.expect("a closed loop has a ligament");
+    let (least, most) = (2.0 * (1.0 - 2.25 * edge), 2.0 * (1.0 - 0.25 * edge));
+    assert!(
+        width > least && width < most,
+        "ligament {width} outside {least}..{most}"
+    );
     assert_eq!(pieces(&crack).unwrap().len(), 1);
 }
