@@ -69,6 +69,8 @@ const SAFEGUARD: f64 = 2.0;
 
 /// Faces one task takes in the iteration's face-by-face passes (they run on the rayon pool).
 const FACES_PER_TASK: usize = 4096;
+/// Entries one task takes in the iteration's entry-by-entry passes.
+const ENTRIES_PER_TASK: usize = 4096;
 
 /// Past steps the Anderson acceleration combines.
 const MEMORY: usize = 10;
@@ -273,8 +275,8 @@ impl<'a> JumpSolver<'a> {
             }
             cholesky_solve(&s_factor, m, &mut mu);
             // u -= sum_j mu_j K^-1 A_j, the columns subtracted one after another in each task.
-            u.par_chunks_mut(FACES_PER_TASK).enumerate().for_each(|(task, part)| {
-                let entries = task * FACES_PER_TASK..task * FACES_PER_TASK + part.len();
+            u.par_chunks_mut(ENTRIES_PER_TASK).enumerate().for_each(|(task, part)| {
+                let entries = task * ENTRIES_PER_TASK..task * ENTRIES_PER_TASK + part.len();
                 for (g, mu) in solved.iter().zip(&mu) {
                     part.iter_mut()
                         .zip(&g[entries.clone()])
@@ -480,11 +482,11 @@ impl<'a> JumpSolver<'a> {
 }
 
 /// Writes `step = next - now` and returns `sum_i w_i step_i^2`, in tasks of
-/// [`FACES_PER_TASK`] entries whose sums are added in task order.
+/// [`ENTRIES_PER_TASK`] entries whose sums are added in task order.
 fn squared_step(step: &mut [f64], next: &[f64], now: &[f64], weights: &[f64]) -> f64 {
-    step.par_chunks_mut(FACES_PER_TASK)
-        .zip(next.par_chunks(FACES_PER_TASK).zip(now.par_chunks(FACES_PER_TASK)))
-        .zip(weights.par_chunks(FACES_PER_TASK))
+    step.par_chunks_mut(ENTRIES_PER_TASK)
+        .zip(next.par_chunks(ENTRIES_PER_TASK).zip(now.par_chunks(ENTRIES_PER_TASK)))
+        .zip(weights.par_chunks(ENTRIES_PER_TASK))
         .map(|((step, (next, now)), weights)| {
             let mut sum = 0.0;
             for ((s, (a, b)), w) in step.iter_mut().zip(next.iter().zip(now)).zip(weights) {
