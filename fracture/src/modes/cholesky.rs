@@ -580,7 +580,7 @@ mod tests {
     /// ending at column `last` has the rows `c + 1 ..= last` and then exactly the rows of
     /// `last`; supernodes start at both ends of the split's parts; and on a 3D grid of 1728
     /// unknowns more than 60 % of the factor lies in supernodes of more than one column (69 %
-    /// measured; 91 % on spot's face Laplacian at 22,424 tets).
+    /// measured; 90 % on spot's face Laplacian at 22,424 tets).
     #[test]
     fn modes_cholesky_supernodes_share_their_rows() {
         let (matrix, points) = grid_laplacian(12, 1e-2);
