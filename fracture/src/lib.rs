@@ -26,5 +26,6 @@ pub mod modes;
 pub mod prescore;
 pub mod prescored;
 pub mod sph;
+pub(crate) mod sums;
 
 pub use error::FractureError;

@@ -51,9 +51,10 @@ use rayon::prelude::*;
 
 use super::anderson::Anderson;
 use super::cholesky::Cholesky;
-use super::dense::{cholesky, cholesky_solve, dot};
+use super::dense::{cholesky, cholesky_solve};
 use super::drift::{SHORTEST, is_drift, steps_before_change};
 use super::problem::JumpProblem;
+use crate::sums::dot;
 
 /// The penalty `rho` times the mode's root mean square value `1 / sqrt(volume)`: the shrink
 /// threshold `1 / rho` is then a tenth of a typical mode value. Measured on the notched bar

@@ -5,7 +5,8 @@ use std::collections::VecDeque;
 
 use rayon::prelude::*;
 
-use super::dense::{cholesky, cholesky_solve, dot, dot_pair, weighted_dot};
+use super::dense::{cholesky, cholesky_solve};
+use crate::sums::{dot, dot_pair, weighted_dot};
 
 /// Entries of a field one task takes in the element-wise passes (they run on the rayon pool).
 const BLOCK: usize = 1024;

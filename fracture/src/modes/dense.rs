@@ -1,88 +1,10 @@
 //! Small dense linear algebra for the fracture-modes method: the symmetric eigenproblem of a
-//! Rayleigh-Ritz projection, Cholesky solves of the small Gram matrices of the constraints, and
-//! the dot products of long fields that the iterations repeat.
+//! Rayleigh-Ritz projection, and Cholesky solves of the small Gram matrices of the constraints.
 //!
 //! Matrices are row-major `Vec<f64>` of `n x n`; the sizes here are tens to a few hundred. The
 //! multipole operators' SVD (`bem::fmm::dense`) is not used for the Rayleigh-Ritz problem: it
 //! truncates singular values below 1e-9 of the largest, which would drop the Laplacian's zero
 //! eigenvalue (the constant field) that the modes need first.
-
-/// Partial sums a dot product keeps: enough independent multiply-adds in flight that the sum is
-/// bound by reading its operands, not by each addition waiting for the one before it.
-const LANES: usize = 8;
-
-/// `sum_i a_i b_i`, in [`LANES`] partial sums added pairwise in a fixed order (the same bits on
-/// any machine and thread count, not those of a sum from left to right).
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    debug_assert_eq!(a.len(), b.len());
-    let mut lanes = [0.0f64; LANES];
-    let (mut a_chunks, mut b_chunks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    for (x, y) in (&mut a_chunks).zip(&mut b_chunks) {
-        for lane in 0..LANES {
-            lanes[lane] += x[lane] * y[lane];
-        }
-    }
-    let tail = a_chunks
-        .remainder()
-        .iter()
-        .zip(b_chunks.remainder())
-        .fold(0.0, |sum, (x, y)| sum + x * y);
-    added(lanes) + tail
-}
-
-/// `(a . b, a . c)` in one pass over `a`, each as [`dot`] sums it.
-pub(crate) fn dot_pair(a: &[f64], b: &[f64], c: &[f64]) -> (f64, f64) {
-    debug_assert!(a.len() == b.len() && a.len() == c.len());
-    let (mut first, mut second) = ([0.0f64; LANES], [0.0f64; LANES]);
-    let (mut a_chunks, mut b_chunks, mut c_chunks) =
-        (a.chunks_exact(LANES), b.chunks_exact(LANES), c.chunks_exact(LANES));
-    for ((x, y), z) in (&mut a_chunks).zip(&mut b_chunks).zip(&mut c_chunks) {
-        for lane in 0..LANES {
-            first[lane] += x[lane] * y[lane];
-            second[lane] += x[lane] * z[lane];
-        }
-    }
-    let (mut first_tail, mut second_tail) = (0.0, 0.0);
-    for ((x, y), z) in a_chunks
-        .remainder()
-        .iter()
-        .zip(b_chunks.remainder())
-        .zip(c_chunks.remainder())
-    {
-        first_tail += x * y;
-        second_tail += x * z;
-    }
-    (added(first) + first_tail, added(second) + second_tail)
-}
-
-/// `sum_i w_i a_i b_i`, summed as [`dot`] sums.
-pub(crate) fn weighted_dot(a: &[f64], b: &[f64], weights: &[f64]) -> f64 {
-    debug_assert!(a.len() == b.len() && a.len() == weights.len());
-    let mut lanes = [0.0f64; LANES];
-    let (mut a_chunks, mut b_chunks, mut w_chunks) = (
-        a.chunks_exact(LANES),
-        b.chunks_exact(LANES),
-        weights.chunks_exact(LANES),
-    );
-    for ((x, y), w) in (&mut a_chunks).zip(&mut b_chunks).zip(&mut w_chunks) {
-        for lane in 0..LANES {
-            lanes[lane] += w[lane] * x[lane] * y[lane];
-        }
-    }
-    let tail = a_chunks
-        .remainder()
-        .iter()
-        .zip(b_chunks.remainder())
-        .zip(w_chunks.remainder())
-        .fold(0.0, |sum, ((x, y), w)| sum + w * x * y);
-    added(lanes) + tail
-}
-
-/// The partial sums added pairwise.
-fn added(lanes: [f64; LANES]) -> f64 {
-    let [l0, l1, l2, l3, l4, l5, l6, l7] = lanes;
-    ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7))
-}
 
 /// Eigenvalues (ascending) and eigenvectors (column `i` of the returned row-major matrix belongs
 /// to eigenvalue `i`) of the symmetric `n x n` matrix `a`, by cyclic Jacobi rotations (Golub and
@@ -180,22 +102,6 @@ pub fn cholesky_solve(l: &[f64], n: usize, b: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The lane sums agree with a sum in exact arithmetic (integers small enough that every
-    /// partial sum is exact), over lengths that leave every remainder.
-    #[test]
-    fn modes_dense_dots_sum_every_term_once() {
-        for n in 0..40 {
-            let a: Vec<f64> = (0..n).map(|i| (i % 7) as f64 - 3.0).collect();
-            let b: Vec<f64> = (0..n).map(|i| (i % 5) as f64 + 1.0).collect();
-            let c: Vec<f64> = (0..n).map(|i| (i % 3) as f64 - 1.0).collect();
-            let exact = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f64>();
-            assert_eq!(dot(&a, &b), exact(&a, &b));
-            assert_eq!(dot_pair(&a, &b, &c), (exact(&a, &b), exact(&a, &c)));
-            let wc: Vec<f64> = c.iter().zip(&b).map(|(p, q)| p * q).collect();
-            assert_eq!(weighted_dot(&a, &b, &c), exact(&a, &wc));
-        }
-    }
 
     #[test]
     fn modes_dense_eigen_reconstructs_the_matrix() {

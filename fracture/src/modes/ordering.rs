@@ -83,17 +83,23 @@ fn dissect(
             .count();
         (upper, separator)
     };
-    let mut best = (usize::MAX, longest);
-    for axis in [longest, 0, 1, 2] {
-        if axis == longest && best.0 != usize::MAX {
-            continue;
+    // The longest side first, so it wins ties; the stamps of the last split tried stay valid
+    // when it is the one kept.
+    let mut best: Option<(usize, usize)> = None;
+    let mut last = (longest, 0);
+    for axis in std::iter::once(longest).chain((0..3).filter(|&a| a != longest)) {
+        let (upper, size) = split(nodes, axis, stamp, next_stamp);
+        if best.is_none_or(|(smallest, _)| size < smallest) {
+            best = Some((size, axis));
         }
-        let (_, size) = split(nodes, axis, stamp, next_stamp);
-        if size < best.0 {
-            best = (size, axis);
-        }
+        last = (axis, upper);
     }
-    let (upper, _) = split(nodes, best.1, stamp, next_stamp);
+    let axis = best.map_or(longest, |(_, axis)| axis);
+    let upper = if axis == last.0 {
+        last.1
+    } else {
+        split(nodes, axis, stamp, next_stamp).0
+    };
     // Lower half: interior first, separator (a neighbour above the split) last.
     let (lower, rest) = nodes.split_at_mut(half);
     lower.sort_unstable_by_key(|&n| {

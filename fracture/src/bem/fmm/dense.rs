@@ -14,6 +14,7 @@ use rayon::prelude::*;
 #[cfg(target_arch = "x86_64")]
 use crate::bem::lanes::Avx;
 use crate::bem::lanes::{LANES, Lanes, Portable, avx_available};
+use crate::sums::dot;
 
 /// Vectors per block of [`Matrix::apply_many`].
 pub const BATCH: usize = 16;
@@ -203,24 +204,6 @@ fn four_rows_in<V: Lanes>(rows: &[f64], cols: usize, xs: &[f64]) -> [[f64; LANES
         sums[3] = sums[3] + V::splat(r3[k]) * x;
     }
     sums.map(V::to_array)
-}
-
-/// `sum a_i b_i`.
-#[inline]
-pub fn dot(a: &[f64], b: &[f64]) -> f64 {
-    // Four accumulators let the compiler vectorize; the order is fixed, so results are too.
-    let mut acc = [0.0f64; 4];
-    let chunks = a.len() / 4;
-    for c in 0..chunks {
-        for l in 0..4 {
-            acc[l] += a[4 * c + l] * b[4 * c + l];
-        }
-    }
-    let mut sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for i in 4 * chunks..a.len() {
-        sum += a[i] * b[i];
-    }
-    sum
 }
 
 /// A singular value decomposition `A = U diag(s) V^T`, singular values descending.

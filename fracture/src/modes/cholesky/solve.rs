@@ -13,14 +13,14 @@
 //! Per supernode, the forward solve finishes its columns inside the triangle, then adds the
 //! block's product with them into a buffer over `R` (a column sweep that vectorizes: no sum
 //! carries from one row to the next) and scatters it once; the backward solve gathers `R` once
-//! and takes each column's dot product with it in independent partial sums (`dense::dot`). Column by
+//! and takes each column's dot product with it in independent partial sums (`crate::sums`). Column by
 //! column, the backward solve's one running sum per column chained every multiply-add to the
 //! one before it: on spot at 22,424 tets it took 7.5 ms against the forward solve's 3.1 ms for
 //! the same entries. The partial sums are added in a fixed order, so the bits do not depend on
 //! the thread count.
 
 use super::{Cholesky, Split};
-use crate::modes::dense::dot;
+use crate::sums::dot;
 
 /// Runs of columns that share one row pattern below them (see the module docs).
 #[derive(Clone, Debug)]
