@@ -607,7 +607,7 @@ mod bem {
     #[test]
     fn bem_scene_sphere_and_lame_parameters_are_accepted() {
         let fracture = r#"{"model": "bem", "threshold": 1e9, "initiate": 1e6, "lame_lambda": 2.5e10,
-                            "lame_mu": 2.5e10, "edge": 0.05}"#;
+                            "lame_mu": 2.5e10, "edge": 0.05, "crack_tips": true}"#;
         let description = parse_scene(&scene(r#"{"sphere": {"radius": 0.2}}"#, fracture), Path::new(".")).unwrap();
         let built = build_world(&description).unwrap();
         let model = built.world.fracture_model::<BemFracture>().unwrap();
@@ -673,6 +673,11 @@ mod bem {
                 SLAB,
                 r#"{"model": "bem", "threshold": -1, "initiate": 1e6}"#,
                 "threshold",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "crack_tips": 1}"#,
+                "bodies[1].fracture.crack_tips",
             ),
             (
                 r#"{"capsule": {"half_height": 0.2, "radius": 0.1}}"#,

@@ -14,8 +14,10 @@
 //!   "thickness": 0.002,        // m: crack thickness (default: a 25th of the edge)
 //!   "contact_duration": 0.001, // s: a contact impulse I acts as the force I / duration
 //!   "max_substeps": 60,        // most sub-steps of front motion in one event
-//!   "substeps_per_solve": 0    // sub-steps between stress solves on the cracked surface
-//! }                            //   (0: never, the fronts move in the uncracked stress)
+//!   "substeps_per_solve": 0,   // sub-steps between stress solves on the cracked surface
+//!                              //   (0: never, the fronts move in the uncracked stress)
+//!   "crack_tips": false        // fronts in the uncracked stress add their own tips' field
+//! }                            //   (`fracture::bem::crack::tip`; default false)
 //! ```
 //!
 //! The surface the stress is solved on: a cuboid becomes a box whose faces are a grid of about
@@ -40,7 +42,7 @@ use super::prescored::{check_keys, number, whole_in};
 use super::{MESH_LEVEL_SET_CELLS, particle_spacing};
 
 /// Every member a `bem` fracture block may have.
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 13] = [
     "threshold",
     "initiate",
     "propagate",
@@ -53,6 +55,7 @@ const KEYS: [&str; 12] = [
     "contact_duration",
     "max_substeps",
     "substeps_per_solve",
+    "crack_tips",
 ];
 
 /// Young's modulus of the default material, Pa (soda-lime glass).
@@ -100,6 +103,12 @@ pub fn bem_model(scene: &SceneDescription, world: &World, ids: &[BodyId]) -> Res
         let mut event = EventSettings::new(elastic, rankine, edge, get("thickness", Some(edge / 25.0))?);
         event.max_substeps = whole_in(&path, parameters, "max_substeps", event.max_substeps, 0..=10_000)?;
         event.substeps_per_solve = whole_in(&path, parameters, "substeps_per_solve", 0, 0..=10_000)?;
+        event.crack_tips = match parameters.get("crack_tips") {
+            None => false,
+            Some(value) => value
+                .as_bool()
+                .ok_or_else(|| SceneError::invalid(&path.key("crack_tips"), value, "true or false"))?,
+        };
         let view = world.body(ids[i]).map_err(|e| SceneError::at(&path, e.to_string()))?;
         let integrals = crate::collision::mass_properties::mesh_integrals(&mesh);
         let material = BemMaterial {

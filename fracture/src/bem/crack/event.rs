@@ -38,6 +38,7 @@ use super::initiate::{Rankine, candidates, initiate};
 use super::loops::cut_loop;
 use super::mesh::CrackMesh;
 use super::through::{cut_through, ligament_within};
+use super::tip::TipField;
 use super::track::{TrackSettings, any_active, substep};
 use super::widen::widened_surface;
 use crate::bem::{BemSettings, Elastic, ElasticBody, Loads, Surface, principal_stress};
@@ -75,6 +76,14 @@ pub struct EventSettings {
     /// Width (m) the stress solve on the cracked surface sees each slot widened to
     /// ([`super::widen`]); the default, one target edge, keeps the operator well conditioned.
     pub analysis_width: f64,
+    /// Whether fronts moving in the uncracked body's stress add the field of their own tips:
+    /// the larger of the stress intensity's near-tip stress and the ligament's net-section
+    /// stress, from the crack-face tractions by superposition ([`super::tip`]). Without it a
+    /// front arrests wherever the uncracked stress falls below the propagation threshold. Solves
+    /// on the cracked surface ([`EventSettings::substeps_per_solve`]) carry the tips' field
+    /// themselves and do not add it. Default: off (the `tip` module docs give what it was
+    /// measured to change, and why it is not the default).
+    pub crack_tips: bool,
     /// The boundary-element solve.
     pub bem: BemSettings,
     /// Least distance between two cracks started in one event (m): a crack relieves the stress
@@ -96,6 +105,7 @@ impl EventSettings {
             substeps_per_solve: 0,
             analysis_width: 1.0 * target_edge,
             ligament: 2.0 * target_edge,
+            crack_tips: false,
             bem: BemSettings::default(),
             start_spacing: 10.0 * target_edge,
         }
@@ -223,13 +233,22 @@ pub fn fracture_event(
         if let Some(solved) = &resolved {
             report.iterations.push(solved.report().convergence.iterations);
         }
-        let stress =
-            |x: DVec3| principal_stress(current.stress(x)).map_or((0.0, DVec3::X), |p| (p.values[0], p.directions[0]));
         let batch = if every > 0 { every } else { settings.max_substeps };
         for _ in 0..batch {
             if !any_active(&crack) || report.substeps >= settings.max_substeps {
                 break;
             }
+            // Fronts in the uncracked body's stress add their own tips' field (`tip`); a solve on
+            // the cracked surface carries it already.
+            let tips = (resolved.is_none() && settings.crack_tips)
+                .then(|| TipField::of(&crack, &|x| current.stress(x), 0.5 * edge, 2.0 * edge));
+            let stress = |x: DVec3| {
+                let sigma = match &tips {
+                    Some(tips) => current.stress(x) + tips.added(x),
+                    None => current.stress(x),
+                };
+                principal_stress(sigma).map_or((0.0, DVec3::X), |p| (p.values[0], p.directions[0]))
+            };
             substep(&mut crack, &stress, &settings.track).map_err(|fault| FractureError::input(fault.to_string()))?;
             report.substeps += 1;
         }

@@ -17,6 +17,8 @@
 //!   (Fig. 13);
 //! - [`loops`]: a line whose ends meet round the body closing into a loop (Fig. 12), and a
 //!   loop cut through the ligament it encircles;
+//! - [`tip`]: the stress a crack's own tip adds ahead of its front, by superposition on the
+//!   uncracked body's stress;
 //! - [`track`]: one sub-step of all of it;
 //! - [`widen`]: the surface the cracked body's stress is solved on, slots widened;
 //! - [`event`]: a whole fracture event, from the stress solve to the pieces;
@@ -38,6 +40,7 @@ pub mod pieces;
 pub mod propagate;
 pub mod region;
 pub mod through;
+pub mod tip;
 pub mod track;
 pub mod validate;
 pub mod widen;
@@ -54,6 +57,7 @@ pub use open::{Opening, Refusal, open_crack};
 pub use pieces::{fragment_bodies, pieces};
 pub use propagate::{FrontSettings, FrontStep, advance_fronts};
 pub use through::cut_through;
+pub use tip::{TipField, TipNode};
 pub use track::{SubStep, TrackSettings, any_active, substep};
 pub use validate::{AngleBounds, MeshCheck, MeshFault, validate};
 pub use widen::widened_surface;

@@ -256,7 +256,7 @@ fn ray_winding(mesh: &CrackMesh, x: DVec3, dir: DVec3, lo: DVec3, hi: DVec3) -> 
 
 /// The nearest live triangle not incident to `f` that the ray from `x` along unit `dir` meets
 /// within `reach` (m): its distance and index (Moller-Trumbore).
-fn first_hit(mesh: &CrackMesh, f: u32, x: DVec3, dir: DVec3, reach: f64) -> Option<(f64, u32)> {
+pub(crate) fn first_hit(mesh: &CrackMesh, f: u32, x: DVec3, dir: DVec3, reach: f64) -> Option<(f64, u32)> {
     let mut best: Option<(f64, u32)> = None;
     let end = x + dir * reach;
     let (lo, hi) = (x.min(end), x.max(end));

@@ -21,6 +21,8 @@ pub struct CutRegion {
     u: DVec3,
     v: DVec3,
     polygon: Vec<DVec2>,
+    /// The polygon's first `front` points are the line's nodes, end to end; the rest the mouth.
+    front: usize,
     /// +1 when the polygon runs counter-clockwise in `(u, v)`, -1 otherwise.
     orientation: f64,
 }
@@ -87,6 +89,7 @@ impl CutRegion {
             u,
             v,
             polygon,
+            front: crack.nodes.len(),
             orientation: if twice_area >= 0.0 { 1.0 } else { -1.0 },
         })
     }
@@ -102,6 +105,35 @@ impl CutRegion {
         let d = self.project(q) - self.project(p);
         let out = DVec2::new(d.y, -d.x) * self.orientation;
         (self.u * out.x + self.v * out.y).normalize_or_zero()
+    }
+
+    /// How far (m) the region reaches behind front point `x` against the in-plane direction
+    /// `ahead`: the distance from `x` back along `-ahead` (both projected on the plane) to the
+    /// nearest crossing of the mouth, the part of the outline on the body's surface. `None` when
+    /// the ray back meets no part of the mouth (a front folded back over itself, or a
+    /// degenerate outline).
+    pub fn depth_behind(&self, x: DVec3, ahead: DVec3) -> Option<f64> {
+        let p = self.project(x);
+        let d = -DVec2::new(ahead.dot(self.u), ahead.dot(self.v)).normalize_or_zero();
+        if d == DVec2::ZERO {
+            return None;
+        }
+        let n = self.polygon.len();
+        // The mouth's edges: from the last node round the mouth back to the first node.
+        (self.front - 1..n)
+            .filter_map(|i| {
+                let (a, b) = (self.polygon[i], self.polygon[(i + 1) % n]);
+                let e = b - a;
+                let denominator = d.perp_dot(e);
+                if denominator.abs() <= 1e-12 * e.length() {
+                    return None;
+                }
+                // p + t d = a + s e.
+                let t = (a - p).perp_dot(e) / denominator;
+                let s = (a - p).perp_dot(d) / denominator;
+                (t > 0.0 && (0.0..=1.0).contains(&s)).then_some(t)
+            })
+            .min_by(f64::total_cmp)
     }
 
     /// Whether `x`, projected on the plane, lies inside the region (non-zero winding number).

@@ -697,3 +697,66 @@ fn crack_widened_surface_moves_only_the_walls() {
     let same = super::widen::widened_surface(&crack, thickness, thickness).unwrap();
     assert_eq!(same.vertices(), tracked.vertices());
 }
+
+/// The tip field on a real crack (`tip`): a crack opened on top of the 1.0 x 0.4 x 0.6 m slab
+/// and grown a few sub-steps, read in a uniform opening stress `p` across its plane. Every front
+/// point gets Tada's `1.1215 p sqrt(pi a)` for its own depth; the deepest node's depth is its
+/// distance below the top face and its ligament its height above the bottom face (each within
+/// an element, the node's path being slanted by the front's shape), and its net-section stress
+/// is the beam formula for them; the ends read back along the surface to where the crack
+/// opened; the added stress opens the crack plane only, and only near the front.
+#[test]
+fn crack_tip_field_reads_depth_ligament_and_intensity_off_the_crack() {
+    let mesh = slab_with_cells(0.05);
+    let edge = mean_edge(&mesh);
+    let thickness = 0.002;
+    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, thickness);
+    grow(&mut crack, mesh.signed_volume(), 1.5, edge, thickness, 4);
+    let p = 3.0e6;
+    let uniform = |_: DVec3| glam::DMat3::from_diagonal(DVec3::new(p, 0.0, 0.0));
+    let field = super::tip::TipField::of(&crack, &uniform, 0.5 * edge, 2.0 * edge);
+    let line = &crack.lines()[0];
+    assert!(
+        field.nodes().len() >= line.nodes.len(),
+        "{} points",
+        field.nodes().len()
+    );
+    for node in field.nodes() {
+        let exact = 1.1215 * p * (core::f64::consts::PI * node.depth).sqrt();
+        assert!((node.intensity / exact - 1.0).abs() < 0.005, "{node:?}");
+        assert!(node.normal.x.abs() > 0.99, "{node:?}");
+    }
+    let deepest = field
+        .nodes()
+        .iter()
+        .min_by(|a, b| a.position.y.total_cmp(&b.position.y))
+        .unwrap();
+    let below_top = 0.2 - deepest.position.y;
+    assert!(below_top > edge, "the crack has grown: {deepest:?}");
+    assert!((deepest.depth - below_top).abs() < edge, "{deepest:?}");
+    let ligament = deepest.ligament.expect("the bottom face ahead");
+    assert!((ligament - (deepest.position.y + 0.2)).abs() < edge, "{deepest:?}");
+    let (a, b) = (deepest.depth, ligament);
+    let beam = p * a / b + 3.0 * p * a * (a + b) / (b * b);
+    assert!(
+        (deepest.net_section / beam - 1.0).abs() < 1e-9,
+        "{deepest:?} against {beam}"
+    );
+    // The ends: on the top face, read back to the opening point, with no ligament.
+    let start = line.plane_point;
+    for &v in [line.nodes[0], line.nodes[line.nodes.len() - 1]].iter() {
+        let x = crack.positions()[v as usize];
+        let end = field.nodes().iter().find(|n| n.position == x).expect("an end point");
+        assert!(end.ligament.is_none());
+        let along = DVec3::new(0.0, 0.0, x.z - start.z).length();
+        assert!((end.depth - along).abs() < 0.25 * edge, "{end:?} from {start}");
+    }
+    // Half an edge below the deepest node the plane's normal stress rises, nothing else does;
+    // five edges away nothing is added.
+    let below = field.added(deepest.position - DVec3::Y * (0.5 * edge));
+    assert!(below.x_axis.x > 0.0 && below.y_axis.y.abs() < 1e-6 * below.x_axis.x);
+    assert_eq!(
+        field.added(deepest.position - DVec3::Y * (5.0 * edge)),
+        glam::DMat3::ZERO
+    );
+}
