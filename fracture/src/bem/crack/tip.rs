@@ -76,10 +76,10 @@ use crate::bem::quadrature::GAUSS8;
 /// The uncracked body's Cauchy stress (Pa) at a material point (m).
 pub type UncrackedStress<'a> = &'a (dyn Fn(DVec3) -> DMat3 + Sync);
 
-/// One front node's stress intensity.
+/// What the crack faces shed at one front point (an interior node of a line, or an end).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TipNode {
-    /// The node's position (m, material frame).
+    /// The point's position (m, material frame).
     pub position: DVec3,
     /// Its crack plane's unit normal.
     pub normal: DVec3,
@@ -94,6 +94,22 @@ pub struct TipNode {
     pub net_section: f64,
 }
 
+/// A front point as read off the crack, before its stress is integrated.
+struct FrontPoint {
+    /// Where it is (m).
+    position: DVec3,
+    /// Where its crack is read back from (m): the point itself, or just inside an end.
+    from: DVec3,
+    /// Unit direction it runs in, within the crack plane.
+    ahead: DVec3,
+    /// The crack plane's unit normal.
+    normal: DVec3,
+    /// The crack's depth behind it (m).
+    depth: f64,
+    /// The uncut material ahead of it (m), where read.
+    ligament: Option<f64>,
+}
+
 /// The stress intensities along every crack front of a surface, read once per sub-step.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TipField {
@@ -103,21 +119,26 @@ pub struct TipField {
 }
 
 impl TipField {
-    /// The stress intensity at every interior node of every line of `crack` that is not cut
-    /// through, from the uncracked stress `sigma0` (see the module docs); the tip field is added
-    /// up to `reach` (m) from a node.
+    /// What the crack faces shed at every front point of every line of `crack` that is not cut
+    /// through, from the uncracked stress `sigma0` (see the module docs): its interior nodes, and
+    /// the ends of an open line, read from `inset` (m) inside them; the tip field is added up to
+    /// `reach` (m) from a point. Costs, per front point, eight stress evaluations and a ray
+    /// through the triangles near it.
     pub fn of(crack: &CrackMesh, sigma0: UncrackedStress<'_>, inset: f64, reach: f64) -> Self {
-        // Each front point: where it is, the point its crack is read back from, ahead, the
-        // plane's normal, the crack's depth behind it and the ligament ahead of it.
-        let mut fronts: Vec<(DVec3, DVec3, DVec3, DVec3, f64, Option<f64>)> = Vec::new();
+        let mut points: Vec<FrontPoint> = Vec::new();
         let (lo, hi) = crack.bounds();
         let across = (hi - lo).length();
         for (l, line) in crack.lines().iter().enumerate() {
             if line.through || line.nodes.len() < 3 {
                 continue;
             }
-            let n = line.plane_normal;
+            let normal = line.plane_normal;
             let region = CutRegion::of_line(crack, l);
+            let mouth = if region.is_none() {
+                mouth_vertices(crack, l)
+            } else {
+                Vec::new()
+            };
             let interior = if line.closed {
                 &line.nodes[..]
             } else {
@@ -128,20 +149,28 @@ impl TipField {
                 // Ahead: within the plane, against what the node's triangles leave of the walls'
                 // normals (they point back out through the slot).
                 let back = outward(crack, f);
-                let ahead = -(back - n * n.dot(back)).normalize_or_zero();
+                let ahead = -(back - normal * normal.dot(back)).normalize_or_zero();
                 if ahead == DVec3::ZERO {
                     continue;
                 }
                 let depth = match &region {
                     Some(region) => region.depth_behind(x, ahead),
-                    None => nearest_mouth(crack, l, x),
+                    None => mouth.iter().map(|m| m.distance(x)).min_by(f64::total_cmp),
                 };
                 if let Some(depth) = depth.filter(|d| d.is_finite() && *d > 0.0) {
-                    let ligament = first_hit(crack, f, x, ahead, across).map(|(d, _)| d);
-                    fronts.push((x, x, ahead, n, depth, ligament));
+                    points.push(FrontPoint {
+                        position: x,
+                        from: x,
+                        ahead,
+                        normal,
+                        depth,
+                        ligament: first_hit(crack, f, x, ahead, across).map(|(d, _)| d),
+                    });
                 }
             }
             // The ends run on along the surface: their crack reaches back to where it started.
+            // Ahead of an end the surface curves away or turns at a ridge, so no ligament is
+            // read there.
             if line.closed {
                 continue;
             }
@@ -150,25 +179,30 @@ impl TipField {
                 let inward = crack.surface_normal(v) * inset;
                 let from = x - inward;
                 let chord = from - (line.plane_point - inward);
-                let chord = chord - n * n.dot(chord);
+                let chord = chord - normal * normal.dot(chord);
                 let depth = chord.length();
-                // Ahead of an end the surface curves away or turns at a ridge, so no ligament is
-                // read there.
                 if depth.is_finite() && depth > 0.0 {
-                    fronts.push((x, from, chord / depth, n, depth, None));
+                    points.push(FrontPoint {
+                        position: x,
+                        from,
+                        ahead: chord / depth,
+                        normal,
+                        depth,
+                        ligament: None,
+                    });
                 }
             }
         }
-        let nodes: Vec<TipNode> = fronts
+        let nodes: Vec<TipNode> = points
             .par_iter()
-            .map(|&(position, from, ahead, normal, depth, ligament)| {
-                let opening = |x: DVec3| normal.dot(sigma0(x) * normal);
-                let shed = shed_by_edge_crack(&opening, from, ahead, depth, ligament);
+            .map(|p| {
+                let opening = |x: DVec3| p.normal.dot(sigma0(x) * p.normal);
+                let shed = shed_by_edge_crack(&opening, p.from, p.ahead, p.depth, p.ligament);
                 TipNode {
-                    position,
-                    normal,
-                    depth,
-                    ligament,
+                    position: p.position,
+                    normal: p.normal,
+                    depth: p.depth,
+                    ligament: p.ligament,
                     intensity: shed.intensity.max(0.0),
                     net_section: shed.net_section.max(0.0),
                 }
@@ -177,7 +211,7 @@ impl TipField {
         Self { nodes, reach }
     }
 
-    /// The front nodes read.
+    /// The front points read.
     pub fn nodes(&self) -> &[TipNode] {
         &self.nodes
     }
@@ -244,16 +278,17 @@ pub fn shed_by_edge_crack(
     Shed { intensity, net_section }
 }
 
-/// The distance (m) from `x` to the nearest vertex of line `l`'s mouth (its walls' vertices on
-/// the body's surface), `None` when it has none.
-fn nearest_mouth(crack: &CrackMesh, l: usize, x: DVec3) -> Option<f64> {
-    crack
+/// The positions (m) of line `l`'s mouth: its walls' vertices on the body's surface.
+fn mouth_vertices(crack: &CrackMesh, l: usize) -> Vec<DVec3> {
+    let mut vertices: Vec<u32> = crack
         .live_triangles()
         .filter(|&t| crack.wall_of(t) == Some(l))
         .flat_map(|t| crack.triangle_slots()[t as usize])
         .filter(|&v| crack.incident(v).iter().any(|&t| !crack.is_wall(t)))
-        .map(|v| crack.positions()[v as usize].distance(x))
-        .min_by(f64::total_cmp)
+        .collect();
+    vertices.sort_unstable();
+    vertices.dedup();
+    vertices.iter().map(|&v| crack.positions()[v as usize]).collect()
 }
 
 #[cfg(test)]

@@ -221,3 +221,37 @@ fn crack_loop_closes_round_a_sphere() {
     );
     assert_eq!(pieces(&crack).unwrap().len(), 1);
 }
+
+/// The tip field of a closed loop (`tip`): a ring crack has no cut region to read its depth
+/// across, so each node's depth is its distance to the nearest vertex of the mouth, which round
+/// a 0.2 x 0.2 m bar is the node's depth below the bar's faces (within an element); under a
+/// uniform opening stress every node gets Tada's intensity for that depth, and the ligament
+/// ahead of it runs across the uncut core, no wider than the bar.
+#[test]
+fn crack_tip_field_reads_a_loop_by_its_mouth() {
+    let half = DVec3::new(0.5, 0.1, 0.1);
+    let mesh = grid_box(half, 0.05, Grading::Uniform).unwrap();
+    let edge = mean_edge(&mesh);
+    let thickness = 0.002;
+    let mut crack = opened(&mesh, DVec3::new(0.01, 0.1, 0.01), DVec3::X, thickness);
+    let skin = move |x: DVec3| {
+        let near_face = (half - x.abs()).min_element() < 0.035;
+        (if near_face { 1.5 } else { 0.5 }, DVec3::X)
+    };
+    let (_, closed) = run(&mut crack, &skin, mesh.signed_volume(), edge, thickness, 200, false);
+    assert_eq!(closed, 1);
+    let p = 2.0e6;
+    let uniform = |_: DVec3| glam::DMat3::from_diagonal(DVec3::new(p, 0.0, 0.0));
+    let field = super::super::tip::TipField::of(&crack, &uniform, 0.5 * edge, 2.0 * edge);
+    let ring = &crack.lines()[0].nodes;
+    assert_eq!(field.nodes().len(), ring.len(), "every loop node, no ends");
+    for node in field.nodes() {
+        let below = 0.1 - node.position.y.abs().max(node.position.z.abs());
+        assert!((node.depth - below).abs() < edge, "{node:?}: {below} below the faces");
+        let exact = 1.1215 * p * (core::f64::consts::PI * node.depth).sqrt();
+        assert!((node.intensity / exact - 1.0).abs() < 0.005, "{node:?}");
+        let ligament = node.ligament.expect("the core ahead");
+        assert!(ligament > 0.0 && ligament < 0.2 * 2f64.sqrt(), "{node:?}");
+        assert!(node.net_section > 0.0);
+    }
+}
