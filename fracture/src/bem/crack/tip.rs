@@ -11,7 +11,8 @@
 //! body under them plus the cracked body with the tractions `-sigma0 n` on its crack faces. Only
 //! the second problem has the singular tip field, and what it sheds onto the material ahead is
 //! fixed by the uncracked opening stress `p = n . sigma0 n` over the crack (`n` the crack
-//! plane's normal).
+//! plane's normal; at a front node, the summed normal of its wall triangles, so a curved crack
+//! is read across its own faces near the front).
 //!
 //! **Stress intensity.** Each front node is taken as the tip of an edge crack of a half-plane
 //! along its own path back to the mouth: depth `a` from the node back across the crack's cut
@@ -146,6 +147,7 @@ impl TipField {
             };
             for &f in interior {
                 let x = crack.positions()[f as usize];
+                let normal = local_normal(crack, f, normal);
                 // Ahead: within the plane, against what the node's triangles leave of the walls'
                 // normals (they point back out through the slot).
                 let back = outward(crack, f);
@@ -276,6 +278,24 @@ pub fn shed_by_edge_crack(
     let intensity = 2.0 * (depth / core::f64::consts::PI).sqrt() * half_pi * weighted;
     let net_section = b.map_or(0.0, |b| half_pi * (force / b + 6.0 * moment / (b * b)));
     Shed { intensity, net_section }
+}
+
+/// The crack plane's unit normal at front node `f`: the area vectors of its wall triangles,
+/// each turned to the side of the line's `plane_normal` and summed (a curved crack turns away
+/// from the plane it opened across); the line's normal when they cancel.
+fn local_normal(crack: &CrackMesh, f: u32, plane_normal: DVec3) -> DVec3 {
+    let sum: DVec3 = crack
+        .incident(f)
+        .iter()
+        .filter(|&&t| crack.is_wall(t))
+        .map(|&t| {
+            let [a, b, c] = crack.corners(t);
+            let area = (b - a).cross(c - a);
+            if area.dot(plane_normal) < 0.0 { -area } else { area }
+        })
+        .sum();
+    let n = sum.normalize_or_zero();
+    if n == DVec3::ZERO { plane_normal } else { n }
 }
 
 /// The positions (m) of line `l`'s mouth: its walls' vertices on the body's surface.
