@@ -61,10 +61,10 @@
 //! its two events against 0.46 and 0.39 m^2 without; its fronts stop where the mesh checks refuse
 //! their moves, not where the stress falls, and the faster fronts are refused sooner); a dropped
 //! 24 cm plate 1.2 cm thick, meshed at 4 mm (three elements through it), grows 3.2e-3 m^2 of
-//! crack against 1.7e-3 m^2, its rim crack running 18 cm instead of 3 cm, until it
-//! meets another crack; a 2 cm hollow sphere at 6 mm grows about as much crack either way. What keeps
-//! those bodies whole is the tracking (cracks that meet stop, ends refused at ridges, fronts
-//! short of the far surface), not the stress.
+//! crack against 1.7e-3 m^2, its rim crack running 18 cm instead of 3 cm, until it meets another
+//! crack; a 2 cm hollow sphere at 6 mm grows about as much crack either way. What keeps those
+//! bodies whole is the tracking (cracks that meet stop, ends refused at ridges, fronts short of
+//! the far surface), not the stress.
 
 use glam::{DMat3, DVec3};
 use rayon::prelude::*;
