@@ -14,9 +14,14 @@
 //!    (so both faces keep their planes), pointing to the `e`-positive side; the
 //!    triangles on the `e`-positive side of the cut take `v+`, the others `v-`. The mouth of the
 //!    slot is the loop `a, v+, b, v-`. Corners, and planes nearly containing a ridge, refuse.
-//! 3. A front node `f = x - N depth` closes the slot with four wall triangles
+//! 3. A front node `f = x - N' depth` closes the slot with four wall triangles
 //!    `(a, v+, f), (v+, b, f), (b, v-, f), (v-, a, f)`, wound so the surface stays a closed,
-//!    consistently oriented manifold.
+//!    consistently oriented manifold. `N'` is `N` made parallel to the crack plane, so the front
+//!    starts in the plane the fronts then move in: with `f` along `N` itself, a plane tilted
+//!    from the normal put the front node a fifth of an edge off it, and the first in-plane moves
+//!    of that front removed four times the thickness times the crack area (a random plane
+//!    through a sphere in `crack_random_planes_through_spheres_and_boxes_keep_the_mesh_valid`,
+//!    its case kept in `fracture/proptest-regressions`).
 //!
 //! The crack line is `[a, f, b]`: `f` is active, the ends `a` and `b` sit on the surface and are
 //! inactive. The opening is made only if every new triangle passes [`super::check::acceptable`];
@@ -193,7 +198,10 @@ pub(crate) fn slot(mesh: &mut CrackMesh, slot: Slot, bounds: AngleBounds) -> Res
     let half = lip_offset(mesh, v, normal, e, slot.thickness).ok_or(Refusal::Crossings)?;
     let vp = mesh.add_vertex(x + half);
     let vm = mesh.add_vertex(x - half);
-    let f = mesh.add_vertex(x - normal * slot.depth);
+    // The front node goes in below the vertex within the crack plane: along the inward normal
+    // made parallel to the plane, so the walls start in the plane they are cut along.
+    let inward = (normal - e * e.dot(normal)).normalize_or(normal);
+    let f = mesh.add_vertex(x - inward * slot.depth);
 
     // The fan: each triangle around v, with v replaced by the vertex of its side.
     let mut removed = Vec::with_capacity(n);
