@@ -602,8 +602,8 @@ mod bem {
         assert!(report.contains("1 broke a body"), "{report}");
     }
 
-    /// A sphere becomes an icosphere with edges at most the target, and Lamé parameters stand in
-    /// for Young's modulus and Poisson's ratio.
+    /// A sphere becomes an icosphere with edges at most the target, Lamé parameters stand in for
+    /// Young's modulus and Poisson's ratio, and the file's `crack_tips` reaches the event settings.
     #[test]
     fn bem_scene_sphere_and_lame_parameters_are_accepted() {
         let fracture = r#"{"model": "bem", "threshold": 1e9, "initiate": 1e6, "lame_lambda": 2.5e10,
@@ -612,6 +612,8 @@ mod bem {
         let built = build_world(&description).unwrap();
         let model = built.world.fracture_model::<BemFracture>().unwrap();
         let mesh = model.mesh(built.bodies[1].id).unwrap();
+        let event = model.material(built.bodies[1].id).unwrap().event;
+        assert!(event.crack_tips, "the file's crack_tips is used");
         let v = mesh.vertices();
         let longest = mesh
             .triangles()

@@ -223,6 +223,12 @@ impl BemFracture {
         self.bodies.get(&id).map(|b| &b.mesh)
     }
 
+    /// The material breakable body `id` cracks in (its elastic constants, thresholds and event
+    /// settings, density and contact duration).
+    pub fn material(&self, id: BodyId) -> Option<&BemMaterial> {
+        self.bodies.get(&id).map(|b| &b.material)
+    }
+
     /// Every fracture event so far, in order.
     pub fn events(&self) -> &[BemFractureEvent] {
         &self.events

@@ -174,7 +174,7 @@ pub fn advance_fronts(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &
 /// the whole line, see [`super::region`]). Without it, into the material is against the
 /// area-weighted normal of `f`'s triangles: at a front the two walls' outward normals nearly
 /// cancel, and what is left points back out through the slot.
-fn heading(mesh: &CrackMesh, f: u32, p: u32, q: u32, e: DVec3, region: Option<&CutRegion>) -> Option<DVec3> {
+pub(crate) fn heading(mesh: &CrackMesh, f: u32, p: u32, q: u32, e: DVec3, region: Option<&CutRegion>) -> Option<DVec3> {
     let in_plane = |d: DVec3| (d - e * e.dot(d)).normalize_or_zero();
     let pos = |v: u32| mesh.positions()[v as usize];
     if let Some(region) = region {
