@@ -7,8 +7,8 @@
 //! (`bem::crack::event`), and the fronts add their own tips' field (`bem::crack::tip`).
 //!
 //! What to look for: the plate, landing on its rim at a tilt, cracks from the rim where it
-//! strikes and across its faces (about 0.002 m^2 of crack over 22 sub-steps); the shell cracks
-//! where it lands, through its wall (about 0.020 and 0.003 m^2 in two events). Neither breaks
+//! strikes and across its faces (about 0.002 m^2 of crack over 16 sub-steps); the shell cracks
+//! where it lands, through its wall (about 0.022 and 0.003 m^2 in two events). Neither breaks
 //! yet: a crack through a wall runs on just under both faces, and is not cut through until its
 //! front is within an element of the far surface all along. Writes
 //! `out/bem/plate_and_shell.glb` and the crack surfaces, in each body's own frame, to
