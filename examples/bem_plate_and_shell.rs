@@ -54,6 +54,8 @@ fn porcelain(
     );
     // The fronts move in the uncracked stress; their tips' field lets a crack run on.
     event.crack_tips = true;
+    // A crack through the wall breaks out through the far face and runs on through it.
+    event.track.break_out = true;
     model.make_breakable(world, id, mesh, BemMaterial::new(event, density), &pose, 5.0)?;
     Ok(id)
 }

@@ -603,17 +603,20 @@ mod bem {
     }
 
     /// A sphere becomes an icosphere with edges at most the target, Lamé parameters stand in for
-    /// Young's modulus and Poisson's ratio, and the file's `crack_tips` reaches the event settings.
+    /// Young's modulus and Poisson's ratio, and the file's `crack_tips` and `break_out` reach the
+    /// event settings.
     #[test]
     fn bem_scene_sphere_and_lame_parameters_are_accepted() {
         let fracture = r#"{"model": "bem", "threshold": 1e9, "initiate": 1e6, "lame_lambda": 2.5e10,
-                            "lame_mu": 2.5e10, "edge": 0.05, "crack_tips": true}"#;
+                            "lame_mu": 2.5e10, "edge": 0.05, "crack_tips": true,
+                            "break_out": true}"#;
         let description = parse_scene(&scene(r#"{"sphere": {"radius": 0.2}}"#, fracture), Path::new(".")).unwrap();
         let built = build_world(&description).unwrap();
         let model = built.world.fracture_model::<BemFracture>().unwrap();
         let mesh = model.mesh(built.bodies[1].id).unwrap();
         let event = model.material(built.bodies[1].id).unwrap().event;
         assert!(event.crack_tips, "the file's crack_tips is used");
+        assert!(event.track.break_out, "the file's break_out is used");
         let v = mesh.vertices();
         let longest = mesh
             .triangles()
@@ -680,6 +683,11 @@ mod bem {
                 SLAB,
                 r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "crack_tips": 1}"#,
                 "bodies[1].fracture.crack_tips",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "break_out": "yes"}"#,
+                "bodies[1].fracture.break_out",
             ),
             (
                 r#"{"capsule": {"half_height": 0.2, "radius": 0.1}}"#,

@@ -16,8 +16,10 @@
 //!   "max_substeps": 60,        // most sub-steps of front motion in one event
 //!   "substeps_per_solve": 0,   // sub-steps between stress solves on the cracked surface
 //!                              //   (0: never, the fronts move in the uncracked stress)
-//!   "crack_tips": false        // fronts in the uncracked stress add their own tips' field
-//! }                            //   (`fracture::bem::crack::tip`; default false)
+//!   "crack_tips": false,       // fronts in the uncracked stress add their own tips' field
+//!                              //   (`fracture::bem::crack::tip`; default false)
+//!   "break_out": false         // runs of a front that reach the far surface break out through
+//! }                            //   it, the rest running on (`fracture::bem::crack::breakout`)
 //! ```
 //!
 //! The surface the stress is solved on: a cuboid becomes a box whose faces are a grid of about
@@ -42,7 +44,7 @@ use super::prescored::{check_keys, number, whole_in};
 use super::{MESH_LEVEL_SET_CELLS, particle_spacing};
 
 /// Every member a `bem` fracture block may have.
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 14] = [
     "threshold",
     "initiate",
     "propagate",
@@ -56,6 +58,7 @@ const KEYS: [&str; 13] = [
     "max_substeps",
     "substeps_per_solve",
     "crack_tips",
+    "break_out",
 ];
 
 /// Young's modulus of the default material, Pa (soda-lime glass).
@@ -103,12 +106,14 @@ pub fn bem_model(scene: &SceneDescription, world: &World, ids: &[BodyId]) -> Res
         let mut event = EventSettings::new(elastic, rankine, edge, get("thickness", Some(edge / 25.0))?);
         event.max_substeps = whole_in(&path, parameters, "max_substeps", event.max_substeps, 0..=10_000)?;
         event.substeps_per_solve = whole_in(&path, parameters, "substeps_per_solve", 0, 0..=10_000)?;
-        event.crack_tips = match parameters.get("crack_tips") {
-            None => false,
+        let flag = |key: &str| match parameters.get(key) {
+            None => Ok(false),
             Some(value) => value
                 .as_bool()
-                .ok_or_else(|| SceneError::invalid(&path.key("crack_tips"), value, "true or false"))?,
+                .ok_or_else(|| SceneError::invalid(&path.key(key), value, "true or false")),
         };
+        event.crack_tips = flag("crack_tips")?;
+        event.track.break_out = flag("break_out")?;
         let view = world.body(ids[i]).map_err(|e| SceneError::at(&path, e.to_string()))?;
         let integrals = crate::collision::mass_properties::mesh_integrals(&mesh);
         let material = BemMaterial {

@@ -60,10 +60,8 @@ pub fn extend_end(
     };
     let e = plane_normal.normalize_or_zero();
     let ring = mesh.ring(a).ok_or(Refusal::Geometry)?;
-    let m = ring.len();
     let i1 = ring.iter().position(|&r| r == n1).ok_or(Refusal::Geometry)?;
-    // The surface arc from the lip after n1 round to the lip before it.
-    let arc: SmallVec<[u32; 8]> = (1..m).map(|k| ring[(i1 + k) % m]).collect();
+    let arc = surface_arc(mesh, a, &ring, i1).ok_or(Refusal::Geometry)?;
     let (lip1, lip2) = (arc[0], arc[arc.len() - 1]);
     let x = mesh.positions()[a as usize];
     let pos = |v: u32| mesh.positions()[v as usize];
@@ -154,6 +152,30 @@ pub fn extend_end(
     mesh.set_crack_node(c, true);
     mesh.set_active(g, true);
     Ok(c)
+}
+
+/// The surface arc of end `a`'s ring (`ring`, `n1` at index `i1`): the neighbours from the lip
+/// after `n1` round to the lip before it, over `a`'s triangles of the body's surface. At an end
+/// an opening or an extension made, one wall triangle lies either side of `n1`; at an end a
+/// break-out made (`breakout`), a whole fan of each wall. `None` unless the surface triangles
+/// run as one arc with walls either side.
+fn surface_arc(mesh: &CrackMesh, a: u32, ring: &[u32], i1: usize) -> Option<SmallVec<[u32; 8]>> {
+    let m = ring.len();
+    // Triangle k of the ring is (a, ring[k], ring[k + 1]).
+    let wall = |k: usize| {
+        mesh.directed_edge_triangle(a, ring[k % m])
+            .is_none_or(|t| mesh.is_wall(t))
+    };
+    if !wall(i1) || !wall(i1 + m - 1) {
+        return None;
+    }
+    let start = (1..m).find(|&k| !wall(i1 + k))?;
+    let end = (start..m).take_while(|&k| !wall(i1 + k)).last()?;
+    if (end + 1..m).any(|k| !wall(i1 + k)) {
+        return None;
+    }
+    let arc: SmallVec<[u32; 8]> = (start..=end + 1).map(|k| ring[(i1 + k) % m]).collect();
+    (arc.len() >= 2).then_some(arc)
 }
 
 /// Refuses, naming it, a crack-plane normal that is not finite and non-zero, or a mouth width

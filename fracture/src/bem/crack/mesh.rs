@@ -13,6 +13,7 @@
 //! compacts. Every operation runs in index order, so results do not depend on thread count.
 
 use glam::DVec3;
+use hashbrown::HashSet;
 use shatter_collision::TriMesh;
 use smallvec::SmallVec;
 
@@ -61,6 +62,8 @@ pub struct CrackMesh {
     on_line: Vec<bool>,
     /// Per vertex, how many sub-steps in a row its front move was refused.
     stalls: Vec<u8>,
+    /// Runs of front nodes (first and last node) whose break-out was refused (`breakout`).
+    refused_runs: HashSet<(u32, u32)>,
     lines: Vec<CrackLine>,
     /// Per line, the largest wall area it has had (m^2) and how many sub-steps in a row it has
     /// not grown past it.
@@ -83,6 +86,7 @@ impl CrackMesh {
             active: vec![false; mesh.vertices().len()],
             on_line: vec![false; mesh.vertices().len()],
             stalls: vec![0; mesh.vertices().len()],
+            refused_runs: HashSet::new(),
             lines: Vec::new(),
             growth: Vec::new(),
             grid: TriangleGrid::new(mean_edge(mesh)),
@@ -373,6 +377,12 @@ impl CrackMesh {
         *count
     }
 
+    /// Starts line `l`'s growth record afresh from its present wall area: after its walls were
+    /// shared with a line split off it, its old largest area no longer says whether it grows.
+    pub(crate) fn restart_growth(&mut self, l: usize) {
+        self.growth[l] = (self.wall_area(l), 0);
+    }
+
     /// The area of line `l`'s walls (m^2, both faces).
     pub fn wall_area(&self, l: usize) -> f64 {
         self.live_triangles()
@@ -387,6 +397,21 @@ impl CrackMesh {
     /// Forgets vertex `v`'s refused moves (it moved).
     pub(crate) fn unstall(&mut self, v: u32) {
         self.stalls[v as usize] = 0;
+    }
+
+    /// Puts live triangle `t` on the wall of crack line `wall`, or on the body's surface.
+    pub(crate) fn set_wall(&mut self, t: u32, wall: Option<usize>) {
+        self.wall[t as usize] = wall.map_or(u32::MAX, |l| l as u32);
+    }
+
+    /// Records that the run of front nodes from `first` to `last` could not break out.
+    pub(crate) fn refuse_run(&mut self, first: u32, last: u32) {
+        self.refused_runs.insert((first, last));
+    }
+
+    /// Whether the run of front nodes from `first` to `last` was refused a break-out before.
+    pub(crate) fn run_refused(&self, first: u32, last: u32) -> bool {
+        self.refused_runs.contains(&(first, last))
     }
 
     /// Marks or unmarks `v` as a crack node.

@@ -15,6 +15,8 @@
 //! - [`extend`]: growing a line at its ends (Fig. 10);
 //! - [`through`](mod@through): cutting the ligament once a front has reached the far surface
 //!   (Fig. 13);
+//! - [`breakout`]: cutting it over a run of the front that has reached the surface while the
+//!   rest runs on (Fig. 13, pair by pair);
 //! - [`loops`]: a line whose ends meet round the body closing into a loop (Fig. 12), and a
 //!   loop cut through the ligament it encircles;
 //! - [`tip`]: the stress a crack's own tip adds ahead of its front, by superposition on the
@@ -26,6 +28,7 @@
 //!
 //! Everything is in the body's material frame, in metres.
 
+pub mod breakout;
 pub mod check;
 pub mod event;
 pub mod extend;

@@ -1,46 +1,51 @@
 //! Cutting through (Zhu 2015 section 6.3, Fig. 13): once a crack's front has reached the far
-//! surface all along, the thin ligament left between them is cut and the crack becomes a slot
-//! through the body. When the crack spans the body, the surface falls into two closed pieces.
+//! surface, the thin ligament left between them is cut. Cut over the whole line, the crack
+//! becomes a slot through the body, and when it spans the body the surface falls into two closed
+//! pieces; cut over a run of the front ([`super::breakout`]), the rest of the front runs on.
 //!
 //! The paper cuts pair by pair of neighbouring inactive front nodes: it cuts the far surface
 //! along an interpolated crack plane, opens that path, deletes the two wall triangles on the
-//! front edge and stitches the hanging vertices. Here the same steps run once for the whole line,
-//! as one change that is checked before anything moves, so a refused cut leaves the uncut crack:
-//! 1. Every interior front node must be inactive and have a point of the far surface within the
-//!    reach, ahead of it (on the side away from the crack's mouth): the guides.
-//! 2. A path of surface edges is traced from one end of the line to the other: it leaves the
-//!    first end towards the first guide and walks on along the surface's intersection with the
-//!    plane through the current vertex parallel to the crack, never back, stepping to the
-//!    crossing ahead and splitting the edge there (or to the edge's end when the crossing is
-//!    within a tenth of the edge of it, or when the angle bounds refuse the split), until the
-//!    other end is a neighbour. Each new path vertex slides within its face, or along its ridge,
-//!    onto the crack plane through the nearest node of the line, so the path stays under the
-//!    front. Splits and slides change no shape: a refusal after them leaves a valid mesh.
-//! 3. The front line and the path together bound the crack. Triangles are flooded without
-//!    crossing either: the side holding the positive wall (the wall whose outward normals point
-//!    against the crack-plane normal `e`) is `+`, the other `-`. If some edge of the front or the
-//!    path has the same side on both triangles, the crack does not separate anything there (a
-//!    body with a hole, say) and the cut is refused.
-//! 4. Each path vertex, the ends included, becomes two vertices `p +- m`, `|m|` half the crack
-//!    thickness along the surface, as the lips of an opening are placed (or, at a corner or a
-//!    mouth's end on a ridge, along the crack normal made tangent to the surface), and its
-//!    triangles take the copy of their side. Each line node goes to a path vertex (the nearest
-//!    one not before the previous node's, the ends to themselves), and its wall triangles to
-//!    that vertex's copy on their side. A wall triangle on a front segment whose two nodes went
-//!    to path vertices apart becomes a fan from its third corner over the path between them; one
-//!    whose nodes went to the same vertex goes. Both walls are mapped onto the same path, so
-//!    the two sides stay matched and a thickness apart at the far surface.
+//! front edge and stitches the hanging vertices. Here the same steps run once for a whole run of
+//! nodes ([`cut_ligament`]), as one change that is checked before anything moves, so a refused
+//! cut leaves the uncut crack:
+//! 1. Every interior node of the run must be inactive and have a point of the far surface
+//!    within the reach, ahead of it (on the side away from the crack's mouth): the guides.
+//! 2. A path of surface edges is traced from one end of the run to the other (the line's own
+//!    end where the run starts or stops at one, else a surface vertex at the node's far point):
+//!    it leaves the first end towards the first guide and walks on along the surface's
+//!    intersection with the plane through the current vertex parallel to the crack, never back,
+//!    stepping to the crossing ahead and splitting the edge there (or to the edge's end when the
+//!    crossing is within a tenth of the edge of it, or when the angle bounds refuse the split),
+//!    until the other end is a neighbour. Each new path vertex slides within its face, or along
+//!    its ridge, onto the crack plane through the nearest node of the run; a step shorter than
+//!    a quarter of the edges around it is collapsed. Every path vertex must lie within two
+//!    reaches of the front (a path round the body to the other end would cut material the front
+//!    never reached). Splits, collapses and slides keep the shape: a refusal after them leaves a
+//!    valid mesh.
+//! 3. Sides come from the order of each vertex's ring: a node's triangles lie left or right of
+//!    the front walked back along the run, a path vertex's left or right of the path (seen from
+//!    outside). Front and path run round the ligament the same way, so "left" is one side of the
+//!    crack everywhere. The positive side is the one whose wall's outward normals point against
+//!    the crack-plane normal `e` (summed over the run's walls), and must be where the path's
+//!    left triangles lie. (Sides read this way need nothing beyond the run: a crack already
+//!    through the body elsewhere, or a cut round a handle, is cut as any other.)
+//! 4. Each path vertex that opens (all but the new ends a run makes, which close the new mouth)
+//!    becomes two vertices `p +- m`, `|m|` half the crack thickness along the surface, as the
+//!    lips of an opening are placed (or, at a corner or a mouth's end on a ridge, along the crack
+//!    normal made tangent to the surface), either side of the crack plane through the nearest
+//!    interior node, and its triangles take the copy of their side. Each node of the run goes to
+//!    a path vertex (the nearest one not before the previous node's, the run's ends to the
+//!    path's), and its wall triangles to that vertex's copy on their side. A wall triangle on a
+//!    segment of the run whose two nodes went to path vertices apart becomes a fan from its
+//!    third corner over the path between them; one whose nodes went to the same vertex goes. A
+//!    triangle left flat (a lip, an end's copy and the path vertex after it, on one line of the
+//!    far surface) goes, and the triangle across its long edge is split at its middle vertex.
+//!    Both walls are mapped onto the same path, so the two sides stay matched and a thickness
+//!    apart at the far surface.
 //!
-//! The line is then marked cut through: it has no nodes left, and its walls keep its index.
-//! Volume: the slot now runs through with width `t` at the far surface too, so the volume
-//! removed stays within the thickness times the crack area.
-//!
-//! Known limit: where a path vertex cannot be settled onto the crack plane (an existing vertex
-//! held by the crack's own walls next to its mouth, as when a crack's end has run up a side face
-//! while the front beside it lags a few millimetres inside), its two copies can land on one side
-//! of the crack, or a fan degenerate into the path, and the cut is refused. Measured: a
-//! 704-triangle bar in three-point bending is refused this way, the same bar at 2816 triangles
-//! cuts through (`fracture/tests/bem_crack.rs`).
+//! A line cut over its whole length is then marked cut through: it has no nodes left, and its
+//! walls keep its index. Volume: the slot now runs through with width `t` at the far surface
+//! too, so the volume removed stays within the thickness times the crack area.
 
 use glam::DVec3;
 use hashbrown::{HashMap, HashSet};
@@ -49,11 +54,12 @@ use smallvec::SmallVec;
 
 use super::check::{MAX_NORMAL_TURN_COS, acceptable, try_move};
 use super::extend::crack_at;
+use super::improve::RemeshSettings;
 use super::mesh::{CrackLine, CrackMesh};
 use super::open::{Refusal, lip_offset, tangent_offset};
-use super::ops::{FEATURE_DEGREES, Slide, slide, split_edge};
+use super::ops::{FEATURE_DEGREES, Slide, collapse_edge, slide, split_edge};
 use super::propagate::outward;
-use super::validate::{AngleBounds, components_apart};
+use super::validate::{AngleBounds, components_apart, triangle_angles};
 
 /// Cuts crack line `line` through to the far surface (see the module docs). `reach` (m) is how
 /// close every front node must be to the far surface, about one target edge; `thickness` (m) is
@@ -69,82 +75,369 @@ pub fn cut_through(
     if crack.closed || crack.through || crack.nodes.len() < 3 {
         return Err(Refusal::NotThrough);
     }
-    let nodes = crack.nodes.clone();
-    let e = crack.plane_normal;
-    let (a, b) = (nodes[0], nodes[nodes.len() - 1]);
-    let front = &nodes[1..nodes.len() - 1];
-    if front.iter().any(|&f| mesh.is_active(f)) {
+    let n = crack.nodes.len();
+    let ends = (crack.nodes[0], crack.nodes[n - 1]);
+    cut_ligament(mesh, line, (0, n - 1), ends, reach, thickness, bounds)?;
+    for v in mesh.lines()[line].nodes.clone() {
+        mesh.set_crack_node(v, false);
+    }
+    let crack = &mut mesh.lines_mut()[line];
+    crack.nodes.clear();
+    crack.through = true;
+    crack.blocked = [true; 2];
+    Ok(())
+}
+
+/// Cuts the ligament between the run of line `line`'s nodes from index `i` to `j` and the
+/// body's surface (see the module docs): a path of surface edges from `ends.0` to `ends.1`
+/// (the line's own end where the run starts or stops at one, else a surface vertex made at the
+/// first or last node's far point) is opened into a mouth `thickness` (m) wide, and the run's
+/// walls are carried onto it. The line's node list is left for the caller to update. Refuses,
+/// changing no triangle, when an interior node of the run is active or has no surface within
+/// `reach` (m) ahead, the path cannot be traced, the sides cannot be told, or the new triangles
+/// would break the mesh.
+pub(crate) fn cut_ligament(
+    mesh: &mut CrackMesh,
+    line: usize,
+    (i, j): (usize, usize),
+    (s_i, s_j): (u32, u32),
+    reach: f64,
+    thickness: f64,
+    bounds: AngleBounds,
+) -> Result<(), Refusal> {
+    let crack = mesh.lines()[line].clone();
+    let n = crack.nodes.len();
+    let run: Vec<u32> = crack.nodes[i..=j].to_vec();
+    // The run's ends that are the line's: on the surface already, they become path vertices.
+    let (from_end, to_end) = (i == 0, j == n - 1);
+    let interior = &run[usize::from(from_end)..run.len() - usize::from(to_end)];
+    if interior.iter().any(|&f| mesh.is_active(f)) {
         return Err(Refusal::NotThrough);
     }
-    // Every front node must have reached the far surface; the first one's point there is where
-    // the path heads from `a`.
-    let mut first = None;
-    for &f in front {
-        let q = far_point(mesh, f, reach).ok_or(Refusal::NotThrough)?;
-        first.get_or_insert(q);
+    let e = local_normal(mesh, interior, crack.plane_normal);
+    let guides: Vec<DVec3> = interior
+        .iter()
+        .map(|&f| far_point(mesh, f, reach))
+        .collect::<Option<_>>()
+        .ok_or(Refusal::NotThrough)?;
+    if s_i == s_j {
+        return Err(Refusal::Geometry);
     }
-    let toward = first.ok_or(Refusal::NotThrough)?;
-    let plane_points: Vec<DVec3> = nodes.iter().map(|&v| mesh.positions()[v as usize]).collect();
-    let path = trace(mesh, a, b, toward, &plane_points, e, bounds)?;
-    // Each line node goes to a path vertex: the nearest one not before the previous node's.
+    let plane_points: Vec<DVec3> = run.iter().map(|&v| mesh.positions()[v as usize]).collect();
+    let path = if is_surface_edge(mesh, s_i, s_j) {
+        vec![s_i, s_j]
+    } else {
+        let toward = if from_end {
+            guides[0]
+        } else {
+            guides[1.min(guides.len() - 1)]
+        };
+        let traced = trace(mesh, s_i, s_j, toward, &plane_points, e, bounds)?;
+        merge_short_steps(mesh, traced, &plane_points, e, bounds)
+    };
     let pos = |v: u32| mesh.positions()[v as usize];
-    let mut to_path = vec![0usize; nodes.len()];
-    for (i, &f) in nodes.iter().enumerate().skip(1) {
-        let from = to_path[i - 1];
-        to_path[i] = if i + 1 == nodes.len() {
+    // The path must run under the front: a path that found its way round the body to the
+    // other end (the plane meets the surface in a loop) would cut material the front never
+    // reached.
+    let under = |x: DVec3| {
+        plane_points
+            .windows(2)
+            .map(|s| segment_distance(x, s[0], s[1]))
+            .fold(f64::INFINITY, f64::min)
+            <= PATH_REACH * reach
+    };
+    if !path.iter().all(|&p| under(pos(p))) {
+        return Err(Refusal::NotThrough);
+    }
+    // Each run node goes to a path vertex: the nearest one not before the previous node's.
+    let mut to_path = vec![0usize; run.len()];
+    for (k, &f) in run.iter().enumerate().skip(1) {
+        let from = to_path[k - 1];
+        to_path[k] = if k + 1 == run.len() {
             path.len() - 1
         } else {
-            (from..path.len())
-                .min_by(|&j, &k| {
-                    pos(path[j])
+            (from..path.len() - 1)
+                .min_by(|&a, &b| {
+                    pos(path[a])
                         .distance(pos(f))
-                        .total_cmp(&pos(path[k]).distance(pos(f)))
-                        .then(j.cmp(&k))
+                        .total_cmp(&pos(path[b]).distance(pos(f)))
+                        .then(a.cmp(&b))
                 })
                 .unwrap_or(from)
         };
     }
 
-    // Which side of the crack each triangle is on.
-    let mut barrier: HashSet<(u32, u32)> = HashSet::new();
-    for pair in nodes.windows(2).chain(path.windows(2)) {
-        barrier.insert(edge_key(pair[0], pair[1]));
+    // Left or right of the front (walked from f_j back to f_i) and of the path (s_i to s_j).
+    let mut left: HashMap<u32, bool> = HashMap::new();
+    let mut classify = |v: u32, u: u32, w: u32| -> Result<(), Refusal> {
+        let (l, r) = arcs(mesh, v, u, w).ok_or(Refusal::Geometry)?;
+        for (tris, is_left) in [(l, true), (r, false)] {
+            for t in tris {
+                if *left.entry(t).or_insert(is_left) != is_left {
+                    return Err(Refusal::Geometry);
+                }
+            }
+        }
+        Ok(())
+    };
+    for k in i.max(1)..=j.min(n - 2) {
+        classify(crack.nodes[k], crack.nodes[k + 1], crack.nodes[k - 1])?;
     }
-    let sides = Sides::of(mesh, &barrier, (nodes[0], nodes[1]), e)?;
-    let is_plus = |t: u32| sides.is_plus(t);
+    // The path's vertices that become two: those between its ends, and an end of the line.
+    let inner = &path[usize::from(!from_end)..path.len() - usize::from(!to_end)];
+    for (m, &p) in path.iter().enumerate() {
+        let before = if m == 0 { crack.nodes[1] } else { path[m - 1] };
+        let after = if m + 1 == path.len() {
+            crack.nodes[n - 2]
+        } else {
+            path[m + 1]
+        };
+        if inner.contains(&p) {
+            classify(p, before, after)?;
+        }
+    }
+    // The positive wall's outward normals point against e; the path's positive side is where e
+    // points.
+    let (mut walls_left, mut walls_right) = (0.0, 0.0);
+    for (&t, &is_left) in &left {
+        if mesh.is_wall(t) {
+            let [a, b, c] = mesh.corners(t);
+            let along = (b - a).cross(c - a).dot(e);
+            if is_left {
+                walls_left += along;
+            } else {
+                walls_right += along;
+            }
+        }
+    }
+    let left_plus = walls_left < walls_right;
+    let mut path_side = 0.0;
+    for &p in inner {
+        for &t in mesh.incident(p) {
+            let [a, b, c] = mesh.corners(t);
+            let offset = e.dot((a + b + c) / 3.0 - mesh.positions()[p as usize]);
+            path_side += if left[&t] { offset } else { -offset };
+        }
+    }
+    if !inner.is_empty() && (path_side > 0.0) != left_plus {
+        return Err(Refusal::Geometry);
+    }
+    let is_plus = |t: u32| left.get(&t).is_some_and(|&l| l == left_plus);
 
-    // The two copies of every path vertex.
+    // The two copies of every path vertex that opens (between the new ends, and a line's end),
+    // either side of the crack plane through the nearest interior node: a vertex the path took
+    // off the plane (an end snapped to a neighbour within the opening's snap angle lies up to
+    // a fifth of an edge off it) first slides onto it along the copies' own direction, so both
+    // copies are not on one side.
+    let centres: Vec<DVec3> = interior.iter().map(|&v| mesh.positions()[v as usize]).collect();
     let mut copies: HashMap<u32, [u32; 2]> = HashMap::new();
-    for &p in &path {
+    for &p in inner {
         let normal = mesh.surface_normal(p);
         let offset = lip_offset(mesh, p, normal, e, thickness)
             .or_else(|| tangent_offset(normal, e, thickness))
             .ok_or(Refusal::Geometry)?;
         let x = mesh.positions()[p as usize];
-        copies.insert(p, [mesh.add_vertex(x + offset), mesh.add_vertex(x - offset)]);
+        let on = centres
+            .iter()
+            .copied()
+            .min_by(|a, b| a.distance_squared(x).total_cmp(&b.distance_squared(x)))
+            .unwrap_or(x);
+        let along = e.dot(offset);
+        let centre = if along > 0.0 {
+            x - offset * (e.dot(x - on) / along)
+        } else {
+            x
+        };
+        copies.insert(p, [mesh.add_vertex(centre + offset), mesh.add_vertex(centre - offset)]);
     }
-    let node_index: HashMap<u32, usize> = nodes.iter().enumerate().map(|(i, &v)| (v, i)).collect();
-    // A corner's new vertex on its triangle's side: a path vertex's copy, or for a line node the
-    // copy of its path vertex.
+    let node_index: HashMap<u32, usize> = run.iter().enumerate().map(|(k, &v)| (v, k)).collect();
     let copy = |v: u32, plus_side: bool| {
-        let v = node_index.get(&v).map_or(v, |&i| path[to_path[i]]);
+        let v = node_index.get(&v).map_or(v, |&k| path[to_path[k]]);
         copies.get(&v).map_or(v, |c| c[usize::from(!plus_side)])
     };
-    let mut removed: Vec<u32> = nodes
+    let mut removed: Vec<u32> = run
         .iter()
-        .chain(&path)
+        .chain(inner.iter())
         .flat_map(|&v| mesh.incident(v).iter().copied())
         .collect();
     removed.sort_unstable();
     removed.dedup();
+    if removed.iter().any(|t| !left.contains_key(t)) {
+        return Err(Refusal::Geometry);
+    }
+    let (mut added, mut walls) = remap(mesh, &removed, &node_index, &to_path, &path, copy, is_plus);
+    mend_slivers(mesh, &mut removed, &mut added, &mut walls, bounds);
+    if !manifold_after(mesh, &removed, &added) || !acceptable(mesh, &removed, &added, bounds, None) {
+        return Err(Refusal::Geometry);
+    }
+    for &t in &removed {
+        mesh.remove_triangle(t);
+    }
+    for (&corners, &wall) in added.iter().zip(&walls) {
+        mesh.add_triangle_on(corners, wall);
+    }
+    Ok(())
+}
+
+/// Mends the flat triangles a cut leaves where its new mouth runs straight on from an old one:
+/// a wall triangle between an end's lip and the front node beside it goes to the lip, the end's
+/// copy and the path vertex after it, three points on one line of the far surface. Such a
+/// triangle (an angle past the bounds' largest) is dropped and the triangle across its long
+/// edge (added or kept) is split at the middle vertex into two, so the surface stays closed and
+/// the middle vertex lies on it.
+fn mend_slivers(
+    mesh: &CrackMesh,
+    removed: &mut Vec<u32>,
+    added: &mut Vec<[u32; 3]>,
+    walls: &mut Vec<Option<usize>>,
+    bounds: AngleBounds,
+) {
+    let positions = mesh.positions();
+    let slots = mesh.triangle_slots();
+    let traverses = |tri: [u32; 3], u: u32, v: u32| (0..3).any(|k| tri[k] == u && tri[(k + 1) % 3] == v);
+    let mut k = 0;
+    // Each mend removes one added triangle and splits one other: at most as many as there are.
+    let mut budget = added.len();
+    while k < added.len() && budget > 0 {
+        let tri = added[k];
+        let angles = triangle_angles(tri.map(|v| positions[v as usize]));
+        let Some(m) = (0..3).find(|&c| angles[c] > bounds.max_degrees) else {
+            k += 1;
+            continue;
+        };
+        budget -= 1;
+        let (mid, u, v) = (tri[m], tri[(m + 1) % 3], tri[(m + 2) % 3]);
+        // The triangle across the long edge u -> v traverses v -> u.
+        let across_added = (0..added.len()).find(|&o| o != k && traverses(added[o], v, u));
+        let (other, wall) = match across_added {
+            Some(o) => (added[o], walls[o]),
+            None => {
+                let kept = mesh
+                    .incident(u)
+                    .iter()
+                    .copied()
+                    .find(|&t| removed.binary_search(&t).is_err() && traverses(slots[t as usize], v, u));
+                let Some(t) = kept else {
+                    k += 1;
+                    continue;
+                };
+                removed.insert(removed.partition_point(|&r| r < t), t);
+                (slots[t as usize], mesh.wall_of(t))
+            }
+        };
+        let y = other.into_iter().find(|&c| c != u && c != v).unwrap_or(u);
+        let halves = [[v, mid, y], [mid, u, y]];
+        if let Some(o) = across_added {
+            added[o] = halves[0];
+            added.push(halves[1]);
+            walls.push(wall);
+        } else {
+            added.extend(halves);
+            walls.extend([wall, wall]);
+        }
+        added.remove(k);
+        walls.remove(k);
+    }
+}
+
+/// Whether the surface stays a closed, oriented 2-manifold along the new triangles when the
+/// `removed` slots go and the `added` triangles come: every directed edge of an added triangle
+/// is traversed once, and its reverse once, by the triangles kept and added.
+fn manifold_after(mesh: &CrackMesh, removed: &[u32], added: &[[u32; 3]]) -> bool {
+    let slots = mesh.triangle_slots();
+    let count = |u: u32, v: u32| {
+        let kept = mesh
+            .incident(u)
+            .iter()
+            .filter(|t| removed.binary_search(t).is_err())
+            .filter(|&&t| {
+                let tri = slots[t as usize];
+                (0..3).any(|k| tri[k] == u && tri[(k + 1) % 3] == v)
+            })
+            .count();
+        let new = added
+            .iter()
+            .filter(|tri| (0..3).any(|k| tri[k] == u && tri[(k + 1) % 3] == v))
+            .count();
+        kept + new
+    };
+    added.iter().all(|tri| {
+        tri[0] != tri[1]
+            && tri[1] != tri[2]
+            && tri[2] != tri[0]
+            && (0..3).all(|k| {
+                let (u, v) = (tri[k], tri[(k + 1) % 3]);
+                count(u, v) == 1 && count(v, u) == 1
+            })
+    })
+}
+
+/// The crack plane's unit normal at a run of front nodes: the summed area vectors of their
+/// wall triangles, each turned to agree with the line's `plane_normal` (the two walls face
+/// opposite ways), or the line's normal when they give none.
+pub(crate) fn local_normal(mesh: &CrackMesh, run: &[u32], plane_normal: DVec3) -> DVec3 {
+    let mut tris: Vec<u32> = run.iter().flat_map(|&f| mesh.incident(f).iter().copied()).collect();
+    tris.sort_unstable();
+    tris.dedup();
+    let sum: DVec3 = tris
+        .into_iter()
+        .filter(|&t| mesh.is_wall(t))
+        .map(|t| {
+            let [a, b, c] = mesh.corners(t);
+            let area = (b - a).cross(c - a);
+            if area.dot(plane_normal) < 0.0 { -area } else { area }
+        })
+        .sum();
+    sum.try_normalize().unwrap_or(plane_normal)
+}
+
+/// Some of one vertex's triangles.
+type Fan = SmallVec<[u32; 8]>;
+
+/// The triangles of `v`'s fan left of the way `u -> v -> w` and those right of it, seen from
+/// outside the body; `None` unless `v`'s fan is one closed ring holding both `u` and `w`.
+fn arcs(mesh: &CrackMesh, v: u32, u: u32, w: u32) -> Option<(Fan, Fan)> {
+    let ring = mesh.ring(v)?;
+    let n = ring.len();
+    let iu = ring.iter().position(|&r| r == u)?;
+    let iw = ring.iter().position(|&r| r == w)?;
+    if iu == iw {
+        return None;
+    }
+    // Triangle k of the ring is (v, ring[k], ring[k + 1]): it runs v -> ring[k]. Turning
+    // counter-clockwise from w (to the left, facing w) reaches u.
+    let triangle = |k: usize| mesh.directed_edge_triangle(v, ring[k]);
+    let from = |start: usize, stop: usize| -> Option<Fan> {
+        (0..n)
+            .map(|k| (start + k) % n)
+            .take_while(|&k| k != stop)
+            .map(triangle)
+            .collect()
+    };
+    Some((from(iw, iu)?, from(iu, iw)?))
+}
+
+/// The triangles that replace the `removed` ones in a cut: each keeps its corners, a line node
+/// taken to its path vertex (`node_index` numbers the cut's nodes in line order, `to_path` gives
+/// each one's index in `path`) and every corner then to its copy on the triangle's side
+/// (`copy`, `is_plus`); a triangle on a segment between two of the cut's nodes spans the path
+/// from the first one's vertex to the second's: none of it when both went to one vertex, a fan
+/// from its third corner when they are apart. Returns the triangles and the wall each is on.
+pub(crate) fn remap(
+    mesh: &CrackMesh,
+    removed: &[u32],
+    node_index: &HashMap<u32, usize>,
+    to_path: &[usize],
+    path: &[u32],
+    copy: impl Fn(u32, bool) -> u32,
+    is_plus: impl Fn(u32) -> bool,
+) -> (Vec<[u32; 3]>, Vec<Option<usize>>) {
     let slots = mesh.triangle_slots();
     let mut added: Vec<[u32; 3]> = Vec::with_capacity(removed.len());
     let mut walls: Vec<Option<usize>> = Vec::with_capacity(removed.len());
-    for &t in &removed {
+    for &t in removed {
         let tri = slots[t as usize];
         let side = is_plus(t);
-        // A triangle on a front segment n_i n_i+1 spans the path from n_i's vertex to n_i+1's:
-        // none of it when both go to one vertex, a fan from its third corner when they are apart.
         let segment = (0..3).find_map(|k| {
             let (u, v) = (tri[k], tri[(k + 1) % 3]);
             match (node_index.get(&u), node_index.get(&v)) {
@@ -170,7 +463,7 @@ pub fn cut_through(
         }
         walls.resize(added.len(), mesh.wall_of(t));
     }
-    commit_cut(mesh, line, &removed, &added, &walls, bounds)
+    (added, walls)
 }
 
 /// Line `line` to be cut, refusing (naming it) a line the mesh does not have, or a reach or
@@ -286,10 +579,15 @@ pub fn ligament_within(mesh: &CrackMesh, line: usize, reach: f64) -> bool {
 /// The point of the body's surface (no crack wall, no triangle of `f`) nearest front node `f`,
 /// if it is within `reach` and ahead of the front: against the summed normals of `f`'s
 /// triangles, which point back out through the crack's mouth.
-fn far_point(mesh: &CrackMesh, f: u32, reach: f64) -> Option<DVec3> {
+pub(crate) fn far_point(mesh: &CrackMesh, f: u32, reach: f64) -> Option<DVec3> {
+    far_hit(mesh, f, reach).map(|(q, _)| q)
+}
+
+/// The point [`far_point`] finds and the surface triangle it lies on.
+pub(crate) fn far_hit(mesh: &CrackMesh, f: u32, reach: f64) -> Option<(DVec3, u32)> {
     let x = mesh.positions()[f as usize];
     let back = outward(mesh, f);
-    let mut best: Option<(f64, DVec3)> = None;
+    let mut best: Option<(f64, DVec3, u32)> = None;
     for t in mesh.triangles_near(x - DVec3::splat(reach), x + DVec3::splat(reach)) {
         if mesh.is_wall(t) || mesh.triangle_slots()[t as usize].contains(&f) {
             continue;
@@ -297,11 +595,11 @@ fn far_point(mesh: &CrackMesh, f: u32, reach: f64) -> Option<DVec3> {
         let [a, b, c] = mesh.corners(t);
         let q = closest_point_on_triangle(x, a, b, c);
         let d = q.distance(x);
-        if d <= reach && (q - x).dot(back) < 0.0 && best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, q));
+        if d <= reach && (q - x).dot(back) < 0.0 && best.is_none_or(|(bd, _, _)| d < bd) {
+            best = Some((d, q, t));
         }
     }
-    best.map(|(_, q)| q)
+    best.map(|(_, q, t)| (q, t))
 }
 
 /// A path of surface edges from `a` to `b` along the crack: it leaves `a` towards `toward` and
@@ -309,7 +607,7 @@ fn far_point(mesh: &CrackMesh, f: u32, reach: f64) -> Option<DVec3> {
 /// current vertex, never back, splitting edges where it crosses them; each new vertex slides
 /// onto the crack plane through the nearest of `plane_points` (the line's nodes). See the
 /// module docs.
-fn trace(
+pub(crate) fn trace(
     mesh: &mut CrackMesh,
     a: u32,
     b: u32,
@@ -326,7 +624,7 @@ fn trace(
         if u == b {
             return Ok(path);
         }
-        let step = if path.len() > 1 && is_surface_edge(mesh, u, b) {
+        let step = if is_surface_edge(mesh, u, b) {
             Some(Step::Vertex(b))
         } else {
             next_step(mesh, u, heading, e)
@@ -377,13 +675,13 @@ enum Step {
 }
 
 /// Whether `u v` is an edge with two triangles of the body's surface (no crack wall).
-fn is_surface_edge(mesh: &CrackMesh, u: u32, v: u32) -> bool {
+pub(crate) fn is_surface_edge(mesh: &CrackMesh, u: u32, v: u32) -> bool {
     let pair = mesh.edge_triangles(u, v);
     pair.len() == 2 && pair.iter().all(|&t| !mesh.is_wall(t))
 }
 
 /// Whether `v` is free of every crack: no crack node, no wall triangle.
-fn uncracked(mesh: &CrackMesh, v: u32) -> bool {
+pub(crate) fn uncracked(mesh: &CrackMesh, v: u32) -> bool {
     crack_at(mesh, v).is_none()
 }
 
@@ -433,7 +731,7 @@ fn next_step(mesh: &CrackMesh, u: u32, heading: DVec3, e: DVec3) -> Option<Step>
 /// `on` (unit normal `e`), when that keeps the mesh valid and the surface's shape: a path
 /// vertex taken instead of a crossing near it would otherwise leave the path off the crack by up
 /// to a tenth of an edge, more than the crack is thick.
-fn settle(mesh: &mut CrackMesh, v: u32, on: DVec3, e: DVec3, bounds: AngleBounds) {
+pub(crate) fn settle(mesh: &mut CrackMesh, v: u32, on: DVec3, e: DVec3, bounds: AngleBounds) {
     let x = mesh.positions()[v as usize];
     let off = e.dot(x - on);
     let direction = match slide(mesh, v, FEATURE_DEGREES) {
@@ -452,6 +750,67 @@ fn settle(mesh: &mut CrackMesh, v: u32, on: DVec3, e: DVec3, bounds: AngleBounds
         bounds,
         Some(MAX_NORMAL_TURN_COS),
     );
+}
+
+/// Collapses each edge of a traced `path` between two of its inner vertices that is shorter
+/// than [`SHORT_STEP`] of the surface's edges around it, and slides the vertex left onto the
+/// crack plane (unit normal `e`) through the nearest of `plane_points`. A crossing split just
+/// beside a vertex an earlier cut made leaves such a step; opened, its two lips would be closer
+/// to each other than to the other side's, and the walls carried onto them cross.
+fn merge_short_steps(
+    mesh: &mut CrackMesh,
+    mut path: Vec<u32>,
+    plane_points: &[DVec3],
+    e: DVec3,
+    bounds: AngleBounds,
+) -> Vec<u32> {
+    let mut k = 1;
+    while k + 2 < path.len() {
+        let (a, b) = (path[k], path[k + 1]);
+        let pos = |v: u32| mesh.positions()[v as usize];
+        let ring = mesh.ring(a).unwrap_or_default();
+        let local = ring.iter().map(|&r| pos(r).distance(pos(a))).sum::<f64>() / ring.len().max(1) as f64;
+        if pos(a).distance(pos(b)) >= SHORT_STEP * local {
+            k += 1;
+            continue;
+        }
+        let settings = RemeshSettings {
+            bounds,
+            ..RemeshSettings::for_edge(local)
+        };
+        match collapse_edge(mesh, a, b, &settings) {
+            Some(kept) => {
+                path[k] = kept;
+                path.remove(k + 1);
+                let x = mesh.positions()[kept as usize];
+                let nearest = plane_points
+                    .iter()
+                    .copied()
+                    .min_by(|p, q| p.distance_squared(x).total_cmp(&q.distance_squared(x)))
+                    .unwrap_or(x);
+                settle(mesh, kept, nearest, e, bounds);
+            }
+            None => k += 1,
+        }
+    }
+    path
+}
+
+/// A traced path's edge shorter than this fraction of the edges around it is collapsed.
+const SHORT_STEP: f64 = 0.25;
+
+/// How far from the front (in reaches) a cut's path may run.
+const PATH_REACH: f64 = 2.0;
+
+/// The distance (m) from `x` to the segment from `a` to `b`.
+fn segment_distance(x: DVec3, a: DVec3, b: DVec3) -> f64 {
+    let d = b - a;
+    let l = if d.length_squared() > 0.0 {
+        ((x - a).dot(d) / d.length_squared()).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    x.distance(a + d * l)
 }
 
 /// A crossing this close to an edge's end (as a fraction of the edge) is taken at the end.

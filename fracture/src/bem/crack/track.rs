@@ -2,6 +2,7 @@
 //! the Rankine or smoothness criterion holds, then remesh around the cracks; optionally validate
 //! the whole surface after it.
 
+use super::breakout::{break_out, reached_run};
 use super::check::try_move;
 use super::extend::{End, extend_end};
 use super::improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
@@ -25,13 +26,17 @@ pub struct TrackSettings {
     pub smoothness: f64,
     /// Run the full validator after every sub-step (tests turn it on).
     pub validate: bool,
+    /// Break runs of front nodes out through the surface they reached while the rest of the
+    /// front runs on (`breakout`), so a crack through a thin wall runs on through it; off, a
+    /// line is cut through only once its whole front has reached the far surface.
+    pub break_out: bool,
 }
 
 impl TrackSettings {
     /// Settings for target edge length `target_edge` (m), propagation threshold `threshold`
     /// (Pa) and crack thickness `thickness` (m): speed 0.5, a gap of a quarter edge, stress read
     /// half an edge ahead of the front, walls bending by a quarter of the thickness in
-    /// remeshing, ends extending past two edges, no validation.
+    /// remeshing, ends extending past two edges, no break-outs, no validation.
     pub fn new(target_edge: f64, threshold: f64, thickness: f64) -> Self {
         let remesh = RemeshSettings {
             wall_tolerance: 0.25 * thickness,
@@ -51,6 +56,7 @@ impl TrackSettings {
             thickness,
             smoothness: 2.0,
             validate: false,
+            break_out: false,
         }
     }
 }
@@ -64,6 +70,8 @@ pub struct SubStep {
     pub extended: usize,
     /// Lines whose two ends met and closed them into loops.
     pub closed: usize,
+    /// Runs of front nodes that broke out through the surface they reached (`breakout`).
+    pub broken_out: usize,
     /// Pairs of different cracks that ran into each other and stopped.
     pub crossings: usize,
     /// Lines stopped because their walls had not grown by a twentieth of an element for
@@ -109,6 +117,11 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
         };
         mesh.set_active(next, true);
     }
+    let broken_out = if settings.break_out {
+        break_out_runs(mesh, settings)
+    } else {
+        0
+    };
     if settings.front.planar {
         square_walls(mesh, settings);
     }
@@ -122,12 +135,35 @@ pub fn substep(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
         front,
         extended,
         closed,
+        broken_out,
         crossings,
         stopped,
         remesh,
         check,
     })
 }
+
+/// Breaks every run of front nodes that has reached the surface out through it (see
+/// `breakout`), the lines split off included; returns the runs broken out.
+fn break_out_runs(mesh: &mut CrackMesh, settings: &TrackSettings) -> usize {
+    // Nodes that reach a surface stop a quarter of an edge short of it (`gap`); a front within
+    // half an edge of it all along a run has reached it there.
+    let reach = BREAKOUT_REACH * settings.front.target_edge;
+    let mut broken = 0;
+    let mut l = 0;
+    while l < mesh.lines().len() {
+        while let Some(run) = reached_run(mesh, l, reach) {
+            if break_out(mesh, l, run, reach, settings.thickness, settings.front.bounds).is_ok() {
+                broken += 1;
+            }
+        }
+        l += 1;
+    }
+    broken
+}
+
+/// How near the surface (in target edges) a run of front nodes must have stopped to break out.
+const BREAKOUT_REACH: f64 = 0.5;
 
 /// What the ends of the lines did in one sub-step.
 struct Extensions {
