@@ -78,13 +78,7 @@ pub fn cut_through(
     let n = crack.nodes.len();
     let ends = (crack.nodes[0], crack.nodes[n - 1]);
     cut_ligament(mesh, line, (0, n - 1), ends, reach, thickness, bounds)?;
-    for v in mesh.lines()[line].nodes.clone() {
-        mesh.set_crack_node(v, false);
-    }
-    let crack = &mut mesh.lines_mut()[line];
-    crack.nodes.clear();
-    crack.through = true;
-    crack.blocked = [true; 2];
+    mark_through(mesh, line);
     Ok(())
 }
 
@@ -233,7 +227,8 @@ pub(crate) fn cut_ligament(
     let mut copies: HashMap<u32, [u32; 2]> = HashMap::new();
     for &p in inner {
         let normal = mesh.surface_normal(p);
-        let offset = lip_offset(mesh, p, normal, e, thickness)
+        let along_surface = lip_offset(mesh, p, normal, e, thickness);
+        let offset = along_surface
             .or_else(|| tangent_offset(normal, e, thickness))
             .ok_or(Refusal::Geometry)?;
         let x = mesh.positions()[p as usize];
@@ -242,9 +237,12 @@ pub(crate) fn cut_ligament(
             .copied()
             .min_by(|a, b| a.distance_squared(x).total_cmp(&b.distance_squared(x)))
             .unwrap_or(x);
+        // Only along the surface (a face or a ridge) does the slide keep the shape; at a corner
+        // the vertex stays. Never by more than the thickness.
         let along = e.dot(offset);
-        let centre = if along > 0.0 {
-            x - offset * (e.dot(x - on) / along)
+        let slide = -offset * (e.dot(x - on) / along);
+        let centre = if along_surface.is_some() && along > 0.0 && slide.length() <= thickness {
+            x + slide
         } else {
             x
         };
@@ -270,12 +268,7 @@ pub(crate) fn cut_ligament(
     if !manifold_after(mesh, &removed, &added) || !acceptable(mesh, &removed, &added, bounds, None) {
         return Err(Refusal::Geometry);
     }
-    for &t in &removed {
-        mesh.remove_triangle(t);
-    }
-    for (&corners, &wall) in added.iter().zip(&walls) {
-        mesh.add_triangle_on(corners, wall);
-    }
+    replace_triangles(mesh, &removed, &added, &walls);
     Ok(())
 }
 
@@ -541,12 +534,25 @@ pub(crate) fn commit_cut(
     if !acceptable(mesh, removed, added, bounds, None) {
         return Err(Refusal::Geometry);
     }
+    replace_triangles(mesh, removed, added, walls);
+    mark_through(mesh, line);
+    Ok(())
+}
+
+/// Removes the triangle slots `removed` and adds the triangles `added`, each on the wall in
+/// `walls` (or the body's surface): a cut's change, once checked.
+fn replace_triangles(mesh: &mut CrackMesh, removed: &[u32], added: &[[u32; 3]], walls: &[Option<usize>]) {
     for &t in removed {
         mesh.remove_triangle(t);
     }
     for (&corners, &wall) in added.iter().zip(walls) {
         mesh.add_triangle_on(corners, wall);
     }
+}
+
+/// Marks line `line` cut through: its nodes are crack nodes no more, it has none left, and
+/// both its ends are blocked.
+fn mark_through(mesh: &mut CrackMesh, line: usize) {
     for v in mesh.lines()[line].nodes.clone() {
         mesh.set_crack_node(v, false);
     }
@@ -554,7 +560,6 @@ pub(crate) fn commit_cut(
     crack.nodes.clear();
     crack.through = true;
     crack.blocked = [true; 2];
-    Ok(())
 }
 
 /// An unordered edge.
