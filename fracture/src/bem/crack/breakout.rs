@@ -43,7 +43,7 @@ use super::mesh::{CrackLine, CrackMesh};
 use super::open::Refusal;
 use super::ops::split_edge;
 use super::through::{
-    cut_ligament, cut_line, cut_through, far_hit, far_point, is_surface_edge, local_normal, settle, uncracked,
+    cut_ligament, cut_line, cut_through_locally, far_hit, far_point, is_surface_edge, local_normal, settle, uncracked,
 };
 use super::validate::AngleBounds;
 
@@ -104,7 +104,7 @@ pub fn reached_run(mesh: &CrackMesh, line: usize, reach: f64) -> Option<(usize, 
 /// surface the run reached; see the module docs), with a mouth `thickness` (m) wide, every
 /// interior node of the run within `reach` (m) of the surface. Returns the index of the line
 /// holding the front after the run: a new one when the run had fronts on both sides, else
-/// `line`. A run from end to end is the whole line's cut ([`cut_through`]). A refused run is
+/// `line`. A run from end to end is the whole line's cut ([`cut_through_locally`]). A refused run is
 /// remembered.
 pub fn break_out(
     mesh: &mut CrackMesh,
@@ -123,7 +123,7 @@ pub fn break_out(
     }
     let (first, last) = (crack.nodes[i], crack.nodes[j]);
     let result = if i == 0 && j == n - 1 {
-        cut_through(mesh, line, reach, thickness, bounds).map(|()| line)
+        cut_through_locally(mesh, line, reach, thickness, bounds).map(|()| line)
     } else {
         cut_run(mesh, line, run, reach, thickness, bounds)
     };
@@ -175,7 +175,7 @@ fn cut_run(
         }
     };
     if i == 0 && j == n - 1 {
-        return cut_through(mesh, line, reach, thickness, bounds).map(|()| line);
+        return cut_through_locally(mesh, line, reach, thickness, bounds).map(|()| line);
     }
     cut_ligament(mesh, line, (i, j), (s_i, s_j), reach, thickness, bounds)?;
     Ok(split_line(mesh, line, (i, j), s_i, s_j))

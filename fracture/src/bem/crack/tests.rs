@@ -772,7 +772,7 @@ fn crack_tip_field_reads_depth_ligament_and_intensity_off_the_crack() {
 #[test]
 fn crack_break_out_runs_a_crack_through_a_thin_plate_and_splits_it() {
     use super::pieces::pieces;
-    use super::through::cut_through;
+    use super::through::cut_through_locally;
     let half = DVec3::new(0.04, 0.006, 0.03);
     let mesh = grid_box(half, 0.004, Grading::Uniform).unwrap();
     let edge = mean_edge(&mesh);
@@ -836,7 +836,7 @@ fn crack_break_out_runs_a_crack_through_a_thin_plate_and_splits_it() {
         run(&mut crack, &settings, 1.0);
         for l in 0..crack.lines().len() {
             if !crack.lines()[l].through {
-                cut_through(&mut crack, l, edge, thickness, AngleBounds::default()).unwrap();
+                cut_through_locally(&mut crack, l, edge, thickness, AngleBounds::default()).unwrap();
             }
         }
         let check = validate(&crack, AngleBounds::default()).unwrap();

@@ -27,8 +27,12 @@
 //!    outside). Front and path run round the ligament the same way, so "left" is one side of the
 //!    crack everywhere. The positive side is the one whose wall's outward normals point against
 //!    the crack-plane normal `e` (summed over the run's walls), and must be where the path's
-//!    left triangles lie. (Sides read this way need nothing beyond the run: a crack already
-//!    through the body elsewhere, or a cut round a handle, is cut as any other.)
+//!    left triangles lie. Sides read this way need nothing beyond the run: a crack already
+//!    through the body elsewhere is cut as any other. [`cut_through`], the cut of a whole line
+//!    that has not broken out, floods the whole surface instead, across the front and the path
+//!    (the side holding the positive wall is `+`), and refuses a cut that separates nothing (a
+//!    loop round a handle, or a crack through the body elsewhere); [`cut_through_locally`] and
+//!    the break-outs read the rings.
 //! 4. Each path vertex that opens (all but the new ends a run makes, which close the new mouth)
 //!    becomes two vertices `p +- m`, `|m|` half the crack thickness along the surface, as the
 //!    lips of an opening are placed (or, at a corner or a mouth's end on a ridge, along the crack
@@ -65,6 +69,94 @@ use super::validate::{AngleBounds, components_apart, triangle_angles};
 /// close every front node must be to the far surface, about one target edge; `thickness` (m) is
 /// the crack's width at the far surface.
 pub fn cut_through(
+    mesh: &mut CrackMesh,
+    line: usize,
+    reach: f64,
+    thickness: f64,
+    bounds: AngleBounds,
+) -> Result<(), Refusal> {
+    let crack = cut_line(mesh, line, reach, thickness)?;
+    if crack.closed || crack.through || crack.nodes.len() < 3 {
+        return Err(Refusal::NotThrough);
+    }
+    let nodes = crack.nodes.clone();
+    let e = crack.plane_normal;
+    let (a, b) = (nodes[0], nodes[nodes.len() - 1]);
+    let front = &nodes[1..nodes.len() - 1];
+    if front.iter().any(|&f| mesh.is_active(f)) {
+        return Err(Refusal::NotThrough);
+    }
+    // Every front node must have reached the far surface; the first one's point there is where
+    // the path heads from `a`.
+    let mut first = None;
+    for &f in front {
+        let q = far_point(mesh, f, reach).ok_or(Refusal::NotThrough)?;
+        first.get_or_insert(q);
+    }
+    let toward = first.ok_or(Refusal::NotThrough)?;
+    let plane_points: Vec<DVec3> = nodes.iter().map(|&v| mesh.positions()[v as usize]).collect();
+    let path = trace(mesh, a, b, toward, &plane_points, e, bounds)?;
+    // Each line node goes to a path vertex: the nearest one not before the previous node's.
+    let pos = |v: u32| mesh.positions()[v as usize];
+    let mut to_path = vec![0usize; nodes.len()];
+    for (i, &f) in nodes.iter().enumerate().skip(1) {
+        let from = to_path[i - 1];
+        to_path[i] = if i + 1 == nodes.len() {
+            path.len() - 1
+        } else {
+            (from..path.len())
+                .min_by(|&j, &k| {
+                    pos(path[j])
+                        .distance(pos(f))
+                        .total_cmp(&pos(path[k]).distance(pos(f)))
+                        .then(j.cmp(&k))
+                })
+                .unwrap_or(from)
+        };
+    }
+
+    // Which side of the crack each triangle is on.
+    let mut barrier: HashSet<(u32, u32)> = HashSet::new();
+    for pair in nodes.windows(2).chain(path.windows(2)) {
+        barrier.insert(edge_key(pair[0], pair[1]));
+    }
+    let sides = Sides::of(mesh, &barrier, (nodes[0], nodes[1]), e)?;
+    let is_plus = |t: u32| sides.is_plus(t);
+
+    // The two copies of every path vertex.
+    let mut copies: HashMap<u32, [u32; 2]> = HashMap::new();
+    for &p in &path {
+        let normal = mesh.surface_normal(p);
+        let offset = lip_offset(mesh, p, normal, e, thickness)
+            .or_else(|| tangent_offset(normal, e, thickness))
+            .ok_or(Refusal::Geometry)?;
+        let x = mesh.positions()[p as usize];
+        copies.insert(p, [mesh.add_vertex(x + offset), mesh.add_vertex(x - offset)]);
+    }
+    let node_index: HashMap<u32, usize> = nodes.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+    // A corner's new vertex on its triangle's side: a path vertex's copy, or for a line node the
+    // copy of its path vertex.
+    let copy = |v: u32, plus_side: bool| {
+        let v = node_index.get(&v).map_or(v, |&i| path[to_path[i]]);
+        copies.get(&v).map_or(v, |c| c[usize::from(!plus_side)])
+    };
+    let mut removed: Vec<u32> = nodes
+        .iter()
+        .chain(&path)
+        .flat_map(|&v| mesh.incident(v).iter().copied())
+        .collect();
+    removed.sort_unstable();
+    removed.dedup();
+    let (added, walls) = remap(mesh, &removed, &node_index, &to_path, &path, copy, is_plus);
+    commit_cut(mesh, line, &removed, &added, &walls, bounds)
+}
+
+/// Cuts crack line `line` through as [`cut_through`] does, with the sides of the cut read
+/// locally from the ring order of the front's and the path's vertices ([`cut_ligament`]) rather
+/// than by flooding the whole surface: the cut of a crack that is already through the body
+/// elsewhere (two through-wall fronts of one crack, `breakout`), which the flood refuses as
+/// separating nothing.
+pub fn cut_through_locally(
     mesh: &mut CrackMesh,
     line: usize,
     reach: f64,
