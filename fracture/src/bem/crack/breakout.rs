@@ -12,7 +12,7 @@
 //!    surface ahead of it): a free corner of that triangle within a quarter of an edge, else a
 //!    split of the triangle's edge nearest to it, slid onto the crack plane through `f_i`. The
 //!    same for `s_j`. A run beside an end of the line whose far point is within
-//!    [`END_REACH`] reaches of that end, or whose new end would be the line's end or its
+//!    `END_REACH` reaches of that end, or whose new end would be the line's end or its
 //!    neighbour over an edge of the surface, takes the end in instead: the end lies on the
 //!    surface the run reached, and the cut carries the mouth on along it (a new end beside the
 //!    old one would make the surface edge between them a front segment too).
@@ -62,7 +62,7 @@ const SPLIT_MARGIN: f64 = 0.15;
 /// all stopped with the body's surface within `reach` (m) ahead of them, and that has not been
 /// refused before: the indices of its first and last node in the line. A run that starts (or
 /// ends) next to an end of the line takes the end in when the run's first far point is within
-/// [`END_REACH`] reaches of it: the end is on the surface the run reached, and the cut carries
+/// `END_REACH` reaches of it: the end is on the surface the run reached, and the cut carries
 /// the mouth on along that surface (a new end beside the old one would leave an edge of the
 /// surface between them that is also a front segment).
 pub fn reached_run(mesh: &CrackMesh, line: usize, reach: f64) -> Option<(usize, usize)> {

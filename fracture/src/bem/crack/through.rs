@@ -6,7 +6,7 @@
 //! The paper cuts pair by pair of neighbouring inactive front nodes: it cuts the far surface
 //! along an interpolated crack plane, opens that path, deletes the two wall triangles on the
 //! front edge and stitches the hanging vertices. Here the same steps run once for a whole run of
-//! nodes ([`cut_ligament`]), as one change that is checked before anything moves, so a refused
+//! nodes (`cut_ligament`), as one change that is checked before anything moves, so a refused
 //! cut leaves the uncut crack:
 //! 1. Every interior node of the run must be inactive and have a point of the far surface
 //!    within the reach, ahead of it (on the side away from the crack's mouth): the guides.
@@ -152,7 +152,7 @@ pub fn cut_through(
 }
 
 /// Cuts crack line `line` through as [`cut_through`] does, with the sides of the cut read
-/// locally from the ring order of the front's and the path's vertices ([`cut_ligament`]) rather
+/// locally from the ring order of the front's and the path's vertices (`cut_ligament`) rather
 /// than by flooding the whole surface: the cut of a crack that is already through the body
 /// elsewhere (two through-wall fronts of one crack, `breakout`), which the flood refuses as
 /// separating nothing.
