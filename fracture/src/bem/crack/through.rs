@@ -53,7 +53,7 @@
 
 use glam::DVec3;
 use hashbrown::{HashMap, HashSet};
-use shatter_collision::bvh::closest_point_on_triangle;
+use shatter_collision::bvh::{closest_point_on_segment, closest_point_on_triangle};
 use smallvec::SmallVec;
 
 use super::check::{MAX_NORMAL_TURN_COS, acceptable, try_move};
@@ -75,10 +75,7 @@ pub fn cut_through(
     thickness: f64,
     bounds: AngleBounds,
 ) -> Result<(), Refusal> {
-    let crack = cut_line(mesh, line, reach, thickness)?;
-    if crack.closed || crack.through || crack.nodes.len() < 3 {
-        return Err(Refusal::NotThrough);
-    }
+    let crack = whole_line(mesh, line, reach, thickness)?;
     let nodes = crack.nodes.clone();
     let e = crack.plane_normal;
     let (a, b) = (nodes[0], nodes[nodes.len() - 1]);
@@ -96,24 +93,7 @@ pub fn cut_through(
     let toward = first.ok_or(Refusal::NotThrough)?;
     let plane_points: Vec<DVec3> = nodes.iter().map(|&v| mesh.positions()[v as usize]).collect();
     let path = trace(mesh, a, b, toward, &plane_points, e, bounds)?;
-    // Each line node goes to a path vertex: the nearest one not before the previous node's.
-    let pos = |v: u32| mesh.positions()[v as usize];
-    let mut to_path = vec![0usize; nodes.len()];
-    for (i, &f) in nodes.iter().enumerate().skip(1) {
-        let from = to_path[i - 1];
-        to_path[i] = if i + 1 == nodes.len() {
-            path.len() - 1
-        } else {
-            (from..path.len())
-                .min_by(|&j, &k| {
-                    pos(path[j])
-                        .distance(pos(f))
-                        .total_cmp(&pos(path[k]).distance(pos(f)))
-                        .then(j.cmp(&k))
-                })
-                .unwrap_or(from)
-        };
-    }
+    let to_path = path_indices(mesh, &nodes, &path);
 
     // Which side of the crack each triangle is on.
     let mut barrier: HashSet<(u32, u32)> = HashSet::new();
@@ -124,30 +104,8 @@ pub fn cut_through(
     let is_plus = |t: u32| sides.is_plus(t);
 
     // The two copies of every path vertex.
-    let mut copies: HashMap<u32, [u32; 2]> = HashMap::new();
-    for &p in &path {
-        let normal = mesh.surface_normal(p);
-        let offset = lip_offset(mesh, p, normal, e, thickness)
-            .or_else(|| tangent_offset(normal, e, thickness))
-            .ok_or(Refusal::Geometry)?;
-        let x = mesh.positions()[p as usize];
-        copies.insert(p, [mesh.add_vertex(x + offset), mesh.add_vertex(x - offset)]);
-    }
-    let node_index: HashMap<u32, usize> = nodes.iter().enumerate().map(|(i, &v)| (v, i)).collect();
-    // A corner's new vertex on its triangle's side: a path vertex's copy, or for a line node the
-    // copy of its path vertex.
-    let copy = |v: u32, plus_side: bool| {
-        let v = node_index.get(&v).map_or(v, |&i| path[to_path[i]]);
-        copies.get(&v).map_or(v, |c| c[usize::from(!plus_side)])
-    };
-    let mut removed: Vec<u32> = nodes
-        .iter()
-        .chain(&path)
-        .flat_map(|&v| mesh.incident(v).iter().copied())
-        .collect();
-    removed.sort_unstable();
-    removed.dedup();
-    let (added, walls) = remap(mesh, &removed, &node_index, &to_path, &path, copy, is_plus);
+    let copies = open_copies(mesh, &path, e, thickness, &[])?;
+    let (removed, added, walls) = remap(mesh, &nodes, &path, &to_path, &copies, is_plus);
     commit_cut(mesh, line, &removed, &added, &walls, bounds)
 }
 
@@ -163,10 +121,7 @@ pub fn cut_through_locally(
     thickness: f64,
     bounds: AngleBounds,
 ) -> Result<(), Refusal> {
-    let crack = cut_line(mesh, line, reach, thickness)?;
-    if crack.closed || crack.through || crack.nodes.len() < 3 {
-        return Err(Refusal::NotThrough);
-    }
+    let crack = whole_line(mesh, line, reach, thickness)?;
     let n = crack.nodes.len();
     let ends = (crack.nodes[0], crack.nodes[n - 1]);
     cut_ligament(mesh, line, (0, n - 1), ends, reach, thickness, bounds)?;
@@ -228,30 +183,14 @@ pub(crate) fn cut_ligament(
     let under = |x: DVec3| {
         plane_points
             .windows(2)
-            .map(|s| segment_distance(x, s[0], s[1]))
+            .map(|s| x.distance(closest_point_on_segment(x, s[0], s[1])))
             .fold(f64::INFINITY, f64::min)
             <= PATH_REACH * reach
     };
     if !path.iter().all(|&p| under(pos(p))) {
         return Err(Refusal::NotThrough);
     }
-    // Each run node goes to a path vertex: the nearest one not before the previous node's.
-    let mut to_path = vec![0usize; run.len()];
-    for (k, &f) in run.iter().enumerate().skip(1) {
-        let from = to_path[k - 1];
-        to_path[k] = if k + 1 == run.len() {
-            path.len() - 1
-        } else {
-            (from..path.len() - 1)
-                .min_by(|&a, &b| {
-                    pos(path[a])
-                        .distance(pos(f))
-                        .total_cmp(&pos(path[b]).distance(pos(f)))
-                        .then(a.cmp(&b))
-                })
-                .unwrap_or(from)
-        };
-    }
+    let to_path = path_indices(mesh, &run, &path);
 
     // Left or right of the front (walked from f_j back to f_i) and of the path (s_i to s_j).
     let mut left: HashMap<u32, bool> = HashMap::new();
@@ -311,13 +250,62 @@ pub(crate) fn cut_ligament(
     let is_plus = |t: u32| left.get(&t).is_some_and(|&l| l == left_plus);
 
     // The two copies of every path vertex that opens (between the new ends, and a line's end),
-    // either side of the crack plane through the nearest interior node: a vertex the path took
-    // off the plane (an end snapped to a neighbour within the opening's snap angle lies up to
-    // a fifth of an edge off it) first slides onto it along the copies' own direction, so both
-    // copies are not on one side.
+    // either side of the crack plane through the nearest interior node.
     let centres: Vec<DVec3> = interior.iter().map(|&v| mesh.positions()[v as usize]).collect();
+    let copies = open_copies(mesh, inner, e, thickness, &centres)?;
+    let (mut removed, mut added, mut walls) = remap(mesh, &run, &path, &to_path, &copies, is_plus);
+    if removed.iter().any(|t| !left.contains_key(t)) {
+        return Err(Refusal::Geometry);
+    }
+    mend_slivers(mesh, &mut removed, &mut added, &mut walls, bounds);
+    if !manifold_after(mesh, &removed, &added) || !acceptable(mesh, &removed, &added, bounds, None) {
+        return Err(Refusal::Geometry);
+    }
+    replace_triangles(mesh, &removed, &added, &walls);
+    Ok(())
+}
+
+/// Each of a cut's `nodes` (in line order) as an index into its `path`: the first node's is the
+/// path's first vertex, the last node's its last, every other the path vertex nearest it not
+/// before the previous node's.
+fn path_indices(mesh: &CrackMesh, nodes: &[u32], path: &[u32]) -> Vec<usize> {
+    let pos = |v: u32| mesh.positions()[v as usize];
+    let mut to_path = vec![0usize; nodes.len()];
+    for (i, &f) in nodes.iter().enumerate().skip(1) {
+        let from = to_path[i - 1];
+        to_path[i] = if i + 1 == nodes.len() {
+            path.len() - 1
+        } else {
+            (from..path.len())
+                .min_by(|&j, &k| {
+                    pos(path[j])
+                        .distance(pos(f))
+                        .total_cmp(&pos(path[k]).distance(pos(f)))
+                        .then(j.cmp(&k))
+                })
+                .unwrap_or(from)
+        };
+    }
+    to_path
+}
+
+/// The two copies (positive side first) each of the path vertices `opening` becomes, half the
+/// `thickness` (m) either side of the crack (unit normal `e`) along the surface, as the lips of
+/// an opening are placed (`open::lip_offset`, or at a corner the offset made tangent). With
+/// `centres` (points of the crack plane), a vertex the path took off the plane first slides
+/// onto the plane through the nearest of them along the copies' own direction, so both copies
+/// are not on one side (an end snapped to a neighbour within the opening's snap angle lies up
+/// to a fifth of an edge off it): only along the surface, a face or a ridge, where the slide
+/// keeps the shape, and never by more than the thickness. Refuses where no offset exists.
+fn open_copies(
+    mesh: &mut CrackMesh,
+    opening: &[u32],
+    e: DVec3,
+    thickness: f64,
+    centres: &[DVec3],
+) -> Result<HashMap<u32, [u32; 2]>, Refusal> {
     let mut copies: HashMap<u32, [u32; 2]> = HashMap::new();
-    for &p in inner {
+    for &p in opening {
         let normal = mesh.surface_normal(p);
         let along_surface = lip_offset(mesh, p, normal, e, thickness);
         let offset = along_surface
@@ -327,41 +315,18 @@ pub(crate) fn cut_ligament(
         let on = centres
             .iter()
             .copied()
-            .min_by(|a, b| a.distance_squared(x).total_cmp(&b.distance_squared(x)))
-            .unwrap_or(x);
-        // Only along the surface (a face or a ridge) does the slide keep the shape; at a corner
-        // the vertex stays. Never by more than the thickness.
+            .min_by(|a, b| a.distance_squared(x).total_cmp(&b.distance_squared(x)));
         let along = e.dot(offset);
-        let slide = -offset * (e.dot(x - on) / along);
-        let centre = if along_surface.is_some() && along > 0.0 && slide.length() <= thickness {
-            x + slide
-        } else {
-            x
+        let centre = match on {
+            Some(on) if along_surface.is_some() && along > 0.0 => {
+                let slide = -offset * (e.dot(x - on) / along);
+                if slide.length() <= thickness { x + slide } else { x }
+            }
+            _ => x,
         };
         copies.insert(p, [mesh.add_vertex(centre + offset), mesh.add_vertex(centre - offset)]);
     }
-    let node_index: HashMap<u32, usize> = run.iter().enumerate().map(|(k, &v)| (v, k)).collect();
-    let copy = |v: u32, plus_side: bool| {
-        let v = node_index.get(&v).map_or(v, |&k| path[to_path[k]]);
-        copies.get(&v).map_or(v, |c| c[usize::from(!plus_side)])
-    };
-    let mut removed: Vec<u32> = run
-        .iter()
-        .chain(inner.iter())
-        .flat_map(|&v| mesh.incident(v).iter().copied())
-        .collect();
-    removed.sort_unstable();
-    removed.dedup();
-    if removed.iter().any(|t| !left.contains_key(t)) {
-        return Err(Refusal::Geometry);
-    }
-    let (mut added, mut walls) = remap(mesh, &removed, &node_index, &to_path, &path, copy, is_plus);
-    mend_slivers(mesh, &mut removed, &mut added, &mut walls, bounds);
-    if !manifold_after(mesh, &removed, &added) || !acceptable(mesh, &removed, &added, bounds, None) {
-        return Err(Refusal::Geometry);
-    }
-    replace_triangles(mesh, &removed, &added, &walls);
-    Ok(())
+    Ok(copies)
 }
 
 /// Mends the flat triangles a cut leaves where its new mouth runs straight on from an old one:
@@ -502,25 +467,44 @@ fn arcs(mesh: &CrackMesh, v: u32, u: u32, w: u32) -> Option<(Fan, Fan)> {
     Some((from(iw, iu)?, from(iu, iw)?))
 }
 
-/// The triangles that replace the `removed` ones in a cut: each keeps its corners, a line node
-/// taken to its path vertex (`node_index` numbers the cut's nodes in line order, `to_path` gives
-/// each one's index in `path`) and every corner then to its copy on the triangle's side
-/// (`copy`, `is_plus`); a triangle on a segment between two of the cut's nodes spans the path
-/// from the first one's vertex to the second's: none of it when both went to one vertex, a fan
-/// from its third corner when they are apart. Returns the triangles and the wall each is on.
+/// The change a cut makes: the triangle slots it removes (every one at a node of the cut, in
+/// line order in `nodes`, or at a path vertex that opens into the two `copies`, ascending) and
+/// the triangles that replace them, with the wall each is on. Each keeps its corners, a node
+/// taken to its path vertex (`to_path` gives each node's index in `path`) and every corner then
+/// to its copy on the triangle's side (`is_plus`); a triangle on a segment between two of the
+/// cut's nodes spans the path from the first one's vertex to the second's: none of it when both
+/// went to one vertex, a fan from its third corner when they are apart.
+pub(crate) type Change = (Vec<u32>, Vec<[u32; 3]>, Vec<Option<usize>>);
+
+/// See [`Change`].
 pub(crate) fn remap(
     mesh: &CrackMesh,
-    removed: &[u32],
-    node_index: &HashMap<u32, usize>,
-    to_path: &[usize],
+    nodes: &[u32],
     path: &[u32],
-    copy: impl Fn(u32, bool) -> u32,
+    to_path: &[usize],
+    copies: &HashMap<u32, [u32; 2]>,
     is_plus: impl Fn(u32) -> bool,
-) -> (Vec<[u32; 3]>, Vec<Option<usize>>) {
+) -> Change {
+    let node_index: HashMap<u32, usize> = nodes.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+    // A corner's new vertex on its triangle's side: a path vertex's copy, or for a node the copy
+    // of its path vertex.
+    let copy = |v: u32, plus_side: bool| {
+        let v = node_index.get(&v).map_or(v, |&i| path[to_path[i]]);
+        copies.get(&v).map_or(v, |c| c[usize::from(!plus_side)])
+    };
+    let mut opening: Vec<u32> = copies.keys().copied().collect();
+    opening.sort_unstable();
+    let mut removed: Vec<u32> = nodes
+        .iter()
+        .chain(&opening)
+        .flat_map(|&v| mesh.incident(v).iter().copied())
+        .collect();
+    removed.sort_unstable();
+    removed.dedup();
     let slots = mesh.triangle_slots();
     let mut added: Vec<[u32; 3]> = Vec::with_capacity(removed.len());
     let mut walls: Vec<Option<usize>> = Vec::with_capacity(removed.len());
-    for &t in removed {
+    for &t in &removed {
         let tri = slots[t as usize];
         let side = is_plus(t);
         let segment = (0..3).find_map(|k| {
@@ -548,7 +532,17 @@ pub(crate) fn remap(
         }
         walls.resize(added.len(), mesh.wall_of(t));
     }
-    (added, walls)
+    (removed, added, walls)
+}
+
+/// Open line `line` to be cut through whole, as [`cut_line`] reads it; refused as not through
+/// when it is closed, already through or has no interior node.
+fn whole_line(mesh: &CrackMesh, line: usize, reach: f64, thickness: f64) -> Result<&CrackLine, Refusal> {
+    let crack = cut_line(mesh, line, reach, thickness)?;
+    if crack.closed || crack.through || crack.nodes.len() < 3 {
+        return Err(Refusal::NotThrough);
+    }
+    Ok(crack)
 }
 
 /// Line `line` to be cut, refusing (naming it) a line the mesh does not have, or a reach or
@@ -898,17 +892,6 @@ const SHORT_STEP: f64 = 0.25;
 
 /// How far from the front (in reaches) a cut's path may run.
 const PATH_REACH: f64 = 2.0;
-
-/// The distance (m) from `x` to the segment from `a` to `b`.
-fn segment_distance(x: DVec3, a: DVec3, b: DVec3) -> f64 {
-    let d = b - a;
-    let l = if d.length_squared() > 0.0 {
-        ((x - a).dot(d) / d.length_squared()).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    x.distance(a + d * l)
-}
 
 /// A crossing this close to an edge's end (as a fraction of the edge) is taken at the end.
 const SNAP_FRACTION: f64 = 0.1;
