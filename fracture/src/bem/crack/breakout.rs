@@ -239,6 +239,7 @@ fn split_line(mesh: &mut CrackMesh, line: usize, (i, j): (usize, usize), s_i: u3
     if i == 0 || j == n - 1 {
         // The mouth ran on along the surface from an end: one line, with a new end.
         let kept = &mut mesh.lines_mut()[line];
+        kept.broken_out = true;
         if i == 0 {
             kept.nodes.drain(..=j);
             kept.nodes.insert(0, s_j);
@@ -261,12 +262,14 @@ fn split_line(mesh: &mut CrackMesh, line: usize, (i, j): (usize, usize), s_i: u3
         nodes: after,
         closed: false,
         blocked: [false, crack.blocked[1]],
+        broken_out: true,
         ..crack.clone()
     });
     mesh.set_crack_node(s_i, true);
     let kept = &mut mesh.lines_mut()[line];
     kept.nodes = before;
     kept.blocked = [crack.blocked[0], false];
+    kept.broken_out = true;
     share_walls(mesh, line, new);
     mesh.restart_growth(line);
     mesh.restart_growth(new);

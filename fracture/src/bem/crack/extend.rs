@@ -11,6 +11,14 @@
 //! so the crack does not turn back on itself ("we choose the one which spans a larger angle with
 //! the crack line to avoid an inverting crack").
 //!
+//! At the end of a line that broke out through a wall (`breakout`) the line leaves `a` across
+//! the wall: `n1` lies within 30 degrees of straight below `a`, and a front node straight below
+//! would lie on the segment to it (the slot is refused, as its wall triangles are flat). There,
+//! when that slot is refused, the front node goes in halfway between the line and `c` instead.
+//! (Tried for every line, it let the ends of the cracks across a notched bar and a pressed
+//! block extend round the section's sides where they had stopped, and the cut through at the
+//! end was then refused: measured, `tests/bem_crack.rs`.)
+//!
 //! The side of each arc is read from the lips, which lie half a thickness either side of the
 //! crack: the plane through `a` may miss the plane the slot was cut along by more than that.
 //!
@@ -50,6 +58,7 @@ pub fn extend_end(
         return Err(Refusal::BadInput("crack line (not in the mesh)"));
     };
     check_slot(plane_normal, thickness, depth)?;
+    let broken_out = crack_line.broken_out;
     let nodes = &crack_line.nodes;
     if crack_line.closed || nodes.len() < 2 {
         return Err(Refusal::NotASurfaceVertex);
@@ -121,20 +130,27 @@ pub fn extend_end(
         return Err(Refusal::MetCrack(met));
     }
     // The arc from n1 counter-clockwise to c starts with lip1.
-    let g = slot(
-        mesh,
-        Slot {
-            vertex: a,
-            first: n1,
-            second: c,
-            first_arc_positive: lip1_positive,
-            plane_normal: e,
-            thickness,
-            depth,
-            line,
-        },
-        bounds,
-    )?;
+    let cut = |toward: Option<DVec3>| Slot {
+        vertex: a,
+        first: n1,
+        second: c,
+        first_arc_positive: lip1_positive,
+        plane_normal: e,
+        thickness,
+        depth,
+        line,
+        toward,
+    };
+    let g = match slot(mesh, cut(None), bounds) {
+        Err(Refusal::Geometry) if broken_out => {
+            // The front leaves the end along the inward normal (a crack through a wall, whose
+            // front runs from one face to the other): the node below the end would lie on the
+            // segment to n1. It goes in halfway between the line and the crossing instead.
+            let toward = halfway_in(mesh, a, n1, c, e).ok_or(Refusal::Geometry)?;
+            slot(mesh, cut(Some(toward)), bounds)?
+        }
+        other => other?,
+    };
     let line_nodes = &mut mesh.lines_mut()[line].nodes;
     match end {
         End::Start => {
@@ -153,6 +169,27 @@ pub fn extend_end(
     mesh.set_active(g, true);
     Ok(c)
 }
+
+/// The unit direction, in the plane of unit normal `e`, halving the angle at end `a` between
+/// its line neighbour `n1` and the crossing `c`, where `n1` lies within [`BELOW_DEGREES`] of
+/// straight below `a` (along the inward normal made parallel to the plane, where the front node
+/// would go) and the direction points into the material; else `None`.
+fn halfway_in(mesh: &CrackMesh, a: u32, n1: u32, c: u32, e: DVec3) -> Option<DVec3> {
+    let pos = |v: u32| mesh.positions()[v as usize];
+    let normal = mesh.surface_normal(a);
+    let below = -(normal - e * e.dot(normal)).normalize_or_zero();
+    let back = (pos(n1) - pos(a)).normalize_or_zero();
+    if back.dot(below) < BELOW_DEGREES.to_radians().cos() {
+        return None;
+    }
+    let half = back + (pos(c) - pos(a)).normalize_or_zero();
+    let toward = (half - e * e.dot(half)).normalize_or_zero();
+    (toward.dot(normal) < 0.0).then_some(toward)
+}
+
+/// How near straight below an end (degrees) its line neighbour must lie for the front node of
+/// an extension to go in halfway to the crossing instead.
+const BELOW_DEGREES: f64 = 30.0;
 
 /// The surface arc of end `a`'s ring (`ring`, `n1` at index `i1`): the neighbours from the lip
 /// after `n1` round to the lip before it, over `a`'s triangles of the body's surface. At an end

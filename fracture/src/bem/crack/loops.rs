@@ -222,6 +222,7 @@ fn slot_between(
             thickness,
             depth,
             line,
+            toward: None,
         },
         bounds,
     )

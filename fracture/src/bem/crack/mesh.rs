@@ -40,6 +40,9 @@ pub struct CrackLine {
     /// Whether the crack has cut through to the far surface (see `through`): it then has no
     /// front and no nodes, only its walls.
     pub through: bool,
+    /// Whether part of its front broke out through the far surface (`breakout`): the line runs
+    /// through a wall, its ends on the wall's two faces.
+    pub broken_out: bool,
 }
 
 /// A closed triangle mesh under crack tracking.

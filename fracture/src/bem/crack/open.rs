@@ -138,6 +138,7 @@ pub fn open_crack(mesh: &mut CrackMesh, opening: Opening, bounds: AngleBounds) -
             plane_normal: e,
             thickness: opening.thickness,
             depth: opening.depth,
+            toward: None,
             line: mesh.lines().len(),
         },
         bounds,
@@ -149,6 +150,7 @@ pub fn open_crack(mesh: &mut CrackMesh, opening: Opening, bounds: AngleBounds) -
         plane_point: x,
         blocked: [false; 2],
         through: false,
+        broken_out: false,
     });
     mesh.set_active(f, true);
     Ok(mesh.lines().len() - 1)
@@ -174,6 +176,9 @@ pub(crate) struct Slot {
     pub depth: f64,
     /// The crack line the slot's walls belong to.
     pub line: usize,
+    /// Unit direction, in the crack plane and into the material, in which the front node goes
+    /// in; `None`: the inward surface normal made parallel to the plane.
+    pub toward: Option<DVec3>,
 }
 
 /// Replaces `slot.vertex` with two lip vertices `v+`, `v-` (the triangles of each arc of its
@@ -199,9 +204,12 @@ pub(crate) fn slot(mesh: &mut CrackMesh, slot: Slot, bounds: AngleBounds) -> Res
     let vp = mesh.add_vertex(x + half);
     let vm = mesh.add_vertex(x - half);
     // The front node goes in below the vertex within the crack plane: along the inward normal
-    // made parallel to the plane, so the walls start in the plane they are cut along.
-    let inward = (normal - e * e.dot(normal)).normalize_or(normal);
-    let f = mesh.add_vertex(x - inward * slot.depth);
+    // made parallel to the plane (or `toward`), so the walls start in the plane they are cut
+    // along.
+    let down = slot
+        .toward
+        .unwrap_or_else(|| -(normal - e * e.dot(normal)).normalize_or(normal));
+    let f = mesh.add_vertex(x + down * slot.depth);
 
     // The fan: each triangle around v, with v replaced by the vertex of its side.
     let mut removed = Vec::with_capacity(n);

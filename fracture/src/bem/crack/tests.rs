@@ -13,6 +13,7 @@ use super::track::{TrackSettings, any_active, substep};
 use super::validate::{AngleBounds, MeshFault, validate};
 use crate::bem::meshes::{Grading, grid_box, hollow_sphere};
 
+mod breakout;
 mod loops;
 
 fn sphere() -> TriMesh {
@@ -759,89 +760,4 @@ fn crack_tip_field_reads_depth_ligament_and_intensity_off_the_crack() {
         field.added(deepest.position - DVec3::Y * (5.0 * edge)),
         glam::DMat3::ZERO
     );
-}
-
-/// A crack through a thin wall breaks out through the far face and runs on through the wall
-/// (`breakout`): in a 12 mm plate (three elements thick) under a stress across the crack above
-/// the threshold only in a band 24 mm wide, the crack opened on the top face reaches the bottom
-/// face in the middle of its front; broken out there it is two lines, each with one end on
-/// either face. With the stress raised everywhere they run out to the plate's edges, are cut
-/// through there and the plate falls into two pieces, one either side of the crack. Without
-/// break-outs the band's crack stays one line with both ends on the top face. Validated after
-/// every sub-step, the volume within the thickness times the crack area.
-#[test]
-fn crack_break_out_runs_a_crack_through_a_thin_plate_and_splits_it() {
-    use super::pieces::pieces;
-    use super::through::cut_through_locally;
-    let half = DVec3::new(0.04, 0.006, 0.03);
-    let mesh = grid_box(half, 0.004, Grading::Uniform).unwrap();
-    let edge = mean_edge(&mesh);
-    let thickness = 0.0004;
-    let volume0 = mesh.signed_volume();
-    let run = |crack: &mut CrackMesh, settings: &TrackSettings, band: f64| {
-        let stress = move |x: DVec3| (if x.z.abs() < band { 1.5 } else { 0.5 }, DVec3::X);
-        for step in 0..200 {
-            if !any_active(crack) {
-                return;
-            }
-            let report = substep(crack, &stress, settings).unwrap_or_else(|f| panic!("sub-step {step}: {f}"));
-            let removed = volume0 - report.check.expect("validated").volume;
-            assert!(
-                removed.abs() <= thickness * crack.crack_area() + 1e-12,
-                "sub-step {step}: volume change {removed} beyond t A {}",
-                thickness * crack.crack_area()
-            );
-        }
-        panic!("still active after 200 sub-steps");
-    };
-    let ends_y = |crack: &CrackMesh, line: &super::mesh::CrackLine| {
-        let y = |v: u32| crack.positions()[v as usize].y;
-        let (a, b) = (y(line.nodes[0]), y(line.nodes[line.nodes.len() - 1]));
-        (a.min(b), a.max(b))
-    };
-    for break_out in [false, true] {
-        let settings = TrackSettings {
-            validate: true,
-            break_out,
-            ..TrackSettings::new(edge, 1.0, thickness)
-        };
-        let mut crack = opened(&mesh, DVec3::new(0.0, half.y, 0.0), DVec3::X, thickness);
-        run(&mut crack, &settings, 0.4 * half.z * 2.0);
-        let open: Vec<_> = crack.lines().iter().filter(|l| !l.through).collect();
-        if !break_out {
-            assert_eq!(crack.lines().len(), 1);
-            let (low, _) = ends_y(&crack, open[0]);
-            assert!(low > 0.0, "both ends stay on the top face: {low}");
-            continue;
-        }
-        assert!(open.len() >= 2, "{} lines", open.len());
-        for line in &open {
-            let (low, high) = ends_y(&crack, line);
-            assert!(
-                low < -0.9 * half.y && high > 0.0,
-                "a line through the wall has ends at y {low} and {high}"
-            );
-        }
-        // The stress rises above the threshold everywhere: the through-wall fronts run on.
-        for l in 0..crack.lines().len() {
-            if crack.lines()[l].through {
-                continue;
-            }
-            crack.lines_mut()[l].blocked = [false; 2];
-            let nodes = crack.lines()[l].nodes.clone();
-            for &f in &nodes[1..nodes.len() - 1] {
-                crack.set_active(f, true);
-            }
-        }
-        run(&mut crack, &settings, 1.0);
-        for l in 0..crack.lines().len() {
-            if !crack.lines()[l].through {
-                cut_through_locally(&mut crack, l, edge, thickness, AngleBounds::default()).unwrap();
-            }
-        }
-        let check = validate(&crack, AngleBounds::default()).unwrap();
-        let pieces = pieces(&crack).unwrap();
-        let total = assert_two_sides(&pieces, 0.0, edge, half, thickness);
-        assert!((total - check.volume).abs() < 1e-12 * volume0);
-    }
 }
