@@ -11,9 +11,9 @@
 //! What to look for: the plate, landing on its rim at a tilt, cracks from the rim where it
 //! strikes; its cracks break out through the far face and run across the plate through its
 //! whole thickness (about 0.005 m^2 of crack over 64 sub-steps, 3 lines cut through); the
-//! shell cracks where it lands, through its wall (about 0.031 m^2 over 50
-//! sub-steps, 2 cut through, and 0.010 m^2 more at its bounce). Neither falls apart yet:
-//! ligaments are left where the through-wall cracks stop short of the rim or of each other.
+//! shell cracks where it lands, through its wall (about 0.031 m^2 over 50 sub-steps, 2 cut
+//! through, and 0.010 m^2 more at its bounce). Neither falls apart yet: ligaments are left
+//! where the through-wall cracks stop short of the rim or of each other.
 //! Writes `out/bem/plate_and_shell.glb` and the crack surfaces, in each body's own frame, to
 //! `out/bem/plate_and_shell_cracks.obj`. About 40 s (most of it the plate's 12 000-triangle
 //! solve).
