@@ -37,7 +37,7 @@ use shatter_collision::TriMesh;
 use super::initiate::{Rankine, candidates, initiate};
 use super::loops::cut_loop;
 use super::mesh::CrackMesh;
-use super::through::{cut_through, cut_through_locally, ligament_within};
+use super::through::{cut_through_locally, ligament_within};
 use super::tip::TipField;
 use super::track::{TrackSettings, any_active, substep};
 use super::widen::widened_surface;
@@ -261,11 +261,10 @@ pub fn fracture_event(
         // is no wider than the thickest ligament that breaks.
         let cut = if crack.lines()[line].closed {
             cut_loop(&mut crack, line, settings.ligament, thickness, bounds)
-        } else if settings.track.break_out {
-            // A crack that broke out may be through the body elsewhere already.
-            cut_through_locally(&mut crack, line, edge, thickness, bounds)
         } else {
-            cut_through(&mut crack, line, edge, thickness, bounds)
+            // Sides read from the rings: a crack that broke out may be through the body
+            // elsewhere already.
+            cut_through_locally(&mut crack, line, edge, thickness, bounds)
         };
         if cut.is_ok() {
             report.cut_through += 1;

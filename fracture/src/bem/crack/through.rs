@@ -28,14 +28,15 @@
 //!    crack everywhere. The positive side is the one whose wall's outward normals point against
 //!    the crack-plane normal `e` (summed over the run's walls), and must be where the path's
 //!    left triangles lie. Sides read this way need nothing beyond the run: a crack already
-//!    through the body elsewhere is cut as any other. [`cut_through`], the cut of a whole line
-//!    that has not broken out, floods the whole surface instead, across the front and the path
-//!    (the side holding the positive wall is `+`), and refuses a cut that separates nothing (a
-//!    loop round a handle, or a crack through the body elsewhere); [`cut_through_locally`] and
-//!    the break-outs read the rings.
+//!    through the body elsewhere is cut as any other. Fracture events and break-outs cut this
+//!    way ([`cut_through_locally`]). [`cut_through`] floods the whole surface instead, across
+//!    the front and the path (the side holding the positive wall is `+`), and refuses a cut that
+//!    separates nothing (a loop round a handle, or a crack through the body elsewhere): a check
+//!    of the ring-read sides, which must agree with it wherever it cuts.
 //! 4. Each path vertex that opens (all but the new ends a run makes, which close the new mouth)
 //!    becomes two vertices `p +- m`, `|m|` half the crack thickness along the surface, as the
-//!    lips of an opening are placed (or, at a corner or a mouth's end on a ridge, along the crack
+//!    lips of an opening are placed (on a ridge the plane crosses at a glancing angle, along the
+//!    ridge, the mouth narrower there; at a corner or a mouth's end on a ridge, along the crack
 //!    normal made tangent to the surface), either side of the crack plane through the nearest
 //!    interior node, and its triangles take the copy of their side. Each node of the run goes to
 //!    a path vertex (the nearest one not before the previous node's, the run's ends to the
@@ -61,7 +62,7 @@ use super::extend::crack_at;
 use super::improve::RemeshSettings;
 use super::mesh::{CrackLine, CrackMesh};
 use super::open::{Refusal, lip_offset, tangent_offset};
-use super::ops::{FEATURE_DEGREES, Slide, collapse_edge, slide, split_edge};
+use super::ops::{FEATURE_DEGREES, Slide, collapse_edge, sharp_neighbours, slide, split_edge};
 use super::propagate::outward;
 use super::validate::{AngleBounds, components_apart, triangle_angles};
 
@@ -111,9 +112,9 @@ pub fn cut_through(
 
 /// Cuts crack line `line` through as [`cut_through`] does, with the sides of the cut read
 /// locally from the ring order of the front's and the path's vertices (`cut_ligament`) rather
-/// than by flooding the whole surface: the cut of a crack that is already through the body
-/// elsewhere (two through-wall fronts of one crack, `breakout`), which the flood refuses as
-/// separating nothing.
+/// than by flooding the whole surface: the cut fracture events make, which also cuts a crack
+/// that is already through the body elsewhere (two through-wall fronts of one crack,
+/// `breakout`), where the flood refuses as separating nothing.
 pub fn cut_through_locally(
     mesh: &mut CrackMesh,
     line: usize,
@@ -309,6 +310,7 @@ fn open_copies(
         let normal = mesh.surface_normal(p);
         let along_surface = lip_offset(mesh, p, normal, e, thickness);
         let offset = along_surface
+            .or_else(|| along_ridge(mesh, p, e, thickness))
             .or_else(|| tangent_offset(normal, e, thickness))
             .ok_or(Refusal::Geometry)?;
         let x = mesh.positions()[p as usize];
@@ -327,6 +329,23 @@ fn open_copies(
         copies.insert(p, [mesh.add_vertex(centre + offset), mesh.add_vertex(centre - offset)]);
     }
     Ok(copies)
+}
+
+/// Half the thickness along the ridge through `v` (two sharp edges of the body's surface), to the
+/// side the crack-plane normal `e` points to, where the plane crosses the ridge at a glancing
+/// angle (within 60 degrees of containing it, where the lips of an opening are not placed): the
+/// copies stay on both faces, and the mouth is narrower there (the thickness times the cosine
+/// between `e` and the ridge). Off both faces, as the offset made tangent puts them, a copy of
+/// a vertex of a slab's bottom edge stood 0.64 mm below the slab. `None` off a ridge or where
+/// the plane contains it.
+fn along_ridge(mesh: &CrackMesh, v: u32, e: DVec3, thickness: f64) -> Option<DVec3> {
+    let sharp = sharp_neighbours(mesh, v, FEATURE_DEGREES, true);
+    if sharp.len() != 2 {
+        return None;
+    }
+    let direction = (mesh.positions()[sharp[1] as usize] - mesh.positions()[sharp[0] as usize]).normalize_or_zero();
+    let along = e.dot(direction);
+    (along.abs() > 1e-3).then(|| direction * (0.5 * thickness * along.signum()))
 }
 
 /// Mends the flat triangles a cut leaves where its new mouth runs straight on from an old one:
