@@ -106,14 +106,14 @@ pub fn bem_model(scene: &SceneDescription, world: &World, ids: &[BodyId]) -> Res
         let mut event = EventSettings::new(elastic, rankine, edge, get("thickness", Some(edge / 25.0))?);
         event.max_substeps = whole_in(&path, parameters, "max_substeps", event.max_substeps, 0..=10_000)?;
         event.substeps_per_solve = whole_in(&path, parameters, "substeps_per_solve", 0, 0..=10_000)?;
-        let flag = |key: &str| match parameters.get(key) {
-            None => Ok(false),
+        let flag = |key: &str, default: bool| match parameters.get(key) {
+            None => Ok(default),
             Some(value) => value
                 .as_bool()
                 .ok_or_else(|| SceneError::invalid(&path.key(key), value, "true or false")),
         };
-        event.crack_tips = flag("crack_tips")?;
-        event.track.break_out = flag("break_out")?;
+        event.crack_tips = flag("crack_tips", event.crack_tips)?;
+        event.track.break_out = flag("break_out", event.track.break_out)?;
         let view = world.body(ids[i]).map_err(|e| SceneError::at(&path, e.to_string()))?;
         let integrals = crate::collision::mass_properties::mesh_integrals(&mesh);
         let material = BemMaterial {
