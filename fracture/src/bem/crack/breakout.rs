@@ -26,7 +26,8 @@
 //!    growth records start afresh. A run that took an end in leaves one line, with a new end;
 //!    a run from end to end is the whole line's cut. A run that starts at the first interior
 //!    node leaves `[a, s_i]`: a line of two ends whose front is the chord between them, through
-//!    the wall, which runs on as its ends extend (`extend`).
+//!    the wall, which runs on as its ends extend (`extend`) and is cut through as any line is
+//!    (`through`).
 //!
 //! The whole change is checked before anything moves; a refusal leaves the crack as it was
 //! (the path's edge splits and slides excepted, which change no shape), and a refused run is not

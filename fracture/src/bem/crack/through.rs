@@ -48,7 +48,9 @@
 //!    Both walls are mapped onto the same path, so the two sides stay matched and a thickness
 //!    apart at the far surface.
 //!
-//! A line cut over its whole length is then marked cut through: it has no nodes left, and its
+//! A line of only two ends (what a break-out leaves beside an end: its front is the chord
+//! between them, across one of the body's edges) is cut the same way, the path heading from one
+//! end for the other. A line cut over its whole length is then marked cut through: it has no nodes left, and its
 //! walls keep its index. Volume: the slot now runs through with width `t` at the far surface
 //! too, so the volume removed stays within the thickness times the crack area.
 
@@ -169,10 +171,11 @@ pub(crate) fn cut_ligament(
     let path = if is_surface_edge(mesh, s_i, s_j) {
         vec![s_i, s_j]
     } else {
-        let toward = if from_end {
-            guides[0]
-        } else {
-            guides[1.min(guides.len() - 1)]
+        let toward = match guides.len() {
+            // The chord between two ends: the path heads for the other end.
+            0 => pos_of(mesh, s_j),
+            _ if from_end => guides[0],
+            k => guides[1.min(k - 1)],
         };
         let traced = trace(mesh, s_i, s_j, toward, &plane_points, e, bounds)?;
         merge_short_steps(mesh, traced, &plane_points, e, bounds)
@@ -264,6 +267,11 @@ pub(crate) fn cut_ligament(
     }
     replace_triangles(mesh, &removed, &added, &walls);
     Ok(())
+}
+
+/// Where vertex `v` is (m).
+fn pos_of(mesh: &CrackMesh, v: u32) -> DVec3 {
+    mesh.positions()[v as usize]
 }
 
 /// Each of a cut's `nodes` (in line order) as an index into its `path`: the first node's is the
@@ -558,7 +566,9 @@ pub(crate) fn remap(
 /// when it is closed, already through or has no interior node.
 fn whole_line(mesh: &CrackMesh, line: usize, reach: f64, thickness: f64) -> Result<&CrackLine, Refusal> {
     let crack = cut_line(mesh, line, reach, thickness)?;
-    if crack.closed || crack.through || crack.nodes.len() < 3 {
+    // A line of two ends is a front along the chord between them (a break-out's remnant,
+    // `breakout`): its ligament is cut as any other.
+    if crack.closed || crack.through || crack.nodes.len() < 2 {
         return Err(Refusal::NotThrough);
     }
     Ok(crack)
@@ -679,7 +689,7 @@ pub fn ligament_within(mesh: &CrackMesh, line: usize, reach: f64) -> bool {
     let Some(crack) = mesh.lines().get(line) else {
         return false;
     };
-    if crack.closed || crack.through || crack.nodes.len() < 3 {
+    if crack.closed || crack.through || crack.nodes.len() < 2 {
         return false;
     }
     let front = &crack.nodes[1..crack.nodes.len() - 1];
