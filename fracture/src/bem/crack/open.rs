@@ -258,18 +258,26 @@ pub(crate) fn slot(mesh: &mut CrackMesh, slot: Slot, bounds: AngleBounds) -> Res
 /// corner, or where the plane is within 60 degrees of containing the ridge, there is no such
 /// move: `None`.
 pub(crate) fn lip_offset(mesh: &CrackMesh, v: u32, normal: DVec3, e: DVec3, thickness: f64) -> Option<DVec3> {
+    match sharp_neighbours(mesh, v, FEATURE_DEGREES, true).len() {
+        0 => tangent_offset(normal, e, thickness),
+        // A plane within 60 degrees of containing the ridge would cut it at a glancing angle.
+        2 if normal != DVec3::ZERO => ridge_offset(mesh, v, e, thickness, 0.5),
+        _ => None,
+    }
+}
+
+/// Half the thickness along the ridge through `v` (exactly two sharp edges of the body's
+/// surface meet there), to the side the crack-plane normal `e` points to, where the cosine
+/// between `e` and the ridge is at least `least_cos` in size: the move that keeps `v` on both
+/// faces. `None` off a ridge or where the plane is nearer than that to containing it.
+pub(crate) fn ridge_offset(mesh: &CrackMesh, v: u32, e: DVec3, thickness: f64, least_cos: f64) -> Option<DVec3> {
     let sharp = sharp_neighbours(mesh, v, FEATURE_DEGREES, true);
-    let direction = match sharp.len() {
-        0 => return tangent_offset(normal, e, thickness),
-        2 => mesh.positions()[sharp[1] as usize] - mesh.positions()[sharp[0] as usize],
-        _ => return None,
-    };
-    let along = e.dot(direction.normalize_or_zero());
-    // A plane within 60 degrees of containing the ridge would cut it at a glancing angle.
-    if along.abs() < 0.5 || normal == DVec3::ZERO {
+    if sharp.len() != 2 {
         return None;
     }
-    Some(direction.normalize_or_zero() * (0.5 * thickness * along.signum()))
+    let direction = (mesh.positions()[sharp[1] as usize] - mesh.positions()[sharp[0] as usize]).normalize_or_zero();
+    let along = e.dot(direction);
+    (along.abs() >= least_cos && along != 0.0).then(|| direction * (0.5 * thickness * along.signum()))
 }
 
 /// Half the thickness along `e` made tangent to a surface of unit normal `normal`, pointing to

@@ -63,8 +63,8 @@ use super::check::{MAX_NORMAL_TURN_COS, acceptable, try_move};
 use super::extend::crack_at;
 use super::improve::RemeshSettings;
 use super::mesh::{CrackLine, CrackMesh};
-use super::open::{Refusal, lip_offset, tangent_offset};
-use super::ops::{FEATURE_DEGREES, Slide, collapse_edge, sharp_neighbours, slide, split_edge};
+use super::open::{Refusal, lip_offset, ridge_offset, tangent_offset};
+use super::ops::{FEATURE_DEGREES, Slide, collapse_edge, slide, split_edge};
 use super::propagate::outward;
 use super::validate::{AngleBounds, components_apart, triangle_angles};
 
@@ -173,7 +173,7 @@ pub(crate) fn cut_ligament(
     } else {
         let toward = match guides.len() {
             // The chord between two ends: the path heads for the other end.
-            0 => pos_of(mesh, s_j),
+            0 => mesh.positions()[s_j as usize],
             _ if from_end => guides[0],
             k => guides[1.min(k - 1)],
         };
@@ -269,11 +269,6 @@ pub(crate) fn cut_ligament(
     Ok(())
 }
 
-/// Where vertex `v` is (m).
-fn pos_of(mesh: &CrackMesh, v: u32) -> DVec3 {
-    mesh.positions()[v as usize]
-}
-
 /// Each of a cut's `nodes` (in line order) as an index into its `path`: the first node's is the
 /// path's first vertex, the last node's its last, every other the path vertex nearest it not
 /// before the previous node's.
@@ -317,8 +312,12 @@ fn open_copies(
     for &p in opening {
         let normal = mesh.surface_normal(p);
         let along_surface = lip_offset(mesh, p, normal, e, thickness);
+        // Where the plane crosses a ridge at a glancing angle (no lips there), along the ridge
+        // all the same: the copies stay on both faces and the mouth is narrower there. The
+        // offset made tangent to the averaged normal lifts them off both faces (a copy of a
+        // vertex of a glass slab's bottom edge stood 0.64 mm below the slab: measured).
         let offset = along_surface
-            .or_else(|| along_ridge(mesh, p, e, thickness))
+            .or_else(|| ridge_offset(mesh, p, e, thickness, GLANCING_COS))
             .or_else(|| tangent_offset(normal, e, thickness))
             .ok_or(Refusal::Geometry)?;
         let x = mesh.positions()[p as usize];
@@ -339,22 +338,8 @@ fn open_copies(
     Ok(copies)
 }
 
-/// Half the thickness along the ridge through `v` (two sharp edges of the body's surface), to the
-/// side the crack-plane normal `e` points to, where the plane crosses the ridge at a glancing
-/// angle (within 60 degrees of containing it, where the lips of an opening are not placed): the
-/// copies stay on both faces, and the mouth is narrower there (the thickness times the cosine
-/// between `e` and the ridge). Off both faces, as the offset made tangent puts them, a copy of
-/// a vertex of a slab's bottom edge stood 0.64 mm below the slab. `None` off a ridge or where
-/// the plane contains it.
-fn along_ridge(mesh: &CrackMesh, v: u32, e: DVec3, thickness: f64) -> Option<DVec3> {
-    let sharp = sharp_neighbours(mesh, v, FEATURE_DEGREES, true);
-    if sharp.len() != 2 {
-        return None;
-    }
-    let direction = (mesh.positions()[sharp[1] as usize] - mesh.positions()[sharp[0] as usize]).normalize_or_zero();
-    let along = e.dot(direction);
-    (along.abs() > 1e-3).then(|| direction * (0.5 * thickness * along.signum()))
-}
+/// Least cosine between the crack-plane normal and a ridge for a cut's copies to go along it.
+const GLANCING_COS: f64 = 1e-3;
 
 /// Mends the flat triangles a cut leaves where its new mouth runs straight on from an old one:
 /// a wall triangle between an end's lip and the front node beside it goes to the lip, the end's

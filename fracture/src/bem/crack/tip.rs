@@ -51,9 +51,9 @@
 //! inside the surface, within a fraction of an element of its own front's nodes, where
 //! `1 / sqrt(r)` grew without bound (the ends of cracks through a 12 mm plate read 7 to 480 MPa
 //! while the front below them read under 0.5 MPa half an edge ahead, and the mouths ran across
-//! the plate over shallow fronts that arrested; measured). Nearer than that the piecewise-constant
-//! stress resolves nothing anyway. Read at the probe, the Rankine propagation threshold `sigma_p` then acts as a
-//! fracture toughness `K_c = (sigma_p - p) sqrt(2 pi r)`: a crack under a uniform opening stress
+//! the plate over shallow fronts that arrested; measured). Nearer than that the
+//! piecewise-constant stress resolves nothing anyway. Read at the probe, the Rankine propagation
+//! threshold `sigma_p` then acts as a fracture toughness `K_c = (sigma_p - p) sqrt(2 pi r)`: a crack under a uniform opening stress
 //! runs once `1.12 sqrt(a / 2 r)` reaches `sigma_p / p - 1`, the unstable growth of a brittle
 //! crack under a load that does not fall, while a crack running out of the loaded region sees
 //! `K_I` fall and arrests. Negative values (faces pressed together) add nothing.
