@@ -603,13 +603,13 @@ mod bem {
     }
 
     /// A sphere becomes an icosphere with edges at most the target, Lamé parameters stand in for
-    /// Young's modulus and Poisson's ratio, and the file's `crack_tips` and `break_out` reach the
-    /// event settings.
+    /// Young's modulus and Poisson's ratio, and the file's `crack_tips`, `break_out`, `ligament`
+    /// and `piece_spacing` reach the event settings.
     #[test]
     fn bem_scene_sphere_and_lame_parameters_are_accepted() {
         let fracture = r#"{"model": "bem", "threshold": 1e9, "initiate": 1e6, "lame_lambda": 2.5e10,
                             "lame_mu": 2.5e10, "edge": 0.05, "crack_tips": true,
-                            "break_out": true}"#;
+                            "break_out": true, "ligament": 0.07, "piece_spacing": 0.02}"#;
         let description = parse_scene(&scene(r#"{"sphere": {"radius": 0.2}}"#, fracture), Path::new(".")).unwrap();
         let built = build_world(&description).unwrap();
         let model = built.world.fracture_model::<BemFracture>().unwrap();
@@ -617,6 +617,8 @@ mod bem {
         let event = model.material(built.bodies[1].id).unwrap().event;
         assert!(event.crack_tips, "the file's crack_tips is used");
         assert!(event.track.break_out, "the file's break_out is used");
+        assert_eq!(event.ligament, 0.07);
+        assert_eq!(event.piece_spacing, 0.02);
         let v = mesh.vertices();
         let longest = mesh
             .triangles()
@@ -673,6 +675,16 @@ mod bem {
                 SLAB,
                 r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "contact_duration": 0}"#,
                 "contact duration",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "ligament": -0.1}"#,
+                "ligament",
+            ),
+            (
+                SLAB,
+                r#"{"model": "bem", "threshold": 1, "initiate": 1e6, "piece_spacing": 0}"#,
+                "separation grid spacing",
             ),
             (
                 SLAB,

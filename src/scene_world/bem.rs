@@ -18,8 +18,13 @@
 //!                              //   (0: never, the fronts move in the uncracked stress)
 //!   "crack_tips": false,       // fronts in the uncracked stress add their own tips' field
 //!                              //   (`fracture::bem::crack::tip`; default false)
-//!   "break_out": false         // runs of a front that reach the far surface break out through
-//! }                            //   it, the rest running on (`fracture::bem::crack::breakout`)
+//!   "break_out": false,        // runs of a front that reach the far surface break out through
+//!                              //   it, the rest running on (`fracture::bem::crack::breakout`)
+//!   "ligament": 0.1,           // m: thickest ligament left ahead of a stopped front that breaks
+//!                              //   (default two edges; a thin wall's thickness breaks through it)
+//!   "piece_spacing": 0.025     // m: samples of the grid the pieces are found on when the
+//! }                            //   surface's own cuts leave it whole (default half the edge,
+//!                              //   `fracture::bem::crack::separate`)
 //! ```
 //!
 //! The surface the stress is solved on: a cuboid becomes a box whose faces are a grid of about
@@ -44,7 +49,7 @@ use super::prescored::{check_keys, number, whole_in};
 use super::{MESH_LEVEL_SET_CELLS, particle_spacing};
 
 /// Every member a `bem` fracture block may have.
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 16] = [
     "threshold",
     "initiate",
     "propagate",
@@ -59,6 +64,8 @@ const KEYS: [&str; 14] = [
     "substeps_per_solve",
     "crack_tips",
     "break_out",
+    "ligament",
+    "piece_spacing",
 ];
 
 /// Young's modulus of the default material, Pa (soda-lime glass).
@@ -114,6 +121,8 @@ pub fn bem_model(scene: &SceneDescription, world: &World, ids: &[BodyId]) -> Res
         };
         event.crack_tips = flag("crack_tips", event.crack_tips)?;
         event.track.break_out = flag("break_out", event.track.break_out)?;
+        event.ligament = get("ligament", Some(event.ligament))?;
+        event.piece_spacing = get("piece_spacing", Some(event.piece_spacing))?;
         let view = world.body(ids[i]).map_err(|e| SceneError::at(&path, e.to_string()))?;
         let integrals = crate::collision::mass_properties::mesh_integrals(&mesh);
         let material = BemMaterial {

@@ -32,7 +32,7 @@ use glam::DVec3;
 use shatter_collision::{Pose, TriMesh};
 use shatter_engine::{BodyDesc, BodyId, FractureContext, FractureModel, Spawned, World};
 
-use super::crack::{EventReport, EventSettings, fracture_event, pieces};
+use super::crack::{EventReport, EventSettings, fracture_event};
 use super::{Loads, Surface};
 use crate::error::FractureError;
 use crate::fragments::{BreakingParent, FragmentResolution, ParentMomentum, fragment_desc, piece_bodies};
@@ -273,7 +273,8 @@ impl BemFracture {
             }
             Ok(loads)
         };
-        let (crack, report) = fracture_event(&body.mesh, &loads, &material.event)?;
+        let outcome = fracture_event(&body.mesh, &loads, &material.event)?;
+        let (crack, report) = (outcome.crack, outcome.report);
         let mut event = BemFractureEvent {
             body: id,
             time: context.time(),
@@ -285,11 +286,7 @@ impl BemFracture {
             momentum_before: ParentMomentum::default(),
             momentum_after: ParentMomentum::default(),
         };
-        let pieces = if event.report.pieces > 1 {
-            pieces(&crack)?
-        } else {
-            Vec::new()
-        };
+        let pieces = outcome.pieces;
         if pieces.len() < 2 {
             event.seconds = started.elapsed().as_secs_f64();
             self.events.push(event);

@@ -33,10 +33,12 @@ use std::time::Instant;
 
 use glam::DVec3;
 use shatter_collision::TriMesh;
+use shatter_collision::mass_properties::VolumeIntegrals;
 
 use super::initiate::{Rankine, candidates, initiate};
 use super::loops::cut_loop;
 use super::mesh::CrackMesh;
+use super::separate::{Separation, separate};
 use super::through::{cut_through_locally, ligament_within};
 use super::tip::TipField;
 use super::track::{TrackSettings, any_active, substep};
@@ -90,6 +92,11 @@ pub struct EventSettings {
     /// around it, which the single solve before initiation does not see, so of candidates closer
     /// than this only the strongest opens.
     pub start_spacing: f64,
+    /// Distance between the samples (m) of the grid the pieces are found on when the surface's
+    /// own cuts leave it whole ([`super::separate()`]); the pieces' surfaces are resolved to it.
+    pub piece_spacing: f64,
+    /// Smallest piece (m^3) that grid finds; smaller regions join a neighbour.
+    pub smallest_piece: f64,
 }
 
 impl EventSettings {
@@ -108,6 +115,18 @@ impl EventSettings {
             crack_tips: false,
             bem: BemSettings::default(),
             start_spacing: 10.0 * target_edge,
+            piece_spacing: 0.5 * target_edge,
+            smallest_piece: (2.0 * target_edge).powi(3),
+        }
+    }
+
+    /// How the pieces are found on a grid ([`super::separate()`]): [`Self::piece_spacing`], the
+    /// ligament that breaks, [`Self::smallest_piece`].
+    pub fn separation(&self) -> Separation {
+        Separation {
+            spacing: self.piece_spacing,
+            ligament: self.ligament,
+            smallest: self.smallest_piece,
         }
     }
 }
@@ -134,7 +153,7 @@ impl EventSettings {
                 return Err(FractureError::invalid(what, value, "a finite length >= 0"));
             }
         }
-        Ok(())
+        self.separation().validate()
     }
 }
 
@@ -156,8 +175,11 @@ pub struct EventReport {
     pub finish_substeps: usize,
     /// Lines cut through.
     pub cut_through: usize,
-    /// Closed pieces (solids, each with its cavities) the surface is in at the end.
+    /// Closed pieces (solids, each with its cavities) the body is in at the end.
     pub pieces: usize,
+    /// Whether those pieces were found on the grid of [`super::separate()`] (the surface's own
+    /// cuts left it whole while its cracks cut the body apart), not cut from the surface.
+    pub pieces_on_grid: bool,
     /// Seconds spent building operators and solving.
     pub solve_seconds: f64,
     /// Seconds spent evaluating stress at the surface vertices (for initiation).
@@ -166,16 +188,28 @@ pub struct EventReport {
     pub track_seconds: f64,
 }
 
+/// What a fracture event leaves.
+#[derive(Clone, Debug)]
+pub struct EventOutcome {
+    /// The cracked surface (material frame, m).
+    pub crack: CrackMesh,
+    /// The closed pieces the body is in, each with its volume integrals (material frame): one
+    /// when it stays whole (see [`EventReport::pieces_on_grid`] for where they came from).
+    pub pieces: Vec<(TriMesh, VolumeIntegrals)>,
+    /// What the event did, and what it cost.
+    pub report: EventReport,
+}
+
 /// Runs one fracture event on the closed surface `mesh` (material frame, m) under `loads` (see
-/// the module docs). Returns the cracked surface (whose pieces [`super::pieces::pieces`] lists)
-/// and the report; with no vertex above the initiation threshold the surface comes back
-/// uncracked. Fails on bad settings (named), a surface the solver refuses or a validation fault
-/// (when validation is on).
+/// the module docs). Returns the cracked surface, the pieces and the report; with no vertex
+/// above the initiation threshold the surface comes back uncracked, in one piece. Fails on bad
+/// settings (named), a surface the solver refuses or a validation fault (when validation is
+/// on).
 pub fn fracture_event(
     mesh: &TriMesh,
     loads: LoadsOn<'_>,
     settings: &EventSettings,
-) -> Result<(CrackMesh, EventReport), FractureError> {
+) -> Result<EventOutcome, FractureError> {
     settings.validate()?;
     let mut report = EventReport::default();
     let mut crack = CrackMesh::try_new(mesh)?;
@@ -270,10 +304,31 @@ pub fn fracture_event(
             report.cut_through += 1;
         }
     }
+    let pieces = event_pieces(&crack, settings, &mut report)?;
     report.track_seconds = tracking.elapsed().as_secs_f64() - solve_time;
     report.solve_seconds += solve_time;
-    report.pieces = super::pieces::pieces(&crack)?.len();
-    Ok((crack, report))
+    Ok(EventOutcome { crack, pieces, report })
+}
+
+/// The pieces at the end of an event: the surface's own closed pieces when its cuts split it,
+/// else, when some crack has been opened, the pieces the cracks cut the body into on a grid
+/// (`separate`: cracks that span the body, or meet round a piece, and ligaments thin enough to
+/// break). Fills in the report's piece count and where they came from.
+fn event_pieces(
+    crack: &CrackMesh,
+    settings: &EventSettings,
+    report: &mut EventReport,
+) -> Result<Vec<(TriMesh, VolumeIntegrals)>, FractureError> {
+    let cut = super::pieces::pieces(crack)?;
+    let pieces = if cut.len() < 2 && !crack.lines().is_empty() {
+        let found = separate(crack, &settings.separation())?;
+        report.pieces_on_grid = found.len() >= 2;
+        if report.pieces_on_grid { found } else { cut }
+    } else {
+        cut
+    };
+    report.pieces = pieces.len();
+    Ok(pieces)
 }
 
 /// Most sub-steps a ligament's finish may take beyond the ligament's thickness over the

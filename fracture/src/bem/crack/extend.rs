@@ -23,8 +23,8 @@
 //! crack: the plane through `a` may miss the plane the slot was cut along by more than that.
 //!
 //! An end whose crossing belongs to a crack (a node or a wall vertex, this line's or another's)
-//! is refused with [`Refusal::MetCrack`]: the caller decides (see `track`: two different cracks
-//! that meet both stop, Zhu's passive strategy).
+//! is refused with [`Refusal::MetCrack`]: the caller decides (see `track`: that end stops there
+//! while both cracks run on, and the pieces they cut off together are found by `separate`).
 
 use glam::DVec3;
 use smallvec::SmallVec;

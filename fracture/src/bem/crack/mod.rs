@@ -24,10 +24,13 @@
 //! - [`track`]: one sub-step of all of it;
 //! - [`widen`]: the surface the cracked body's stress is solved on, slots widened;
 //! - [`event`]: a whole fracture event, from the stress solve to the pieces;
-//! - [`pieces`](mod@pieces): the closed pieces the surface has fallen into, as fragments.
+//! - [`pieces`](mod@pieces): the closed pieces the surface has fallen into, as fragments;
+//! - [`barrier`] and [`separate`](mod@separate): the pieces the cracks cut the body into, found on
+//!   a grid of its material when the surface's own cuts leave it whole.
 //!
 //! Everything is in the body's material frame, in metres.
 
+pub mod barrier;
 pub mod breakout;
 pub mod check;
 pub mod event;
@@ -42,6 +45,7 @@ pub mod ops;
 pub mod pieces;
 pub mod propagate;
 pub mod region;
+pub mod separate;
 pub mod through;
 pub mod tip;
 pub mod track;
@@ -51,7 +55,7 @@ pub mod widen;
 #[cfg(test)]
 mod tests;
 
-pub use event::{EventReport, EventSettings, LoadsOn, fracture_event};
+pub use event::{EventOutcome, EventReport, EventSettings, LoadsOn, fracture_event};
 pub use improve::{RemeshCounts, RemeshSettings, improve, near_cracks};
 pub use initiate::{Candidate, Rankine, candidates, initiate};
 pub use loops::{close_loop, cut_loop, ends_meet, loop_width};
@@ -59,6 +63,7 @@ pub use mesh::{CrackLine, CrackMesh};
 pub use open::{Opening, Refusal, open_crack};
 pub use pieces::{fragment_bodies, pieces};
 pub use propagate::{FrontSettings, FrontStep, advance_fronts};
+pub use separate::{Separation, separate};
 pub use through::cut_through;
 pub use tip::{TipField, TipNode};
 pub use track::{SubStep, TrackSettings, any_active, substep};

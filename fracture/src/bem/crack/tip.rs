@@ -296,7 +296,7 @@ pub fn shed_by_edge_crack(
 /// The crack plane's unit normal at front node `f`: the area vectors of its wall triangles,
 /// each turned to the side of the line's `plane_normal` and summed (a curved crack turns away
 /// from the plane it opened across); the line's normal when they cancel.
-fn local_normal(crack: &CrackMesh, f: u32, plane_normal: DVec3) -> DVec3 {
+pub(crate) fn local_normal(crack: &CrackMesh, f: u32, plane_normal: DVec3) -> DVec3 {
     let sum: DVec3 = crack
         .incident(f)
         .iter()

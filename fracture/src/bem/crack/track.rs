@@ -72,7 +72,7 @@ pub struct SubStep {
     pub closed: usize,
     /// Runs of front nodes that broke out through the surface they reached (`breakout`).
     pub broken_out: usize,
-    /// Pairs of different cracks that ran into each other and stopped.
+    /// Ends that ran into a different crack and stopped there.
     pub crossings: usize,
     /// Lines stopped because their walls had not grown by a twentieth of an element for
     /// [`MAX_STALLS`] sub-steps in a row (see `stop_stalled_lines`).
@@ -225,13 +225,15 @@ fn extend_ends(mesh: &mut CrackMesh, stress: FrontStress<'_>, settings: &TrackSe
             match extend_end(mesh, l, end, e, settings.thickness, 0.5 * edge, settings.front.bounds) {
                 Ok(_) => ends.push((l, end)),
                 Err(Refusal::MetCrack(other)) => {
+                    // An end that runs into another crack stops there, and the rest of both
+                    // cracks runs on: where they meet they cut the body together (the
+                    // separation bridges the gap between them, `barrier`). Zhu's passive
+                    // strategy stopped both whole cracks, which left the pieces they were
+                    // about to cut off attached (measured on the Fig. 16 plate). A line meeting
+                    // itself elsewhere than at its other end (which closes it, above) stops
+                    // that end the same way.
                     mesh.lines_mut()[l].blocked[slot] = true;
-                    // Two different cracks that run into each other both stop (Zhu's passive
-                    // strategy). A line meeting itself elsewhere than at its other end (which
-                    // closes it, above) stops there.
                     if other != l {
-                        stop_line(mesh, l);
-                        stop_line(mesh, other);
                         met += 1;
                     }
                 }
