@@ -57,6 +57,25 @@ pub fn bem_report(world: &World, bodies: &[SceneBody]) -> Option<String> {
             momentum_error(event).map_or_else(|| "-".to_string(), |e| format!("{e:.1e}")),
         );
     }
+    for event in model.events().iter().filter(|e| !e.fragments.is_empty()) {
+        let volumes = &event.report.piece_volumes;
+        let total: f64 = volumes.iter().sum();
+        let shares: Vec<String> = volumes
+            .iter()
+            .map(|v| format!("{:.1}", 100.0 * v / total.max(f64::MIN_POSITIVE)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "    at {:.3} s: pieces of {} % of the volume{}",
+            event.time,
+            shares.join(", "),
+            if event.report.pieces_on_grid {
+                " (found on the grid)"
+            } else {
+                ""
+            }
+        );
+    }
     for failure in model.failures() {
         let _ = writeln!(out, "    failed: {failure}");
     }

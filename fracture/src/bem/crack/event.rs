@@ -24,6 +24,11 @@
 //! half an element in. Thin walls need four elements through their thickness (or linear
 //! elements) before their initiation can be trusted.
 //!
+//! The pieces: where the surface's own cuts split it, its closed pieces; where they leave it
+//! whole, the pieces its cracks cut the body into, found on a grid of its material
+//! ([`super::separate()`]), so that cracks spanning the body, meeting one another, or stopped
+//! within [`EventSettings::ligament`] of a surface break it even where a cut was refused.
+//!
 //! The stress at the surface vertices is read one target edge inside (the mitigation for sharp
 //! edges of `bem::solution`), the stress at a front half an edge ahead of it
 //! ([`super::propagate::FrontSettings::probe`]). Whether and how often the stress is solved
@@ -180,6 +185,8 @@ pub struct EventReport {
     /// Whether those pieces were found on the grid of [`super::separate()`] (the surface's own
     /// cuts left it whole while its cracks cut the body apart), not cut from the surface.
     pub pieces_on_grid: bool,
+    /// Each piece's volume (m^3), in the order of the pieces.
+    pub piece_volumes: Vec<f64>,
     /// Seconds spent building operators and solving.
     pub solve_seconds: f64,
     /// Seconds spent evaluating stress at the surface vertices (for initiation).
@@ -328,6 +335,7 @@ fn event_pieces(
         cut
     };
     report.pieces = pieces.len();
+    report.piece_volumes = pieces.iter().map(|(_, integrals)| integrals.volume).collect();
     Ok(pieces)
 }
 
