@@ -7,15 +7,13 @@
 //! ahead of it lies a ligament of uncracked material. A ligament no thicker than the reach
 //! ([`super::event::EventSettings::ligament`], two target edges by default) is below what the
 //! stress solve resolves, and the event breaks it (`event`, `finish_ligaments`): here it is
-//! bridged by two triangles per pair of neighbouring front nodes, from the pair to the points
-//! each node reaches, so a front that has (nearly) reached the surface separates what lies on
-//! either side of it. What a node reaches is the nearest point ahead of it (away from the
-//! crack's mouth) on the body's surface or on another crack's walls, so two cracks that have run
-//! into each other join; a line's ends lie on the surface and are their own points.
+//! bridged (see `bridges`), so a front that has (nearly) reached the surface, or another crack,
+//! separates what lies on either side of it.
 //!
-//! The triangles are kept in buckets by the cells of the sample grid they overlap, so a segment
-//! between two neighbouring samples is tested against the few triangles of the four cells that
-//! share it.
+//! The triangles are static while the grid is flooded, and there are hundreds of thousands of
+//! segment queries, so they are kept in buckets by the sample grid's own cells, in one flat
+//! array (a segment between two neighbouring samples lies on the four cells that share it; no
+//! query allocates), rather than in the crack mesh's editable `grid::TriangleGrid`.
 
 use glam::DVec3;
 use shatter_collision::GridSpec;
@@ -24,8 +22,9 @@ use shatter_collision::triangle_intersection::segment_meets_triangle;
 use smallvec::SmallVec;
 
 use super::mesh::CrackMesh;
-use super::propagate::{first_hit, heading, outward};
+use super::propagate::{first_hit, heading};
 use super::region::CutRegion;
+use super::through::nearest_hit;
 use super::tip::local_normal;
 
 /// Crack walls and ligament bridges, bucketed by grid cell.
@@ -45,11 +44,7 @@ impl Barrier {
     /// The walls of every crack of `mesh` and the bridges over its ligaments no thicker than
     /// `reach` (m), bucketed for the grid `spec`.
     pub fn new(mesh: &CrackMesh, reach: f64, spec: GridSpec) -> Self {
-        let mut triangles: Vec<[DVec3; 3]> = mesh
-            .live_triangles()
-            .filter(|&t| mesh.is_wall(t))
-            .map(|t| mesh.corners(t))
-            .collect();
+        let mut triangles = mesh.wall_triangles();
         let walls = triangles.len();
         if reach > 0.0 {
             triangles.extend(bridges(mesh, reach));
@@ -59,11 +54,11 @@ impl Barrier {
         let cell_range = |t: &[DVec3; 3]| {
             let lo = t[0].min(t[1]).min(t[2]);
             let hi = t[0].max(t[1]).max(t[2]);
-            let to_cell = |x: DVec3, round: fn(f64) -> f64| {
-                let c = ((x - spec.origin) / spec.spacing).to_array();
-                [0, 1, 2].map(|a| (round(c[a]) as i64).clamp(0, cells[a] as i64 - 1) as usize)
+            let to_cell = |x: DVec3| {
+                let c = ((x - spec.origin) / spec.spacing).floor().to_array();
+                [0, 1, 2].map(|a| (c[a] as i64).clamp(0, cells[a] as i64 - 1) as usize)
             };
-            (to_cell(lo, f64::floor), to_cell(hi, f64::floor))
+            (to_cell(lo), to_cell(hi))
         };
         let cell_index = |c: [usize; 3]| c[0] + cells[0] * (c[1] + cells[1] * c[2]);
         let mut counts = vec![0u32; cell_count + 1];
@@ -103,11 +98,6 @@ impl Barrier {
     /// Crack-wall triangles in the barrier.
     pub fn wall_count(&self) -> usize {
         self.walls
-    }
-
-    /// Bridge triangles in the barrier.
-    pub fn bridge_count(&self) -> usize {
-        self.triangles.len() - self.walls
     }
 
     /// The triangles of cell `(i, j, k)` (cells out of the grid have none).
@@ -190,18 +180,25 @@ fn bridges(mesh: &CrackMesh, reach: f64) -> Vec<[DVec3; 3]> {
         }
         let region = CutRegion::of_line(mesh, l);
         let is_end = |i: usize| !line.closed && (i == 0 || i + 1 == n);
-        // Per node: the point it reaches, and for a front node the way it heads.
-        let ahead: Vec<(Option<DVec3>, Option<DVec3>)> = (0..n)
+        let ahead: Vec<Ahead> = (0..n)
             .map(|i| {
                 let f = line.nodes[i];
                 if is_end(i) {
                     let own = mesh.positions()[f as usize];
-                    (Some(nearest_other_wall(mesh, l, f, reach).unwrap_or(own)), None)
+                    let other_wall = |t| mesh.wall_of(t).is_some_and(|w| w != l);
+                    let reached = nearest_hit(mesh, f, reach, other_wall, false).map_or(own, |(q, _)| q);
+                    Ahead {
+                        reached: Some(reached),
+                        heading: None,
+                    }
                 } else {
                     let (p, q) = (line.nodes[(i + n - 1) % n], line.nodes[(i + 1) % n]);
                     let e = local_normal(mesh, f, line.plane_normal);
-                    let dir = heading(mesh, f, p, q, e, region.as_ref());
-                    (reached_point(mesh, l, f, dir, reach), dir)
+                    let heading = heading(mesh, f, p, q, e, region.as_ref());
+                    Ahead {
+                        reached: reached_point(mesh, l, f, heading, reach),
+                        heading,
+                    }
                 }
             })
             .collect();
@@ -210,7 +207,7 @@ fn bridges(mesh: &CrackMesh, reach: f64) -> Vec<[DVec3; 3]> {
             let j = (i + 1) % n;
             let a = mesh.positions()[line.nodes[i] as usize];
             let b = mesh.positions()[line.nodes[j] as usize];
-            let mut pair: SmallVec<[[DVec3; 3]; 4]> = match (ahead[i].0, ahead[j].0) {
+            let mut pair: SmallVec<[[DVec3; 3]; 4]> = match (ahead[i].reached, ahead[j].reached) {
                 (Some(qa), Some(qb)) => [[a, b, qb], [a, qb, qa]].into_iter().collect(),
                 (Some(qa), None) => [[a, b, qa]].into_iter().collect(),
                 (None, Some(qb)) => [[a, b, qb]].into_iter().collect(),
@@ -229,21 +226,25 @@ fn bridges(mesh: &CrackMesh, reach: f64) -> Vec<[DVec3; 3]> {
     out
 }
 
+/// What lies ahead of one node of a line (see [`bridges`]).
+#[derive(Clone, Copy, Debug)]
+struct Ahead {
+    /// The point it reaches within the reach, if any.
+    reached: Option<DVec3>,
+    /// The way a front node heads (unit); `None` for a line's end.
+    heading: Option<DVec3>,
+}
+
 /// The way node `i` of the pair with node `k` carries the crack's plane ahead (unit), when both
 /// reach a point (see [`bridges`]): a front node's own heading, and for a line's end (on the
 /// surface, with no heading of its own) its front neighbour's, so the plane goes on along the
 /// surface the end would extend over. Each node carries it one way for both pairs it is in, so
 /// neighbouring pairs' planes meet along it, without wedges between them.
-fn carried(ahead: &[(Option<DVec3>, Option<DVec3>)], i: usize, k: usize) -> Option<DVec3> {
-    if ahead[i].0.is_none() || ahead[k].0.is_none() {
+fn carried(ahead: &[Ahead], i: usize, k: usize) -> Option<DVec3> {
+    if ahead[i].reached.is_none() || ahead[k].reached.is_none() {
         return None;
     }
-    ahead[i].1.or(ahead[k].1)
-}
-
-/// The nearest point of a wall of a line other than `l` within `reach` (m) of vertex `f`.
-fn nearest_other_wall(mesh: &CrackMesh, l: usize, f: u32, reach: f64) -> Option<DVec3> {
-    nearest_point(mesh, f, reach, |t| mesh.wall_of(t).is_some_and(|w| w != l), |_, _| true)
+    ahead[i].heading.or(ahead[k].heading)
 }
 
 /// The point front node `f` of line `l` reaches within `reach` (m): where the ray along its
@@ -255,44 +256,5 @@ fn reached_point(mesh: &CrackMesh, l: usize, f: u32, dir: Option<DVec3>, reach: 
         .and_then(|dir| first_hit(mesh, f, x, dir, reach).map(|(d, t)| (dir, d, t)))
         .filter(|&(_, _, t)| mesh.wall_of(t) != Some(l))
         .map(|(dir, d, _)| x + dir * d);
-    along.or_else(|| nearest_ahead(mesh, l, f, reach))
-}
-
-/// The nearest point within `reach` (m) of front node `f` of line `l`, ahead of it (against the
-/// summed normals of its triangles, which point back out through the mouth), on the body's
-/// surface or another line's walls.
-fn nearest_ahead(mesh: &CrackMesh, l: usize, f: u32, reach: f64) -> Option<DVec3> {
-    let back = outward(mesh, f);
-    nearest_point(
-        mesh,
-        f,
-        reach,
-        |t| mesh.wall_of(t) != Some(l),
-        |x, y| (y - x).dot(back) < 0.0,
-    )
-}
-
-/// The nearest point within `reach` (m) of vertex `f` on the triangles `keep` accepts that do
-/// not hold `f`, among the points `ahead` accepts (given `f`'s position and the point).
-fn nearest_point(
-    mesh: &CrackMesh,
-    f: u32,
-    reach: f64,
-    keep: impl Fn(u32) -> bool,
-    ahead: impl Fn(DVec3, DVec3) -> bool,
-) -> Option<DVec3> {
-    let x = mesh.positions()[f as usize];
-    let mut best: Option<(f64, DVec3)> = None;
-    for t in mesh.triangles_near(x - DVec3::splat(reach), x + DVec3::splat(reach)) {
-        if !keep(t) || mesh.triangle_slots()[t as usize].contains(&f) {
-            continue;
-        }
-        let [a, b, c] = mesh.corners(t);
-        let y = closest_point_on_triangle(x, a, b, c);
-        let d = y.distance(x);
-        if d <= reach && ahead(x, y) && best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, y));
-        }
-    }
-    best.map(|(_, y)| y)
+    along.or_else(|| nearest_hit(mesh, f, reach, |t| mesh.wall_of(t) != Some(l), true).map(|(q, _)| q))
 }

@@ -72,18 +72,18 @@ impl Separation {
 
 /// The regions of the body's samples that the barrier cuts apart.
 #[derive(Clone, Debug)]
-pub struct Regions {
+struct Regions {
     /// The grid.
-    pub spec: GridSpec,
+    spec: GridSpec,
     /// Per sample, its region (`u32::MAX`: outside the body).
-    pub label: Vec<u32>,
+    label: Vec<u32>,
     /// Samples per region.
-    pub sizes: Vec<usize>,
+    sizes: Vec<usize>,
 }
 
 impl Regions {
     /// Volume of region `r` (m^3): its samples times the cell volume.
-    pub fn volume(&self, r: usize) -> f64 {
+    fn volume(&self, r: usize) -> f64 {
         self.sizes[r] as f64 * self.spec.spacing.powi(3)
     }
 }
@@ -118,7 +118,7 @@ fn grid(body: &TriMesh, spacing: f64) -> Result<GridSpec, FractureError> {
 
 /// Floods the samples of `body` inside it across every segment `barrier` does not block (see
 /// the module docs), then joins regions under `smallest` (m^3) to their neighbours.
-pub fn regions(body: &SdfGrid, barrier: &Barrier, smallest: f64) -> Regions {
+fn regions(body: &SdfGrid, barrier: &Barrier, smallest: f64) -> Regions {
     let spec = *body.spec();
     let n = spec.sample_count();
     let inside: Vec<bool> = body.values().iter().map(|&v| v < 0.0).collect();
@@ -296,7 +296,7 @@ pub fn separate(crack: &CrackMesh, settings: &Separation) -> Result<Vec<(TriMesh
         return Ok(Vec::new());
     }
     let h = spec.spacing;
-    // Distance to the barrier, for samples next to a blocked segment; a spacing elsewhere.
+    // Distance to the barrier within each inside sample's eight cells, at most a spacing.
     let distance: Vec<f64> = (0..spec.sample_count())
         .into_par_iter()
         .map(|s| {

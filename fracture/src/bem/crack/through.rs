@@ -690,17 +690,32 @@ pub(crate) fn far_point(mesh: &CrackMesh, f: u32, reach: f64) -> Option<DVec3> {
 
 /// The point [`far_point`] finds and the surface triangle it lies on.
 pub(crate) fn far_hit(mesh: &CrackMesh, f: u32, reach: f64) -> Option<(DVec3, u32)> {
+    nearest_hit(mesh, f, reach, |t| !mesh.is_wall(t), true)
+}
+
+/// The point nearest vertex `f` within `reach` (m) on the live triangles `keep` accepts that do
+/// not hold `f`, and its triangle; with `ahead_only`, among the points ahead of `f` only
+/// (against the summed normals of its triangles, which at a front node point back out through
+/// the crack's mouth).
+pub(crate) fn nearest_hit(
+    mesh: &CrackMesh,
+    f: u32,
+    reach: f64,
+    keep: impl Fn(u32) -> bool,
+    ahead_only: bool,
+) -> Option<(DVec3, u32)> {
     let x = mesh.positions()[f as usize];
-    let back = outward(mesh, f);
+    let back = if ahead_only { outward(mesh, f) } else { DVec3::ZERO };
     let mut best: Option<(f64, DVec3, u32)> = None;
     for t in mesh.triangles_near(x - DVec3::splat(reach), x + DVec3::splat(reach)) {
-        if mesh.is_wall(t) || mesh.triangle_slots()[t as usize].contains(&f) {
+        if !keep(t) || mesh.triangle_slots()[t as usize].contains(&f) {
             continue;
         }
         let [a, b, c] = mesh.corners(t);
         let q = closest_point_on_triangle(x, a, b, c);
         let d = q.distance(x);
-        if d <= reach && (q - x).dot(back) < 0.0 && best.is_none_or(|(bd, _, _)| d < bd) {
+        let ahead = !ahead_only || (q - x).dot(back) < 0.0;
+        if d <= reach && ahead && best.is_none_or(|(bd, _, _)| d < bd) {
             best = Some((d, q, t));
         }
     }
