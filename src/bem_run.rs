@@ -25,7 +25,7 @@ pub fn bem_report(world: &World, bodies: &[SceneBody]) -> Option<String> {
     if !model.events().is_empty() {
         let _ = writeln!(
             out,
-            "    time s  body              contacts  iterations  cracks  substeps  cuts  pieces  solve s  stress s  track s  momentum error"
+            "    time s  body              triangles  contacts  iterations  cracks  substeps  cuts  pieces  solve s  stress s  track s  momentum error"
         );
     }
     for event in model.events() {
@@ -42,9 +42,10 @@ pub fn bem_report(world: &World, bodies: &[SceneBody]) -> Option<String> {
             .join(",");
         let _ = writeln!(
             out,
-            "    {:6.3}  {:16}  {:8}  {:>10}  {:6}  {:8}  {:4}  {:6}  {:7.3}  {:8.3}  {:7.3}  {}",
+            "    {:6.3}  {:16}  {:9}  {:8}  {:>10}  {:6}  {:8}  {:4}  {:6}  {:7.3}  {:8.3}  {:7.3}  {}",
             event.time,
             body,
+            report.triangles,
             event.contacts,
             iterations,
             report.opened,

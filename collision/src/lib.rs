@@ -29,6 +29,7 @@ pub mod particles;
 pub mod pose;
 pub mod predicates;
 pub mod shapes;
+pub mod simplify;
 pub mod tet_mesh;
 pub mod tetrahedralize;
 pub mod topology;

@@ -12,8 +12,11 @@
 //! finds every improper intersection. Coplanar pairs are decided in 2D.
 
 use glam::{DVec2, DVec3};
+use rayon::prelude::*;
 
+use crate::aabb::Aabb;
 use crate::predicates::{orient2d, orient3d};
+use crate::trimesh::TriMesh;
 
 /// Whether the closed segment `p q` meets the closed triangle `a b c`.
 pub fn segment_meets_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
@@ -48,6 +51,40 @@ pub fn triangles_meet(t: [DVec3; 3], u: [DVec3; 3]) -> bool {
 /// where the exact predicates would take their slow path); the exact predicates decide the rest.
 pub fn mesh_triangles_intersect(positions: &[DVec3], t: [u32; 3], u: [u32; 3]) -> bool {
     !clearly_apart(positions, t, u) && exact_mesh_triangles_intersect(positions, t, u)
+}
+
+/// The first pair of triangles of `mesh` (lowest index first, then the lowest partner) that
+/// meet anywhere other than in what they share ([`mesh_triangles_intersect`]), or `None` when
+/// the surface does not touch itself.
+pub fn first_self_intersection(mesh: &TriMesh) -> Option<[u32; 2]> {
+    self_intersections(mesh).first().copied()
+}
+
+/// Every pair of triangles of `mesh` that meet anywhere other than in what they share, each as
+/// `[lower, higher]` index, sorted. Candidate pairs come from a sweep over bounding boxes sorted
+/// along x; the answer does not depend on the thread count.
+pub fn self_intersections(mesh: &TriMesh) -> Vec<[u32; 2]> {
+    let triangles = mesh.triangles();
+    let mut boxes: Vec<(Aabb, u32)> = (0..triangles.len())
+        .map(|t| (Aabb::from_points(mesh.triangle(t)), t as u32))
+        .collect();
+    boxes.sort_by(|a, b| a.0.min.x.total_cmp(&b.0.min.x).then(a.1.cmp(&b.1)));
+    let mut pairs: Vec<[u32; 2]> = (0..boxes.len())
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            let (bounds, t) = boxes[i];
+            boxes[i + 1..]
+                .iter()
+                .take_while(move |(other, _)| other.min.x <= bounds.max.x)
+                .filter(move |(other, u)| {
+                    bounds.overlaps(other)
+                        && mesh_triangles_intersect(mesh.vertices(), triangles[t as usize], triangles[*u as usize])
+                })
+                .map(move |(_, u)| [t.min(*u), t.max(*u)])
+        })
+        .collect();
+    pairs.sort_unstable();
+    pairs
 }
 
 /// Separation in floating point must beat rounding by this factor of the coordinates' scale:

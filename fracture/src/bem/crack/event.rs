@@ -126,12 +126,13 @@ impl EventSettings {
     }
 
     /// How the pieces are found on a grid ([`super::separate()`]): [`Self::piece_spacing`], the
-    /// ligament that breaks, [`Self::smallest_piece`].
+    /// ligament that breaks, [`Self::smallest_piece`], the target edge.
     pub fn separation(&self) -> Separation {
         Separation {
             spacing: self.piece_spacing,
             ligament: self.ligament,
             smallest: self.smallest_piece,
+            edge: self.track.front.target_edge,
         }
     }
 }
@@ -165,6 +166,8 @@ impl EventSettings {
 /// What an event did, and what it cost.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventReport {
+    /// Triangles of the body's surface: the boundary elements of its first solve.
+    pub triangles: usize,
     /// Stress solves that converged, with the BiCGSTAB iterations of each (the first is the
     /// uncracked body's).
     pub iterations: Vec<usize>,
@@ -218,7 +221,10 @@ pub fn fracture_event(
     settings: &EventSettings,
 ) -> Result<EventOutcome, FractureError> {
     settings.validate()?;
-    let mut report = EventReport::default();
+    let mut report = EventReport {
+        triangles: mesh.triangles().len(),
+        ..EventReport::default()
+    };
     let mut crack = CrackMesh::try_new(mesh)?;
     let edge = settings.track.front.target_edge;
     let started = Instant::now();
@@ -311,24 +317,26 @@ pub fn fracture_event(
             report.cut_through += 1;
         }
     }
-    let pieces = event_pieces(&crack, settings, &mut report)?;
+    let pieces = event_pieces(mesh, &crack, settings, &mut report)?;
     report.track_seconds = tracking.elapsed().as_secs_f64() - solve_time;
     report.solve_seconds += solve_time;
     Ok(EventOutcome { crack, pieces, report })
 }
 
 /// The pieces at the end of an event: the surface's own closed pieces when its cuts split it,
-/// else, when some crack has been opened, the pieces the cracks cut the body into on a grid
-/// (`separate`: cracks that span the body, or meet round a piece, and ligaments thin enough to
-/// break). Fills in the report's piece count and where they came from.
+/// else, when some crack has been opened, the pieces the cracks cut the body (bounded by
+/// `mesh` before it cracked) into on a grid (`separate`: cracks that span the body, or meet
+/// round a piece, and ligaments thin enough to break). Fills in the report's piece count and
+/// where they came from.
 fn event_pieces(
+    mesh: &TriMesh,
     crack: &CrackMesh,
     settings: &EventSettings,
     report: &mut EventReport,
 ) -> Result<Vec<(TriMesh, VolumeIntegrals)>, FractureError> {
     let cut = super::pieces::pieces(crack)?;
     let pieces = if cut.len() < 2 && !crack.lines().is_empty() {
-        let found = separate(crack, &settings.separation())?;
+        let found = separate(mesh, crack, &settings.separation())?;
         report.pieces_on_grid = found.len() >= 2;
         if report.pieces_on_grid { found } else { cut }
     } else {

@@ -11,12 +11,16 @@
 //! [`Separation::smallest`] (samples shut in between folds of a front's walls) join the
 //! neighbouring region they share the most blocked segments with.
 //!
-//! Each piece's surface is the zero set of a level set on the grid: the body's own signed
+//! Each piece's surface is the zero set of a level set on the grid: the uncracked body's signed
 //! distance, cut by the distance to the barrier with the sign of the piece (inside the piece
-//! below zero, in the others above), contoured by marching cubes. So a piece's faces follow the
-//! body's surface and its cracks' walls at the grid's resolution: the exact cracked surface
-//! mesh is kept for the crack paths ([`super::mesh::CrackMesh::wall_triangles`]), the pieces
-//! are grid-resolved closed meshes whose volumes sum to the body's within a layer of samples.
+//! below zero, in the others above) where the piece faces another, contoured by marching cubes
+//! and simplified to the body's target edge ([`shatter_collision::simplify`]). So a piece's
+//! faces follow the body's surface and the cracks that part it from the others at the grid's
+//! resolution, and a crack that runs into a piece without cutting anything off is healed in it
+//! (a slit would cost the piece's next stress solve many more elements and iterations). The
+//! exact cracked surface mesh is kept for the crack paths
+//! ([`super::mesh::CrackMesh::wall_triangles`]); the pieces are grid-resolved closed meshes
+//! whose volumes sum to the body's within a layer of samples.
 //!
 //! Everything is deterministic: the segment tests run on the thread pool, each writing its own
 //! sample's flags, and the flood and the merges go in index order.
@@ -27,6 +31,7 @@ use shatter_collision::TriMesh;
 use shatter_collision::level_set::level_set_from_mesh;
 use shatter_collision::marching_cubes::contour;
 use shatter_collision::mass_properties::{VolumeIntegrals, mesh_integrals};
+use shatter_collision::simplify::{Simplification, simplify};
 use shatter_collision::topology::require_solid;
 use shatter_collision::{GridSpec, SdfGrid};
 
@@ -46,6 +51,10 @@ pub struct Separation {
     pub ligament: f64,
     /// Smallest piece (m^3); smaller regions join a neighbour.
     pub smallest: f64,
+    /// Edge length (m) each piece's contoured surface is simplified towards: the body's own
+    /// target edge, so that a piece costs about what its share of the body did when it breaks
+    /// again.
+    pub edge: f64,
 }
 
 impl Separation {
@@ -55,6 +64,13 @@ impl Separation {
             return Err(FractureError::invalid(
                 "separation grid spacing (m)",
                 self.spacing,
+                "a positive finite length",
+            ));
+        }
+        if !(self.edge.is_finite() && self.edge > 0.0) {
+            return Err(FractureError::invalid(
+                "pieces' surface edge (m)",
+                self.edge,
                 "a positive finite length",
             ));
         }
@@ -79,13 +95,6 @@ struct Regions {
     label: Vec<u32>,
     /// Samples per region.
     sizes: Vec<usize>,
-}
-
-impl Regions {
-    /// Volume of region `r` (m^3): its samples times the cell volume.
-    fn volume(&self, r: usize) -> f64 {
-        self.sizes[r] as f64 * self.spec.spacing.powi(3)
-    }
 }
 
 /// The grid the separation of a body with surface `body` samples, `spacing` apart (coarsened to
@@ -276,14 +285,18 @@ fn join_small(regions: &mut Regions, blocked: &[u8], smallest: f64) {
     regions.sizes = new_sizes;
 }
 
-/// The pieces the cracks of `crack` (the cracked surface, material frame, m) cut its body into,
-/// each a closed mesh with its volume integrals (see the module docs); empty when the body
-/// stays in one piece. Fails on bad settings (named) or a piece that marching cubes could not
-/// close.
-pub fn separate(crack: &CrackMesh, settings: &Separation) -> Result<Vec<(TriMesh, VolumeIntegrals)>, FractureError> {
+/// The pieces the cracks of `crack` (the cracked surface of the body bounded by `uncracked`,
+/// material frame, m) cut the body into, each a closed mesh with its volume integrals (see the
+/// module docs); empty when the body stays in one piece. Fails on bad settings (named) or a
+/// piece that marching cubes could not close.
+pub fn separate(
+    uncracked: &TriMesh,
+    crack: &CrackMesh,
+    settings: &Separation,
+) -> Result<Vec<(TriMesh, VolumeIntegrals)>, FractureError> {
     settings.validate()?;
-    // The material is what the cracked surface bounds: the slots are outside it, and where a
-    // crack's mouth meets the surface no sample lies between the two.
+    // The material flooded is what the cracked surface bounds: the slots are outside it, and
+    // where a crack's mouth meets the surface no sample lies between the two.
     let (body, _) = crack.to_trimesh()?;
     let spec = grid(&body, settings.spacing)?;
     let barrier = Barrier::new(crack, settings.ligament, spec);
@@ -291,55 +304,106 @@ pub fn separate(crack: &CrackMesh, settings: &Separation) -> Result<Vec<(TriMesh
         return Ok(Vec::new());
     }
     let sdf = level_set_from_mesh(&body, spec)?;
-    let found = regions(&sdf, &barrier, settings.smallest);
+    let mut found = regions(&sdf, &barrier, settings.smallest);
     if found.sizes.len() < 2 {
         return Ok(Vec::new());
     }
+    // The pieces' faces are contoured from the uncracked body's level set: slots a fraction of
+    // a spacing wide are below what the grid resolves, and contoured they crumple a piece's
+    // surface wherever a crack runs into it. The faces between pieces come from the barrier.
+    let sdf = level_set_from_mesh(uncracked, spec)?;
+    take_in_slots(&mut found, &sdf);
     let h = spec.spacing;
-    // Distance to the barrier within each inside sample's eight cells, at most a spacing.
+    // Distance to the barrier within each inside sample's eight cells, at most a spacing; a
+    // spacing also where no other piece's sample lies within two samples. So a piece's faces
+    // follow the barrier only where it parts the piece from another: a crack that runs into a
+    // piece without cutting it off is healed there, not kept as a slit (two sheets of surface a
+    // slot's width apart, which the stress solve resolves only with many more iterations and
+    // elements).
     let distance: Vec<f64> = (0..spec.sample_count())
         .into_par_iter()
         .map(|s| {
             if found.label[s] == u32::MAX {
-                h
-            } else {
-                barrier.distance(spec.coordinates(s), h).max(1e-6 * h)
+                return h;
             }
+            let d = barrier.distance(spec.coordinates(s), h).max(1e-6 * h);
+            if d < h && faces_another(&found, s, 2) { d } else { h }
         })
         .collect();
     (0..found.sizes.len())
-        .map(|r| piece_surface(&sdf, &found, &distance, r as u32))
+        .map(|r| piece_surface(&sdf, &found, &distance, r as u32, settings.edge))
         .collect()
 }
 
-/// The closed surface of region `r` and its volume integrals, contoured on every second sample
-/// (a piece is a body that may break again, and its surface then holds about as many triangles
-/// as a surface meshed at the target edge, twice the spacing), or on every sample when the
-/// coarser surface loses the piece (thinner than two spacings: nothing left, or under half its
-/// samples' volume).
+/// Gives every sample inside the uncracked body that the flood left out (it lay in a slot, or
+/// in material cut off with a region too small to keep) the region of its first labelled
+/// neighbour along the axes, in one pass over the labels as they were; a sample with none stays
+/// out.
+fn take_in_slots(found: &mut Regions, uncracked: &SdfGrid) {
+    let spec = found.spec;
+    let taken: Vec<(usize, u32)> = (0..spec.sample_count())
+        .filter(|&s| found.label[s] == u32::MAX && uncracked.values()[s] < 0.0)
+        .filter_map(|s| {
+            let c = spec.coordinates(s);
+            (0..3)
+                .flat_map(|a| {
+                    let step = stride(&spec, a);
+                    [
+                        (c[a] + 1 < spec.dims[a]).then(|| s + step),
+                        (c[a] > 0).then(|| s - step),
+                    ]
+                })
+                .flatten()
+                .map(|o| found.label[o])
+                .find(|&l| l != u32::MAX)
+                .map(|l| (s, l))
+        })
+        .collect();
+    for (s, l) in taken {
+        found.label[s] = l;
+        found.sizes[l as usize] += 1;
+    }
+}
+
+/// Whether a sample of a region other than sample `s`'s lies within `reach` samples of it
+/// along every axis.
+fn faces_another(found: &Regions, s: usize, reach: usize) -> bool {
+    let spec = &found.spec;
+    let own = found.label[s];
+    let c = spec.coordinates(s);
+    let range = |a: usize| c[a].saturating_sub(reach)..=(c[a] + reach).min(spec.dims[a] - 1);
+    range(2).any(|k| {
+        range(1).any(|j| {
+            range(0).any(|i| {
+                let other = found.label[spec.index(i, j, k)];
+                other != own && other != u32::MAX
+            })
+        })
+    })
+}
+
+/// The closed surface of region `r` and its volume integrals: contoured on every sample, then
+/// simplified towards `edge` (m) within half the spacing (the contour's own error where it
+/// cuts the body's edges and corners is of that order), which removes the contour's slivers and brings the triangle count to about
+/// that of a surface meshed at the body's target edge.
 fn piece_surface(
     sdf: &SdfGrid,
     found: &Regions,
     distance: &[f64],
     r: u32,
+    edge: f64,
 ) -> Result<(TriMesh, VolumeIntegrals), FractureError> {
-    let fine = found.volume(r as usize);
-    match contour_piece(sdf, found, distance, r, 2) {
-        Ok((surface, integrals)) if integrals.volume >= 0.5 * fine => Ok((surface, integrals)),
-        _ => contour_piece(sdf, found, distance, r, 1),
-    }
+    let contoured = contour_piece(sdf, found, distance, r)?;
+    let settings = Simplification::new(edge, 0.5 * found.spec.spacing);
+    let (surface, _) = simplify(&contoured, &settings)?;
+    let integrals = mesh_integrals(&surface);
+    Ok((surface, integrals))
 }
 
-/// Region `r`'s surface on every `step`-th sample: the level set `max(phi, -d)` on its samples
+/// Region `r`'s surface: the level set `max(phi, -d)` on its samples
 /// and `max(phi, d)` elsewhere (`phi` the body's signed distance, `d` the distance to the
 /// barrier), contoured on the box of samples around the region.
-fn contour_piece(
-    sdf: &SdfGrid,
-    found: &Regions,
-    distance: &[f64],
-    r: u32,
-    step: usize,
-) -> Result<(TriMesh, VolumeIntegrals), FractureError> {
+fn contour_piece(sdf: &SdfGrid, found: &Regions, distance: &[f64], r: u32) -> Result<TriMesh, FractureError> {
     let spec = found.spec;
     let (mut lo, mut hi) = ([usize::MAX; 3], [0usize; 3]);
     for (s, _) in found.label.iter().enumerate().filter(|(_, l)| **l == r) {
@@ -349,12 +413,16 @@ fn contour_piece(
             hi[a] = hi[a].max(c[a]);
         }
     }
-    // A step of margin (the body's samples are two inside the grid's edges; past the grid's
-    // last sample the values repeat it, outside the body).
-    let lo = lo.map(|c| c.saturating_sub(step));
-    let dims = [0, 1, 2].map(|a| (hi[a] + step - lo[a]).div_ceil(step) + 1);
-    let sub = GridSpec::try_new(spec.position(lo[0], lo[1], lo[2]), spec.spacing * step as f64, dims)?;
-    let at = |a: usize, i: usize| (lo[a] + i * step).min(spec.dims[a] - 1);
+    // A sample of margin (the body's samples are two inside the grid's edges).
+    let lo = lo.map(|c| c.saturating_sub(1));
+    let dims = [0, 1, 2].map(|a| (hi[a] + 1).min(spec.dims[a] - 1) - lo[a] + 1);
+    let sub = GridSpec::try_new(spec.position(lo[0], lo[1], lo[2]), spec.spacing, dims)?;
+    let at = |a: usize, i: usize| lo[a] + i;
+    // The barrier's distance is taken as at least a quarter spacing: a sample nearer the
+    // barrier would put the surface within a hair of it, and a layer of samples between two
+    // barrier sheets would come out as two sheets of surface a hair apart (a fin the stress
+    // solve cannot converge on). The faces move by at most that quarter spacing.
+    let least = 0.25 * spec.spacing;
     let mut values = Vec::with_capacity(sub.sample_count());
     for k in 0..dims[2] {
         for j in 0..dims[1] {
@@ -362,15 +430,16 @@ fn contour_piece(
                 let s = spec.index(at(0, i), at(1, j), at(2, k));
                 let phi = sdf.values()[s];
                 values.push(match found.label[s] {
+                    // Outside the body, or material dropped with a region too small to keep.
+                    u32::MAX if phi < 0.0 => spec.spacing,
                     u32::MAX => phi,
-                    l if l == r => phi.max(-distance[s]),
-                    _ => phi.max(distance[s]),
+                    l if l == r => phi.max(-distance[s].max(least)),
+                    _ => phi.max(distance[s].max(least)),
                 });
             }
         }
     }
     let surface = contour(&SdfGrid::try_from_values(sub, values)?)?;
     require_solid(&surface)?;
-    let integrals = mesh_integrals(&surface);
-    Ok((surface, integrals))
+    Ok(surface)
 }

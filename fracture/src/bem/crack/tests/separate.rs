@@ -2,6 +2,7 @@
 //! along still splits it, where the ligament left is thin enough to break, and only there.
 
 use glam::DVec3;
+use shatter_collision::TriMesh;
 
 use super::super::mesh::{CrackMesh, mean_edge};
 use super::super::separate::{Separation, separate};
@@ -17,13 +18,13 @@ const THICKNESS: f64 = 0.002;
 
 /// The slab on 0.1 m cells with a crack opened on its top face across x, grown for at most
 /// `substeps` sub-steps (stress 1.5 against threshold 1); the crack plane's x and the edge.
-fn cracked_slab(substeps: usize) -> (CrackMesh, f64, f64) {
+fn cracked_slab(substeps: usize) -> (TriMesh, CrackMesh, f64, f64) {
     let mesh = slab_with_cells(0.1);
     let edge = mean_edge(&mesh);
     let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, THICKNESS);
     grow(&mut crack, mesh.signed_volume(), 1.5, edge, THICKNESS, substeps);
     let x0 = crack.positions()[crack.lines()[0].nodes[0] as usize].x;
-    (crack, x0, edge)
+    (mesh, crack, x0, edge)
 }
 
 fn settings(edge: f64, ligament: f64) -> Separation {
@@ -31,6 +32,7 @@ fn settings(edge: f64, ligament: f64) -> Separation {
         spacing: 0.25 * edge,
         ligament,
         smallest: (2.0 * edge).powi(3),
+        edge,
     }
 }
 
@@ -40,10 +42,10 @@ fn settings(edge: f64, ligament: f64) -> Separation {
 /// pieces' surfaces are resolved to the grid) and the slot.
 #[test]
 fn separate_finds_the_two_sides_of_a_slab_its_uncut_crack_spans() {
-    let (crack, x0, edge) = cracked_slab(200);
+    let (mesh, crack, x0, edge) = cracked_slab(200);
     assert!(crack.lines().iter().all(|l| !l.through), "the crack is not cut through");
     let separation = settings(edge, 2.0 * edge);
-    let pieces = separate(&crack, &separation).unwrap();
+    let pieces = separate(&mesh, &crack, &separation).unwrap();
     assert_eq!(pieces.len(), 2);
     let section = 4.0 * HALF.y * HALF.z;
     let layer = separation.spacing * section;
@@ -66,6 +68,22 @@ fn separate_finds_the_two_sides_of_a_slab_its_uncut_crack_spans() {
             integrals.volume
         );
         total += integrals.volume;
+        // Simplified to the body's edge: no more triangles than twice an even mesh of that
+        // edge over the piece's area, and none of the contour's slivers.
+        let even = piece.surface_area() / (3f64.sqrt() / 4.0 * edge * edge);
+        assert!(
+            (piece.triangles().len() as f64) < 2.0 * even,
+            "{} triangles, even {even}",
+            piece.triangles().len()
+        );
+        let sharpest = (0..piece.triangles().len())
+            .flat_map(|t| crate::bem::crack::validate::triangle_angles(piece.triangle(t)))
+            .fold(f64::INFINITY, f64::min);
+        println!(
+            "{} triangles, smallest angle {sharpest:.1} degrees",
+            piece.triangles().len()
+        );
+        assert!(sharpest > 5.0, "a {sharpest} degree angle");
     }
     let whole = 8.0 * HALF.x * HALF.y * HALF.z;
     assert!((total - whole).abs() < 2.0 * layer, "{total} of {whole}");
@@ -109,21 +127,21 @@ fn separate_breaks_only_ligaments_no_thicker_than_the_setting() {
         ligament > edge,
         "the front should stop more than an edge from the floor"
     );
-    assert!(separate(&crack, &settings(edge, edge)).unwrap().is_empty());
-    let pieces = separate(&crack, &settings(edge, 2.0 * HALF.y)).unwrap();
+    assert!(separate(&mesh, &crack, &settings(edge, edge)).unwrap().is_empty());
+    let pieces = separate(&mesh, &crack, &settings(edge, 2.0 * HALF.y)).unwrap();
     assert_eq!(pieces.len(), 2, "a ligament within the setting breaks");
 }
 
 /// The pieces are the same, bit for bit, on one and on two threads.
 #[test]
 fn separate_is_the_same_on_any_thread_count() {
-    let (crack, _, edge) = cracked_slab(200);
+    let (mesh, crack, _, edge) = cracked_slab(200);
     let run = |threads: usize| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| separate(&crack, &settings(edge, 2.0 * edge)).unwrap())
+            .install(|| separate(&mesh, &crack, &settings(edge, 2.0 * edge)).unwrap())
     };
     let (one, two) = (run(1), run(2));
     assert_eq!(one.len(), two.len());
@@ -138,7 +156,7 @@ fn separate_is_the_same_on_any_thread_count() {
 fn separate_refuses_bad_settings_and_leaves_an_uncracked_body_whole() {
     let mesh = slab_with_cells(0.1);
     let crack = CrackMesh::try_new(&mesh).unwrap();
-    assert!(separate(&crack, &settings(0.1, 0.2)).unwrap().is_empty());
+    assert!(separate(&mesh, &crack, &settings(0.1, 0.2)).unwrap().is_empty());
     for (bad, name) in [
         (
             Separation {
@@ -168,8 +186,15 @@ fn separate_refuses_bad_settings_and_leaves_an_uncracked_body_whole() {
             },
             "smallest",
         ),
+        (
+            Separation {
+                edge: -0.1,
+                ..settings(0.1, 0.2)
+            },
+            "surface edge",
+        ),
     ] {
-        match separate(&crack, &bad) {
+        match separate(&mesh, &crack, &bad) {
             Err(FractureError::InvalidValue { what, .. }) => assert!(what.contains(name), "{what}"),
             other => panic!("{bad:?} gave {other:?}"),
         }
