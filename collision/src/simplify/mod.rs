@@ -13,7 +13,7 @@
 //! vertex clustering (no control of topology).
 //!
 //! What holds: the result is a closed, consistently oriented 2-manifold with the input's
-//! components (the local checks of [`surface`]); every merged point lies within
+//! components (the local checks of each edit); every merged point lies within
 //! [`Simplification::max_deviation`] of the planes of the triangles it replaced and within that
 //! distance, as a weighted root mean square, of every original plane merged into it; no edit
 //! makes two triangles meet beyond what they share (checked against the triangles near it), so
