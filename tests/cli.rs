@@ -319,9 +319,12 @@ fn cli_run_bem_scene_reports_its_fracture_events_and_writes_the_cracks() {
         .find(|l| l.split_whitespace().nth(1) == Some("slab"))
         .unwrap_or_else(|| panic!("no event row for the slab: {report}"));
     let columns: Vec<&str> = row.split_whitespace().collect();
-    // time, body, contacts, iterations, cracks, sub-steps, cuts, pieces, ..., momentum error:
-    // every cut through the slab's section adds a piece (two cracks cut it in three).
-    let (cuts, pieces): (usize, usize) = (columns[6].parse().unwrap(), columns[7].parse().unwrap());
+    // time, body, triangles, contacts, iterations, cracks, sub-steps, cuts, pieces, ...,
+    // momentum error: every cut through the slab's section adds a piece (two cracks cut it in
+    // three); the slab is meshed at its scene's 5 cm edge.
+    let (cuts, pieces): (usize, usize) = (columns[7].parse().unwrap(), columns[8].parse().unwrap());
+    let triangles: usize = columns[2].parse().unwrap();
+    assert!((100..2000).contains(&triangles), "{row}");
     assert!(cuts >= 1 && pieces == cuts + 1, "{row}");
     let error: f64 = columns[columns.len() - 1].parse().unwrap();
     assert!(error < 1e-12, "{row}");
