@@ -115,12 +115,9 @@ fn clearly_apart(positions: &[DVec3], t: [u32; 3], u: [u32; 3]) -> bool {
     match shared {
         0 => {
             let (nt, nu) = (normal(tp), normal(up));
-            let mut axes = vec![nt, nu];
-            for k in 0..3 {
-                axes.push(nt.cross(tp[(k + 1) % 3] - tp[k]));
-                axes.push(nu.cross(up[(k + 1) % 3] - up[k]));
-            }
-            axes.into_iter().any(|axis| {
+            let edge_normals =
+                (0..3).flat_map(|k| [nt.cross(tp[(k + 1) % 3] - tp[k]), nu.cross(up[(k + 1) % 3] - up[k])]);
+            [nt, nu].into_iter().chain(edge_normals).any(|axis| {
                 let range = |tri: [DVec3; 3]| {
                     let d = tri.map(|x| axis.dot(x));
                     (d[0].min(d[1]).min(d[2]), d[0].max(d[1]).max(d[2]))
