@@ -1,13 +1,15 @@
 //! The working surface of a simplification: triangles with the triangles round every vertex,
-//! and the two local edits, an edge collapse and an edge flip, each checked before it is made.
+//! and the three local edits, an edge collapse, an edge flip and a vertex's tangential move,
+//! each checked before it is made.
 //!
 //! Every check is local. A collapse of edge `a b` into a point `p` keeps the mesh a closed
 //! 2-manifold when the link condition holds (the vertices next to both `a` and `b` are exactly
 //! the two opposite the edge) and neither opposite vertex is left with two triangles; it keeps
 //! the shape when `p` lies within the deviation bound of every plane round the edge, no
 //! triangle's normal turns more than the bound, no new edge is longer than the band allows and
-//! no new triangle has an angle below the bound (unless one it replaces was already worse).
-//! And no edit makes a triangle meet another beyond what they share: the triangles near the
+//! no new triangle has an angle below the bound (unless one it replaces was already worse); an
+//! edge a millionth of the longest edge long moves nothing and skips the shape checks. Flips
+//! and moves keep to nearly flat places and must raise the smallest angle. And no edit makes a triangle meet another beyond what they share: the triangles near the
 //! edit are found in a hash grid of bounding boxes kept up to date, and tested with the exact
 //! predicates (a fold within a fan at a ridge, or one sheet of a thin part pushed into the
 //! other, would pass every other check).
@@ -53,8 +55,11 @@ pub(super) struct Limits {
 
 /// A closed triangle mesh being simplified.
 pub(super) struct Surface {
+    /// Vertex positions (m); a collapsed vertex keeps its last one, unused.
     pub positions: Vec<DVec3>,
+    /// Triangles by slot, counter-clockwise seen from outside.
     pub triangles: Vec<[u32; 3]>,
+    /// Whether each slot still holds a triangle.
     pub alive: Vec<bool>,
     /// Live triangles round each vertex.
     pub fans: Vec<Fan>,
