@@ -57,34 +57,38 @@ pub fn mesh_triangles_intersect(positions: &[DVec3], t: [u32; 3], u: [u32; 3]) -
 /// meet anywhere other than in what they share ([`mesh_triangles_intersect`]), or `None` when
 /// the surface does not touch itself.
 pub fn first_self_intersection(mesh: &TriMesh) -> Option<[u32; 2]> {
-    self_intersections(mesh).first().copied()
+    let triangles: Vec<(u32, [u32; 3])> = mesh
+        .triangles()
+        .iter()
+        .enumerate()
+        .map(|(t, v)| (t as u32, *v))
+        .collect();
+    first_meeting_pair(mesh.vertices(), &triangles)
 }
 
-/// Every pair of triangles of `mesh` that meet anywhere other than in what they share, each as
-/// `[lower, higher]` index, sorted. Candidate pairs come from a sweep over bounding boxes sorted
-/// along x; the answer does not depend on the thread count.
-pub fn self_intersections(mesh: &TriMesh) -> Vec<[u32; 2]> {
-    let triangles = mesh.triangles();
-    let mut boxes: Vec<(Aabb, u32)> = (0..triangles.len())
-        .map(|t| (Aabb::from_points(mesh.triangle(t)), t as u32))
+/// The first pair of `triangles` (each an id with its vertex indices into `positions`; lowest
+/// id first, then the lowest partner) that meet anywhere other than in what they share, or
+/// `None`. Candidate pairs come from a sweep over bounding boxes sorted along x; the answer
+/// does not depend on the thread count. For meshes whose triangles live in slots with gaps
+/// (a mesh being edited) as well as for [`TriMesh`]es.
+pub fn first_meeting_pair(positions: &[DVec3], triangles: &[(u32, [u32; 3])]) -> Option<[u32; 2]> {
+    let mut boxes: Vec<(Aabb, u32, [u32; 3])> = triangles
+        .iter()
+        .map(|&(t, v)| (Aabb::from_points(v.map(|i| positions[i as usize])), t, v))
         .collect();
     boxes.sort_by(|a, b| a.0.min.x.total_cmp(&b.0.min.x).then(a.1.cmp(&b.1)));
-    let mut pairs: Vec<[u32; 2]> = (0..boxes.len())
+    (0..boxes.len())
         .into_par_iter()
-        .flat_map_iter(|i| {
-            let (bounds, t) = boxes[i];
+        .filter_map(|i| {
+            let (bounds, t, tv) = boxes[i];
             boxes[i + 1..]
                 .iter()
-                .take_while(move |(other, _)| other.min.x <= bounds.max.x)
-                .filter(move |(other, u)| {
-                    bounds.overlaps(other)
-                        && mesh_triangles_intersect(mesh.vertices(), triangles[t as usize], triangles[*u as usize])
-                })
-                .map(move |(_, u)| [t.min(*u), t.max(*u)])
+                .take_while(|(other, _, _)| other.min.x <= bounds.max.x)
+                .filter(|(other, _, uv)| bounds.overlaps(other) && mesh_triangles_intersect(positions, tv, *uv))
+                .map(|(_, u, _)| [t.min(*u), t.max(*u)])
+                .min()
         })
-        .collect();
-    pairs.sort_unstable();
-    pairs
+        .min()
 }
 
 /// Separation in floating point must beat rounding by this factor of the coordinates' scale:
@@ -313,6 +317,25 @@ mod tests {
             base,
             tri([0.5, 0.5, 0.0], [1.0, 1.0, 0.0], [0.0, 2.0, 0.0])
         ));
+    }
+
+    #[test]
+    fn triangle_intersection_finds_the_first_pair_where_a_surface_meets_itself() {
+        let sphere = TriMesh::icosphere(1.0, 2);
+        assert_eq!(first_self_intersection(&sphere), None);
+        // Two overlapping spheres in one mesh: the first pair agrees with a brute-force search.
+        let (mut vertices, mut triangles) = sphere.clone().into_parts();
+        let n = vertices.len() as u32;
+        vertices.extend(sphere.vertices().iter().map(|v| *v + DVec3::new(0.9, 0.1, 0.05)));
+        triangles.extend(sphere.triangles().iter().map(|t| t.map(|i| i + n)));
+        let two = TriMesh::try_new(vertices, triangles).unwrap();
+        let brute = (0..two.triangles().len() as u32)
+            .flat_map(|t| (t + 1..two.triangles().len() as u32).map(move |u| [t, u]))
+            .find(|&[t, u]| {
+                mesh_triangles_intersect(two.vertices(), two.triangles()[t as usize], two.triangles()[u as usize])
+            });
+        assert!(brute.is_some());
+        assert_eq!(first_self_intersection(&two), brute);
     }
 
     #[test]

@@ -60,19 +60,13 @@ pub struct Separation {
 impl Separation {
     /// Checks every length, naming the first bad one.
     pub fn validate(&self) -> Result<(), FractureError> {
-        if !(self.spacing.is_finite() && self.spacing > 0.0) {
-            return Err(FractureError::invalid(
-                "separation grid spacing (m)",
-                self.spacing,
-                "a positive finite length",
-            ));
-        }
-        if !(self.edge.is_finite() && self.edge > 0.0) {
-            return Err(FractureError::invalid(
-                "pieces' surface edge (m)",
-                self.edge,
-                "a positive finite length",
-            ));
+        for (what, value) in [
+            ("separation grid spacing (m)", self.spacing),
+            ("pieces' surface edge (m)", self.edge),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(FractureError::invalid(what, value, "a positive finite length"));
+            }
         }
         for (what, value) in [
             ("ligament that breaks (m)", self.ligament),

@@ -17,8 +17,7 @@ use std::fmt;
 
 use glam::DVec3;
 use hashbrown::HashMap;
-use shatter_collision::Aabb;
-use shatter_collision::triangle_intersection::mesh_triangles_intersect;
+use shatter_collision::triangle_intersection::first_meeting_pair;
 use shatter_collision::winding::solid_angle;
 
 use super::mesh::CrackMesh;
@@ -177,27 +176,12 @@ fn check_angles(mesh: &CrackMesh, bounds: AngleBounds) -> Result<(f64, f64), Mes
 }
 
 fn check_intersections(mesh: &CrackMesh) -> Result<(), MeshFault> {
-    let mut boxes: Vec<(Aabb, u32)> = mesh
-        .live_triangles()
-        .map(|t| (Aabb::from_points(mesh.corners(t)), t))
-        .collect();
-    boxes.sort_by(|a, b| a.0.min.x.total_cmp(&b.0.min.x).then(a.1.cmp(&b.1)));
     let slots = mesh.triangle_slots();
-    for (i, (bounds, t)) in boxes.iter().enumerate() {
-        for (other, u) in &boxes[i + 1..] {
-            if other.min.x > bounds.max.x {
-                break;
-            }
-            if bounds.overlaps(other)
-                && mesh_triangles_intersect(mesh.positions(), slots[*t as usize], slots[*u as usize])
-            {
-                return Err(MeshFault::Intersection {
-                    triangles: [*t.min(u), *t.max(u)],
-                });
-            }
-        }
+    let live: Vec<(u32, [u32; 3])> = mesh.live_triangles().map(|t| (t, slots[t as usize])).collect();
+    match first_meeting_pair(mesh.positions(), &live) {
+        Some(triangles) => Err(MeshFault::Intersection { triangles }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The live triangles' edge-connected components: a label per triangle slot (`u32::MAX` for
