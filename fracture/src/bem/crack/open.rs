@@ -70,6 +70,10 @@ pub enum Refusal {
     /// The crack has not cut through: it is a closed loop, has cut through already, or some
     /// front node is still active or has no far surface within reach ahead of it.
     NotThrough,
+    /// The end of a crack through a wall lies on a sharp edge of the body (the wall's rim): it
+    /// stops there, and the line is cut through along its front (`through`), rather than turn
+    /// round the rim onto another face.
+    AtRim,
     /// An input out of range: the parameter named, which must be finite and positive (a
     /// thickness or depth), non-zero and finite (a plane normal) or a vertex of the mesh.
     BadInput(&'static str),
@@ -85,6 +89,7 @@ impl std::fmt::Display for Refusal {
                 "the cut would break the angle bounds or make the surface intersect itself"
             ),
             Self::MetCrack(line) => write!(f, "the cut runs into crack line {line}"),
+            Self::AtRim => write!(f, "the end of a crack through a wall lies on the wall's rim"),
             Self::NotThrough => write!(f, "the crack front has not reached the far surface all along"),
             Self::BadInput(what) => write!(f, "bad {what}"),
         }

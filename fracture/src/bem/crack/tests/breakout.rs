@@ -4,8 +4,9 @@
 use glam::DVec3;
 
 use super::super::check::try_move;
-use super::super::extend::{End, extend_end};
+use super::super::extend::{End, LEAST_DIP, extend_end};
 use super::super::mesh::{CrackLine, CrackMesh, mean_edge};
+use super::super::open::Refusal;
 use super::super::pieces::pieces;
 use super::super::through::cut_through_locally;
 use super::super::track::{TrackSettings, any_active, substep};
@@ -102,6 +103,35 @@ fn crack_break_out_runs_a_crack_through_a_thin_plate_and_splits_it() {
             }
         }
         run(&mut crack, &settings, 1.0, volume0);
+        // Every end has run out to the plate's rim and stops there: turning round it onto the
+        // rim's face would fold the front back over that face.
+        for l in 0..crack.lines().len() {
+            if crack.lines()[l].through {
+                continue;
+            }
+            for end in [End::Start, End::Finish] {
+                let nodes = &crack.lines()[l].nodes;
+                let a = crack.positions()[if end == End::Start {
+                    nodes[0]
+                } else {
+                    nodes[nodes.len() - 1]
+                } as usize];
+                assert!(
+                    (a.z.abs() - HALF.z).abs() < 1e-9,
+                    "line {l} {end:?} stopped at {a}, off the rim"
+                );
+                let refusal = extend_end(
+                    &mut crack.clone(),
+                    l,
+                    end,
+                    DVec3::X,
+                    THICKNESS,
+                    0.5 * edge,
+                    settings.front.bounds,
+                );
+                assert_eq!(refusal, Err(Refusal::AtRim), "line {l} {end:?} at {a}");
+            }
+        }
         for l in 0..crack.lines().len() {
             if !crack.lines()[l].through {
                 cut_through_locally(&mut crack, l, edge, THICKNESS, AngleBounds::default()).unwrap();
@@ -174,6 +204,70 @@ fn crack_break_out_ends_through_a_wall_extend_along_their_faces() {
             assert!(
                 new.x.abs() <= 0.5 * THICKNESS,
                 "line {l} {end:?}: {new} off the crack plane"
+            );
+            extended += 1;
+        }
+    }
+    assert!(extended >= 4, "{extended} ends");
+    validate(&crack, bounds).unwrap();
+}
+
+/// An end whose front leans forward from its face (the line's next node ahead of it along the
+/// face and under it, as on the hollow sphere of `examples/bem_plate_and_shell.rs`) extends
+/// along its face with the new front node in the wedge between the face and the front: ahead
+/// of the old end and dipping at least [`LEAST_DIP`] under the face, not straight below the old
+/// end, which lies behind the front in the slot already cut (that slot is refused). Before the
+/// halfway node was tried for such ends, each of these extensions was refused. The mesh stays
+/// valid.
+#[test]
+fn crack_break_out_ends_leaning_forward_extend_ahead_of_the_front() {
+    let half = DVec3::new(HALF.x, HALF.y, 2.0 * HALF.z);
+    let (mut crack, settings, edge, _) = plate_crack(half, true);
+    let bounds = settings.front.bounds;
+    let depth = 0.5 * settings.front.target_edge;
+    let mut extended = 0;
+    for l in 0..crack.lines().len() {
+        if crack.lines()[l].through {
+            continue;
+        }
+        for end in [End::Start, End::Finish] {
+            let nodes = &crack.lines()[l].nodes;
+            let (a, n1) = if end == End::Start {
+                (nodes[0], nodes[1])
+            } else {
+                (nodes[nodes.len() - 1], nodes[nodes.len() - 2])
+            };
+            let old = crack.positions()[a as usize];
+            // One edge from the end, 20 degrees under its face, away from the middle.
+            let (outward, inward) = (DVec3::Z * old.z.signum(), DVec3::Y * -old.y.signum());
+            let (sin, cos) = 20f64.to_radians().sin_cos();
+            let ahead = old + (outward * cos + inward * sin) * edge;
+            assert!(
+                try_move(&mut crack, n1, ahead, bounds, None),
+                "line {l} {end:?}: {ahead}"
+            );
+            let c = extend_end(&mut crack, l, end, DVec3::X, THICKNESS, depth, bounds)
+                .unwrap_or_else(|r| panic!("line {l} {end:?} at {old}: {r}"));
+            let new = crack.positions()[c as usize];
+            assert!((new.y - old.y).abs() < 1e-12, "line {l} {end:?}: {new} off its face");
+            assert!(
+                new.z.abs() > old.z.abs(),
+                "line {l} {end:?}: {old} to {new}, not outward"
+            );
+            let nodes = &crack.lines()[l].nodes;
+            let g = crack.positions()[if end == End::Start {
+                nodes[1]
+            } else {
+                nodes[nodes.len() - 2]
+            } as usize];
+            let under = (old.y - g.y) * old.y.signum();
+            assert!(
+                under >= LEAST_DIP * depth * (1.0 - 1e-9) && under < depth * sin,
+                "line {l} {end:?}: front node {g} {under} m under the face"
+            );
+            assert!(
+                g.z.abs() > old.z.abs() + 0.25 * depth,
+                "line {l} {end:?}: front node {g} not ahead of the end {old}"
             );
             extended += 1;
         }
