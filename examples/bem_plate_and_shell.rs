@@ -19,7 +19,7 @@
 //! and round it, and it breaks in two (56 and 38 % of its volume) with chips along the cracks
 //! (measured: plate 70 sub-steps, shell 167). Writes `out/bem/plate_and_shell.glb` and the
 //! crack surfaces, in each body's own frame, to `out/bem/plate_and_shell_cracks.obj`. About
-//! 2.5 min on two cores.
+//! 90 s on two cores.
 //!
 //! `cargo run --release --example bem_plate_and_shell -- [FRAMES]` (default 30: one second).
 

@@ -253,6 +253,7 @@ pub fn fracture_event(
     let tracking = Instant::now();
     let mut solve_time = 0.0;
     let every = settings.substeps_per_solve;
+    let mut tips_read: Option<TipField> = None;
     while any_active(&crack) && report.substeps < settings.max_substeps {
         // The stress of these sub-steps: solved again on the cracked surface when asked for
         // and it converges, else the uncracked body's.
@@ -287,8 +288,18 @@ pub fn fracture_event(
             }
             // Fronts in the uncracked body's stress add their own tips' field (`tip`); a solve on
             // the cracked surface carries it already.
-            let tips = (resolved.is_none() && settings.crack_tips)
-                .then(|| TipField::of(&crack, &|x| current.stress(x), 0.5 * edge, 2.0 * edge));
+            // Without a solve of their own the sub-steps read the uncracked stress throughout, so
+            // the last sub-step's field is read again, reusing the points that stood still.
+            let tips = if resolved.is_none() && settings.crack_tips {
+                let sigma0 = |x: DVec3| solution.stress(x);
+                let field = match &tips_read {
+                    Some(last) => last.update(&crack, &sigma0),
+                    None => TipField::of(&crack, &sigma0, 0.5 * edge, 2.0 * edge),
+                };
+                Some(&*tips_read.insert(field))
+            } else {
+                None
+            };
             let stress = |x: DVec3| {
                 let sigma = match &tips {
                     Some(tips) => current.stress(x) + tips.added(x),

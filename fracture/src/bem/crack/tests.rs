@@ -780,3 +780,56 @@ fn crack_tip_field_reads_depth_ligament_and_intensity_off_the_crack() {
         glam::DMat3::ZERO
     );
 }
+
+/// The tip field read again after a sub-step (`TipField::update`) is the field read afresh, bit
+/// for bit, and integrates only the front points that changed: the slab's crack of
+/// `crack_tip_field_reads_depth_ligament_and_intensity_off_the_crack` and a second one across
+/// the slab, grown one sub-step more with the second stopped, read under an opening stress that
+/// varies over the body: points of the stopped crack are reused.
+#[test]
+fn crack_tip_field_read_again_after_a_substep_is_the_fresh_read_integrating_only_what_changed() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mesh = slab_with_cells(0.05);
+    let edge = mean_edge(&mesh);
+    let thickness = 0.002;
+    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, thickness);
+    // A second crack across the slab from the first.
+    let vertex = nearest_vertex(&crack, DVec3::new(-0.3, 0.2, 0.03));
+    let opening = Opening {
+        vertex,
+        plane_normal: DVec3::X,
+        thickness,
+        depth: 0.5 * edge,
+    };
+    open_crack(&mut crack, opening, AngleBounds::default()).unwrap();
+    grow(&mut crack, mesh.signed_volume(), 1.5, edge, thickness, 4);
+    let reads = AtomicUsize::new(0);
+    let varying = |x: DVec3| {
+        reads.fetch_add(1, Ordering::Relaxed);
+        glam::DMat3::from_diagonal(DVec3::new(3.0e6 * (1.0 + x.y + 0.5 * x.z), 1.0e5, 0.0))
+    };
+    let before = super::tip::TipField::of(&crack, &varying, 0.5 * edge, 2.0 * edge);
+    // The second crack stops, as a front does where it reaches the far surface or the stress
+    // falls.
+    for f in crack.lines()[1].nodes.clone() {
+        crack.set_active(f, false);
+    }
+    let (steps, _, _) = grow(&mut crack, mesh.signed_volume(), 1.5, edge, thickness, 1);
+    assert_eq!(steps, 1, "the front was still running");
+    reads.store(0, Ordering::Relaxed);
+    let fresh = super::tip::TipField::of(&crack, &varying, 0.5 * edge, 2.0 * edge);
+    let fresh_reads = reads.swap(0, Ordering::Relaxed);
+    let again = before.update(&crack, &varying);
+    let again_reads = reads.load(Ordering::Relaxed);
+    assert_eq!(again, fresh);
+    assert_eq!(fresh_reads, 8 * fresh.nodes().len());
+    // The running crack's points are all read again; of the stopped one's, those whose wall
+    // triangles the remeshing left as they were are reused (a flip or a slide of a wall vertex
+    // turns a point's normal in its last bits, and it is read again).
+    let running = fresh.nodes().iter().filter(|n| n.position.x > -0.15).count();
+    assert!(running > 0 && running < fresh.nodes().len());
+    assert!(
+        again_reads >= 8 * running && again_reads < fresh_reads && again_reads % 8 == 0,
+        "{again_reads} stress reads against {fresh_reads}, {running} running points"
+    );
+}
