@@ -47,6 +47,15 @@ fn ends_y(crack: &CrackMesh, line: &CrackLine) -> (f64, f64) {
     (a.min(b), a.max(b))
 }
 
+/// Line `l`'s end vertex at `end` and the line's node next to it.
+fn end_and_next(crack: &CrackMesh, l: usize, end: End) -> (u32, u32) {
+    let nodes = &crack.lines()[l].nodes;
+    match end {
+        End::Start => (nodes[0], nodes[1]),
+        End::Finish => (nodes[nodes.len() - 1], nodes[nodes.len() - 2]),
+    }
+}
+
 /// The plate of half extents `half` (m) with a crack opened at the middle of its top face and
 /// run, with break-outs as `break_out` says, under the stress of [`run`] in a band 24 mm wide:
 /// the crack, its settings, the mean edge (m) and the plate's volume (m^3).
@@ -110,12 +119,7 @@ fn crack_break_out_runs_a_crack_through_a_thin_plate_and_splits_it() {
                 continue;
             }
             for end in [End::Start, End::Finish] {
-                let nodes = &crack.lines()[l].nodes;
-                let a = crack.positions()[if end == End::Start {
-                    nodes[0]
-                } else {
-                    nodes[nodes.len() - 1]
-                } as usize];
+                let a = crack.positions()[end_and_next(&crack, l, end).0 as usize];
                 assert!(
                     (a.z.abs() - HALF.z).abs() < 1e-9,
                     "line {l} {end:?} stopped at {a}, off the rim"
@@ -162,17 +166,7 @@ fn crack_break_out_ends_through_a_wall_extend_along_their_faces() {
             continue;
         }
         for end in [End::Start, End::Finish] {
-            let nodes = &crack.lines()[l].nodes;
-            let a = if end == End::Start {
-                nodes[0]
-            } else {
-                nodes[nodes.len() - 1]
-            };
-            let n1 = if end == End::Start {
-                nodes[1]
-            } else {
-                nodes[nodes.len() - 2]
-            };
+            let (a, n1) = end_and_next(&crack, l, end);
             let old = crack.positions()[a as usize];
             // The front node next to the end straight below it, as a front that ran on under a
             // held end leaves it (the plate of `examples/bem_plate_and_shell.rs`: within 13
@@ -231,12 +225,7 @@ fn crack_break_out_ends_leaning_forward_extend_ahead_of_the_front() {
             continue;
         }
         for end in [End::Start, End::Finish] {
-            let nodes = &crack.lines()[l].nodes;
-            let (a, n1) = if end == End::Start {
-                (nodes[0], nodes[1])
-            } else {
-                (nodes[nodes.len() - 1], nodes[nodes.len() - 2])
-            };
+            let (a, n1) = end_and_next(&crack, l, end);
             let old = crack.positions()[a as usize];
             // One edge from the end, 20 degrees under its face, away from the middle.
             let (outward, inward) = (DVec3::Z * old.z.signum(), DVec3::Y * -old.y.signum());
@@ -254,12 +243,7 @@ fn crack_break_out_ends_leaning_forward_extend_ahead_of_the_front() {
                 new.z.abs() > old.z.abs(),
                 "line {l} {end:?}: {old} to {new}, not outward"
             );
-            let nodes = &crack.lines()[l].nodes;
-            let g = crack.positions()[if end == End::Start {
-                nodes[1]
-            } else {
-                nodes[nodes.len() - 2]
-            } as usize];
+            let g = crack.positions()[end_and_next(&crack, l, end).1 as usize];
             let under = (old.y - g.y) * old.y.signum();
             assert!(
                 under >= LEAST_DIP * depth * (1.0 - 1e-9) && under < depth * sin,
