@@ -69,7 +69,9 @@
 //! crack against 2.2e-3 m^2, its rim crack running 18 cm instead of 8 cm, until it meets another
 //! crack; a 2 cm hollow sphere at 6 mm grows about as much crack either way. What keeps those
 //! bodies whole is the tracking (cracks that meet stop, ends refused at ridges, fronts short of
-//! the far surface), not the stress.
+//! the far surface), not the stress: with break-outs, and the ends of cracks through a wall
+//! extending into the wedge ahead of a front that leans forward (`extend`), the plate and the
+//! shell of `examples/bem_plate_and_shell.rs` break into large pieces with the tips' field.
 
 use glam::{DMat3, DVec3};
 use hashbrown::HashMap;
