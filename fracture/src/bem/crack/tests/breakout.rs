@@ -56,6 +56,19 @@ fn end_and_next(crack: &CrackMesh, l: usize, end: End) -> (u32, u32) {
     }
 }
 
+/// The crack of [`plate_crack`] with break-outs in a plate twice as wide, so the ends of its
+/// lines through the wall stop well short of the plate's edges: the crack, its settings, the
+/// mean edge (m) and every end of those lines.
+fn wide_plate_ends() -> (CrackMesh, TrackSettings, f64, Vec<(usize, End)>) {
+    let half = DVec3::new(HALF.x, HALF.y, 2.0 * HALF.z);
+    let (crack, settings, edge, _) = plate_crack(half, true);
+    let ends = (0..crack.lines().len())
+        .filter(|&l| !crack.lines()[l].through)
+        .flat_map(|l| [(l, End::Start), (l, End::Finish)])
+        .collect();
+    (crack, settings, edge, ends)
+}
+
 /// The plate of half extents `half` (m) with a crack opened at the middle of its top face and
 /// run, with break-outs as `break_out` says, under the stress of [`run`] in a band 24 mm wide:
 /// the crack, its settings, the mean edge (m) and the plate's volume (m^3).
@@ -156,53 +169,45 @@ fn crack_break_out_runs_a_crack_through_a_thin_plate_and_splits_it() {
 /// valid.
 #[test]
 fn crack_break_out_ends_through_a_wall_extend_along_their_faces() {
-    // Twice as wide, so the ends stop well short of the plate's edges.
-    let half = DVec3::new(HALF.x, HALF.y, 2.0 * HALF.z);
-    let (mut crack, settings, _, _) = plate_crack(half, true);
+    let (mut crack, settings, _, ends) = wide_plate_ends();
     let bounds = settings.front.bounds;
-    let mut extended = 0;
-    for l in 0..crack.lines().len() {
-        if crack.lines()[l].through {
-            continue;
-        }
-        for end in [End::Start, End::Finish] {
-            let (a, n1) = end_and_next(&crack, l, end);
-            let old = crack.positions()[a as usize];
-            // The front node next to the end straight below it, as a front that ran on under a
-            // held end leaves it (the plate of `examples/bem_plate_and_shell.rs`: within 13
-            // degrees of the normal, 4.4 mm down).
-            let below = DVec3::new(old.x, crack.positions()[n1 as usize].y, old.z);
-            assert!(
-                try_move(&mut crack, n1, below, bounds, None),
-                "line {l} {end:?}: {below}"
-            );
-            let c = extend_end(
-                &mut crack,
-                l,
-                end,
-                DVec3::X,
-                THICKNESS,
-                0.5 * settings.front.target_edge,
-                bounds,
-            )
-            .unwrap_or_else(|r| panic!("line {l} {end:?} at {old}: {r}"));
-            let new = crack.positions()[c as usize];
-            assert!(
-                (new.y - old.y).abs() < 1e-12,
-                "line {l} {end:?}: {old} to {new}, off its face"
-            );
-            assert!(
-                new.z.abs() > old.z.abs(),
-                "line {l} {end:?}: {old} to {new}, not outward"
-            );
-            assert!(
-                new.x.abs() <= 0.5 * THICKNESS,
-                "line {l} {end:?}: {new} off the crack plane"
-            );
-            extended += 1;
-        }
+    // Two lines through the wall, each with an end on either face.
+    assert!(ends.len() >= 4, "{} ends", ends.len());
+    for &(l, end) in &ends {
+        let (a, n1) = end_and_next(&crack, l, end);
+        let old = crack.positions()[a as usize];
+        // The front node next to the end straight below it, as a front that ran on under a
+        // held end leaves it (the plate of `examples/bem_plate_and_shell.rs`: within 13
+        // degrees of the normal, 4.4 mm down).
+        let below = DVec3::new(old.x, crack.positions()[n1 as usize].y, old.z);
+        assert!(
+            try_move(&mut crack, n1, below, bounds, None),
+            "line {l} {end:?}: {below}"
+        );
+        let c = extend_end(
+            &mut crack,
+            l,
+            end,
+            DVec3::X,
+            THICKNESS,
+            0.5 * settings.front.target_edge,
+            bounds,
+        )
+        .unwrap_or_else(|r| panic!("line {l} {end:?} at {old}: {r}"));
+        let new = crack.positions()[c as usize];
+        assert!(
+            (new.y - old.y).abs() < 1e-12,
+            "line {l} {end:?}: {old} to {new}, off its face"
+        );
+        assert!(
+            new.z.abs() > old.z.abs(),
+            "line {l} {end:?}: {old} to {new}, not outward"
+        );
+        assert!(
+            new.x.abs() <= 0.5 * THICKNESS,
+            "line {l} {end:?}: {new} off the crack plane"
+        );
     }
-    assert!(extended >= 4, "{extended} ends");
     validate(&crack, bounds).unwrap();
 }
 
@@ -215,47 +220,40 @@ fn crack_break_out_ends_through_a_wall_extend_along_their_faces() {
 /// valid.
 #[test]
 fn crack_break_out_ends_leaning_forward_extend_ahead_of_the_front() {
-    let half = DVec3::new(HALF.x, HALF.y, 2.0 * HALF.z);
-    let (mut crack, settings, edge, _) = plate_crack(half, true);
+    let (mut crack, settings, edge, ends) = wide_plate_ends();
     let bounds = settings.front.bounds;
     let depth = 0.5 * settings.front.target_edge;
-    let mut extended = 0;
-    for l in 0..crack.lines().len() {
-        if crack.lines()[l].through {
-            continue;
-        }
-        for end in [End::Start, End::Finish] {
-            let (a, n1) = end_and_next(&crack, l, end);
-            let old = crack.positions()[a as usize];
-            // One edge from the end, 20 degrees under its face, away from the middle.
-            let (outward, inward) = (DVec3::Z * old.z.signum(), DVec3::Y * -old.y.signum());
-            let (sin, cos) = 20f64.to_radians().sin_cos();
-            let ahead = old + (outward * cos + inward * sin) * edge;
-            assert!(
-                try_move(&mut crack, n1, ahead, bounds, None),
-                "line {l} {end:?}: {ahead}"
-            );
-            let c = extend_end(&mut crack, l, end, DVec3::X, THICKNESS, depth, bounds)
-                .unwrap_or_else(|r| panic!("line {l} {end:?} at {old}: {r}"));
-            let new = crack.positions()[c as usize];
-            assert!((new.y - old.y).abs() < 1e-12, "line {l} {end:?}: {new} off its face");
-            assert!(
-                new.z.abs() > old.z.abs(),
-                "line {l} {end:?}: {old} to {new}, not outward"
-            );
-            let g = crack.positions()[end_and_next(&crack, l, end).1 as usize];
-            let under = (old.y - g.y) * old.y.signum();
-            assert!(
-                under >= LEAST_DIP * depth * (1.0 - 1e-9) && under < depth * sin,
-                "line {l} {end:?}: front node {g} {under} m under the face"
-            );
-            assert!(
-                g.z.abs() > old.z.abs() + 0.25 * depth,
-                "line {l} {end:?}: front node {g} not ahead of the end {old}"
-            );
-            extended += 1;
-        }
+    // Two lines through the wall, each with an end on either face.
+    assert!(ends.len() >= 4, "{} ends", ends.len());
+    for &(l, end) in &ends {
+        let (a, n1) = end_and_next(&crack, l, end);
+        let old = crack.positions()[a as usize];
+        // One edge from the end, 20 degrees under its face, away from the middle.
+        let (outward, inward) = (DVec3::Z * old.z.signum(), DVec3::Y * -old.y.signum());
+        let (sin, cos) = 20f64.to_radians().sin_cos();
+        let ahead = old + (outward * cos + inward * sin) * edge;
+        assert!(
+            try_move(&mut crack, n1, ahead, bounds, None),
+            "line {l} {end:?}: {ahead}"
+        );
+        let c = extend_end(&mut crack, l, end, DVec3::X, THICKNESS, depth, bounds)
+            .unwrap_or_else(|r| panic!("line {l} {end:?} at {old}: {r}"));
+        let new = crack.positions()[c as usize];
+        assert!((new.y - old.y).abs() < 1e-12, "line {l} {end:?}: {new} off its face");
+        assert!(
+            new.z.abs() > old.z.abs(),
+            "line {l} {end:?}: {old} to {new}, not outward"
+        );
+        let g = crack.positions()[end_and_next(&crack, l, end).1 as usize];
+        let under = (old.y - g.y) * old.y.signum();
+        assert!(
+            under >= LEAST_DIP * depth * (1.0 - 1e-9) && under < depth * sin,
+            "line {l} {end:?}: front node {g} {under} m under the face"
+        );
+        assert!(
+            g.z.abs() > old.z.abs() + 0.25 * depth,
+            "line {l} {end:?}: front node {g} not ahead of the end {old}"
+        );
     }
-    assert!(extended >= 4, "{extended} ends");
     validate(&crack, bounds).unwrap();
 }
