@@ -20,9 +20,9 @@
 //!   this load the crack stops over about 70 percent of the section, under the loaded patches'
 //!   compression, and the block does not split: the event's report is printed after the timing.
 //!
-//! Targets: under 0.2 s, 20 ms and 10 s. Measured on two threads of the CI machine kind over
-//! several runs: 0.195 to 0.203 s (at the target, within run-to-run spread), 4 to 6 ms (15 to
-//! 17 ms late) and 3.6 to 4.0 s.
+//! Targets: under 0.2 s, 20 ms and 10 s. Measured on two threads of the CI machine kind: latest
+//! 0.167 s, 5.2 ms (16.4 ms late) and 4.42 s; the stress evaluation has measured 0.195 to 0.231 s
+//! on other machines of the kind, so its margin depends on the machine.
 
 use std::time::Duration;
 
