@@ -718,6 +718,16 @@ fn crack_widened_surface_moves_only_the_walls() {
     assert_eq!(same.vertices(), tracked.vertices());
 }
 
+/// The tip tests' slab (1.0 x 0.4 x 0.6 m, 5 cm cells), its mean edge (m), their crack
+/// thickness (m), and a crack opened on its top face across x, not yet grown.
+fn tip_slab_crack() -> (TriMesh, f64, f64, CrackMesh) {
+    let mesh = slab_with_cells(0.05);
+    let edge = mean_edge(&mesh);
+    let thickness = 0.002;
+    let crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, thickness);
+    (mesh, edge, thickness, crack)
+}
+
 /// The tip field on a real crack (`tip`): a crack opened on top of the 1.0 x 0.4 x 0.6 m slab
 /// and grown a few sub-steps, read in a uniform opening stress `p` across its plane. Every front
 /// point gets Tada's `1.1215 p sqrt(pi a)` for its own depth; the deepest node's depth is its
@@ -727,10 +737,7 @@ fn crack_widened_surface_moves_only_the_walls() {
 /// opened; the added stress opens the crack plane only, and only near the front.
 #[test]
 fn crack_tip_field_reads_depth_ligament_and_intensity_off_the_crack() {
-    let mesh = slab_with_cells(0.05);
-    let edge = mean_edge(&mesh);
-    let thickness = 0.002;
-    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, thickness);
+    let (mesh, edge, thickness, mut crack) = tip_slab_crack();
     grow(&mut crack, mesh.signed_volume(), 1.5, edge, thickness, 4);
     let p = 3.0e6;
     let uniform = |_: DVec3| glam::DMat3::from_diagonal(DVec3::new(p, 0.0, 0.0));
@@ -789,10 +796,7 @@ fn crack_tip_field_reads_depth_ligament_and_intensity_off_the_crack() {
 #[test]
 fn crack_tip_field_read_again_after_a_substep_is_the_fresh_read_integrating_only_what_changed() {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let mesh = slab_with_cells(0.05);
-    let edge = mean_edge(&mesh);
-    let thickness = 0.002;
-    let mut crack = opened(&mesh, DVec3::new(0.04, 0.2, 0.03), DVec3::X, thickness);
+    let (mesh, edge, thickness, mut crack) = tip_slab_crack();
     // A second crack across the slab from the first.
     let vertex = nearest_vertex(&crack, DVec3::new(-0.3, 0.2, 0.03));
     let opening = Opening {
