@@ -106,11 +106,22 @@ mod tests {
 
     #[test]
     fn modes_drift_is_a_repeated_step() {
-        let weights = [1.0; 4];
+        let weights = [1.0, 4.0, 1.0, 16.0];
         let step = [0.0, 0.2, 0.3, -0.1];
         assert!(is_drift(&step, &step, &weights));
         assert!(!is_drift(&step, &[0.0, 0.2, 0.3, -0.2], &weights));
         assert!(!is_drift(&[0.0; 4], &[0.0; 4], &weights));
+        // A change of the last entry by `delta` is `4 delta / sqrt(0.41)` of the step in the
+        // weighted metric (`delta / sqrt(0.14)` unweighted, 0.43 times as much): half of STEADY
+        // is a drift, twice it is not, and the second would pass for a drift if the weights
+        // were left out.
+        let changed = |relative: f64| {
+            let delta = relative * STEADY * 0.41f64.sqrt() / 4.0;
+            [0.0, 0.2, 0.3, -0.1 + delta]
+        };
+        assert!(is_drift(&step, &changed(0.5), &weights));
+        assert!(!is_drift(&step, &changed(2.0), &weights));
+        assert!(is_drift(&step, &changed(2.0), &[1.0; 4]));
     }
 
     /// A cut face whose jump shrinks stays cut for the whole steps before it passes zero; one
