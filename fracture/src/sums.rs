@@ -47,12 +47,6 @@ pub(crate) fn dot_pair(a: &[f64], b: &[f64], c: &[f64]) -> (f64, f64) {
     (ab, ac)
 }
 
-/// `sum_i w_i a_i b_i`.
-pub(crate) fn weighted_dot(a: &[f64], b: &[f64], weights: &[f64]) -> f64 {
-    let (b, weights) = (&b[..a.len()], &weights[..a.len()]);
-    lane_sums(a.len(), |i| [weights[i] * a[i] * b[i]])[0]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,8 +63,6 @@ mod tests {
             let exact = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f64>();
             assert_eq!(dot(&a, &b), exact(&a, &b));
             assert_eq!(dot_pair(&a, &b, &c), (exact(&a, &b), exact(&a, &c)));
-            let wc: Vec<f64> = c.iter().zip(&b).map(|(p, q)| p * q).collect();
-            assert_eq!(weighted_dot(&a, &b, &c), exact(&a, &wc));
         }
         // Terms 1, -1e16, 1e16, 1, 5: the lanes give ((1 - 1e16) + (1e16 + 1)) + 5, where each
         // 1 is lost to rounding beside 1e16, so 5; from left to right the sum would be 6.

@@ -23,13 +23,22 @@
 //! Scaling and speed: the penalty is `rho * w_f` on face `f` (so the shrink threshold `1 / rho`
 //! is the same everywhere, whatever the face areas or the weight field) with `rho` fixed at
 //! [`PENALTY`] over the mode's root mean square value; the `z` and `y` steps are over-relaxed with
-//! `alpha = 1.6` (section 3.4.3); and the map `(z, y) -> (z', y')` is Anderson-accelerated
-//! (type II, Walker and Ni 2011, as SCS does), with a safeguard that falls back to the plain
-//! step when an extrapolated point raises the fixed-point residual. ADMM on this problem spends
-//! long stretches drifting (every step moves the jumps by the same amount while the set of cut
-//! faces changes one face at a time); acceleration cuts the iterations of a warm-started
-//! subproblem by about five. A pure drift, whose steps all repeat, is beyond acceleration (its
-//! residuals are all equal); it is jumped over in closed form (the crate's `modes::drift`).
+//! `alpha = 1.6` (section 3.4.3); and the iteration is Anderson-accelerated (type II, Walker and
+//! Ni 2011, as SCS does), with a safeguard that falls back to the plain step when an extrapolated
+//! point raises the fixed-point residual. ADMM on this problem spends long stretches drifting
+//! (every step moves the jumps by the same amount while the set of cut faces changes one face at
+//! a time); acceleration cuts the iterations of a warm-started subproblem by about five. A pure
+//! drift, whose steps all repeat, is beyond acceleration (its residuals are all equal); it is
+//! jumped over in closed form (the crate's `modes::drift`).
+//!
+//! The iteration's state is one field per face component, `v = alpha D u + (1 - alpha) z + y`
+//! after the z step (Douglas-Rachford's variable): `z` is its block shrink and `y = v - z` the
+//! rest, so `(z, y)` need not be stored, and the acceleration and the jumps act on `v`. Any `v`
+//! gives duals inside their balls, where an extrapolated `(z, y)` did not. Measured against
+//! accelerating the pair `(z, y)` (twice the length), runs alternated, spot's default ten scalar
+//! modes at 22,424 tets: 6.28-6.36 s to 5.30-5.39 s, in 1880 ADMM iterations against about
+//! 2150, with the energies equal to 7 digits; at 10,937 tets 1.65 to 1.37 s (d = 1) and 2.75 to
+//! 2.71 s (d = 3).
 //! Residual balancing (changing `rho` as the iteration goes) was tried: alone it made the
 //! notched bar's second mode cycle without converging, and combined with the extrapolation it
 //! diverged. The proximal term `delta/2 ||u - u_k||_M^2` with a tiny `delta`
@@ -38,11 +47,15 @@
 //!
 //! Every pass over the faces, the constraint rows and the acceleration history runs on the rayon
 //! pool in fixed tasks whose partial sums are added in task order, so the iteration has the same
-//! bits on any thread count. On this problem each of those passes reads more than the caches
-//! hold (with ten steps of history on a 43k-face mesh, 14 MB beside a 20 MB factor) and runs at
-//! memory speed, which two cores share only in part: spot's default ten scalar modes at 22,424
-//! tets went from 31.2 s to 21.4 s with the passes on two threads and the solves by supernodes
-//! (20.2 s with the ordering's best-of-three-axes separators), on a slow machine.
+//! bits on any thread count; the passes over faces are compiled per component count
+//! ([`super::face_passes`]). On this problem the history and the factor (7 MB and 20 MB on a
+//! 43k-face mesh with ten steps of history) are read at memory speed, which two cores share
+//! only in part: spot's default ten scalar modes at 22,424 tets went from 31.2 s to 21.4 s with
+//! the passes on two threads and the solves by supernodes (20.2 s with the ordering's
+//! best-of-three-axes separators), on a slow machine. Per iteration there, on two threads
+//! (about 1800 iterations in 4.3 s, with 0.6 s of setup): the sparse Cholesky solve 1.35 ms, the
+//! acceleration 0.35 ms, the constraint projection 0.12 ms, the z and y steps 0.09 ms and the
+//! right-hand side 0.09 ms.
 //!
 //! Optimality is reported as a KKT residual (see [`Kkt`]) computed from the returned primal and
 //! dual, not from the iteration's own residuals.
@@ -53,6 +66,7 @@ use super::anderson::Anderson;
 use super::cholesky::Cholesky;
 use super::dense::{cholesky, cholesky_solve};
 use super::drift::{SHORTEST, is_drift, steps_before_change};
+use super::face_passes::{RelaxedStep, add_target_sums, apply_d, apply_dt, relaxed_step, shrink_factor};
 use super::problem::JumpProblem;
 use crate::sums::dot;
 
@@ -68,8 +82,6 @@ const RELAXATION: f64 = 1.6;
 /// restart by this factor.
 const SAFEGUARD: f64 = 2.0;
 
-/// Faces one task takes in the iteration's face-by-face passes (they run on the rayon pool).
-const FACES_PER_TASK: usize = 4096;
 /// Entries one task takes in the iteration's entry-by-entry passes.
 const ENTRIES_PER_TASK: usize = 4096;
 
@@ -127,9 +139,10 @@ pub struct JumpSolver<'a> {
     problem: &'a JumpProblem,
     factor: Cholesky,
     delta: f64,
-    /// Scaled dual per face component, and the split variable.
-    y: Vec<f64>,
-    z: Vec<f64>,
+    /// The iteration's state per face component: the relaxed point `v = z + y` of the last z
+    /// step, whose block shrink is the split variable `z` (the kept jumps) and whose rest is
+    /// the scaled dual `y`.
+    v: Vec<f64>,
     rho: f64,
     work: Vec<f64>,
 }
@@ -143,8 +156,7 @@ impl<'a> JumpSolver<'a> {
         Self {
             problem,
             delta,
-            y: vec![0.0; problem.faces.len() * d],
-            z: vec![0.0; problem.faces.len() * d],
+            v: vec![0.0; problem.faces.len() * d],
             rho: PENALTY * total_volume.sqrt(),
             work: vec![0.0; factor.work_len()],
             factor,
@@ -153,8 +165,7 @@ impl<'a> JumpSolver<'a> {
 
     /// Forgets the warm start (a new mode begins).
     pub fn reset(&mut self) {
-        self.y.fill(0.0);
-        self.z.fill(0.0);
+        self.v.fill(0.0);
     }
 
     /// `x = K^-1 x` for a field of `d` components (each component is its own scalar solve).
@@ -215,59 +226,56 @@ impl<'a> JumpSolver<'a> {
         let faces = problem.faces.len();
         let mut du = vec![0.0; faces * d];
         let mut rhs = vec![0.0; n];
-        let mut z_old = vec![0.0; faces * d];
         let mut iterations = 0;
-        // Start from the projection of u onto the constraints.
-        remove_rigid(problem, rigid, u);
-        project(rows, solved, &s_factor, &b, u);
-        apply_d(problem, u, &mut du);
-        if self.z.iter().all(|&x| x == 0.0) {
-            self.z.copy_from_slice(&du);
-        }
         let all_rows: Vec<Vec<f64>> = rows
             .iter()
             .map(|r| r.to_vec())
             .chain(rigid.iter().map(|r| problem.mass_times(r)))
             .collect();
         let all_rows: Vec<&[f64]> = all_rows.iter().map(Vec::as_slice).collect();
+        // The rigid fields times `M`.
+        let weighted_rigid = &all_rows[m..];
+        // Start from the projection of u onto the constraints.
+        remove_rigid(rigid, weighted_rigid, u);
+        project(rows, solved, &s_factor, &b, u);
+        apply_d(problem, u, &mut du);
+        if self.v.iter().all(|&x| x == 0.0) {
+            self.v.copy_from_slice(&du);
+        }
         let mut tolerance = settings.tolerance;
         let mut mu = vec![0.0; m];
-        let state = 2 * faces * d;
         let mut accelerator = Anderson::new(MEMORY);
-        let mut x = vec![0.0; state];
-        let mut plain = vec![0.0; state];
-        let mut next = vec![0.0; state];
-        let mut target = vec![0.0; faces * d];
-        let mut residual = vec![0.0; state];
-        let mut best_norm = f64::INFINITY;
-        let mut previous_step = vec![0.0; state];
+        // The state `v` (see the field) carries the whole iteration in `faces * d` entries
+        // (Douglas-Rachford's variable), and any `v` gives duals inside their balls: the
+        // acceleration and the drift jumps work on it.
+        let length = faces * d;
+        let mut fresh = vec![0.0; length];
+        let mut plain = vec![0.0; length];
+        let mut residual = vec![0.0; length];
+        let mut previous_step = vec![0.0; length];
         let mut has_previous_step = false;
-        let norm_weights: Vec<f64> = (0..state).map(|i| problem.weights[(i % (faces * d)) / d]).collect();
-        let mut converged = false;
+        let mut best_norm = f64::INFINITY;
+        let norm_weights: Vec<f64> = (0..length).map(|i| problem.weights[i / d]).collect();
+        // The proximal term's diagonal `delta M`.
+        let proximal: Vec<f64> = (0..n).map(|i| self.delta * problem.masses[i / d]).collect();
+        let threshold = 1.0 / self.rho;
         while iterations < settings.max_iterations {
             iterations += 1;
-            x[..faces * d].copy_from_slice(&self.z);
-            x[faces * d..].copy_from_slice(&self.y);
-            // u step: min sum_f w_f ||D_f u - z_f + y_f||^2 + delta ||u - u_k||_M^2, A u = b.
-            target
-                .iter_mut()
-                .zip(self.z.iter().zip(&self.y))
-                .for_each(|(t, (z, y))| *t = z - y);
-            apply_dt_weighted(problem, &target, &mut rhs);
-            for (i, r) in rhs.iter_mut().enumerate() {
-                *r += self.delta * problem.masses[i / d] * u[i];
-            }
+            // u step: min sum_f w_f ||D_f u - z_f + y_f||^2 + delta ||u - u_k||_M^2, A u = b,
+            // with z and y split off the state face by face.
+            rhs.iter_mut()
+                .zip(proximal.iter().zip(u.iter()))
+                .for_each(|(r, (p, u))| *r = p * u);
+            add_target_sums(problem, &self.v, threshold, &mut rhs);
             // K^-1 would multiply a rigid part of the right-hand side by 1 / delta and drown the
             // rest in its round-off: take it out first (the solution is orthogonal to it anyway).
-            for field in rigid {
+            for (field, weighted) in rigid.iter().zip(weighted_rigid) {
                 let projection: f64 = dot(field, &rhs);
-                rhs.iter_mut()
-                    .enumerate()
-                    .for_each(|(i, r)| *r -= projection * problem.masses[i / d] * field[i]);
+                rhs.iter_mut().zip(*weighted).for_each(|(r, m)| *r -= projection * m);
             }
             self.solve_k(&mut rhs);
             u.copy_from_slice(&rhs);
-            remove_rigid(problem, rigid, u);
+            remove_rigid(rigid, weighted_rigid, u);
             {
                 let u = &*u;
                 mu.par_iter_mut()
@@ -285,122 +293,69 @@ impl<'a> JumpSolver<'a> {
                 }
             });
             apply_d(problem, u, &mut du);
-            // z and y steps, over-relaxed.
-            z_old.copy_from_slice(&self.z);
-            let threshold = 1.0 / self.rho;
-            // Face by face in tasks of FACES_PER_TASK faces; each task's four sums are its own,
-            // added in task order, so the bits do not depend on the thread count.
-            let chunk = FACES_PER_TASK * d;
-            let sums: Vec<[f64; 4]> = self
-                .z
-                .par_chunks_mut(chunk)
-                .zip(self.y.par_chunks_mut(chunk))
-                .zip(du.par_chunks(chunk).zip(z_old.par_chunks(chunk)))
-                .zip(problem.weights.par_chunks(FACES_PER_TASK))
-                .map(|(((z, y), (du, z_old)), weights)| {
-                    let mut sums = [0.0; 4];
-                    for (f, &w) in weights.iter().enumerate() {
-                        let range = f * d..(f + 1) * d;
-                        let mut v = [0.0; 3];
-                        let mut length = 0.0;
-                        for (k, i) in range.clone().enumerate() {
-                            let relaxed = RELAXATION * du[i] + (1.0 - RELAXATION) * z_old[i];
-                            v[k] = relaxed + y[i];
-                            length += v[k] * v[k];
-                        }
-                        let length = length.sqrt();
-                        let keep = if length > threshold {
-                            1.0 - threshold / length
-                        } else {
-                            0.0
-                        };
-                        for (k, i) in range.enumerate() {
-                            let kept = keep * v[k];
-                            z[i] = kept;
-                            y[i] = v[k] - kept;
-                            sums[0] += w * (du[i] - kept) * (du[i] - kept);
-                            sums[1] += w * (kept - z_old[i]) * (kept - z_old[i]);
-                            sums[2] += w * du[i].powi(2).max(kept * kept);
-                            sums[3] += w * y[i] * y[i];
-                        }
-                    }
-                    sums
-                })
-                .collect();
-            let [primal, dual, scale_primal, scale_dual] = sums.iter().fold([0.0; 4], |total, part| {
-                [
-                    total[0] + part[0],
-                    total[1] + part[1],
-                    total[2] + part[2],
-                    total[3] + part[3],
-                ]
-            });
+            // z and y steps, over-relaxed: the next state `fresh = alpha D u + (1 - alpha) z + y`
+            // and its step from `v`, with the sums of the stopping test and of the drift test.
+            let step = RelaxedStep {
+                state: &self.v,
+                jumps: &du,
+                previous: &previous_step,
+                relaxation: RELAXATION,
+                threshold,
+            };
+            let sums = relaxed_step(problem, &step, &mut fresh, &mut residual);
             // Residuals in the W metric: primal ||Du - z||, dual rho ||z - z_old|| (an upper
             // bound of ||D^T W (z - z_old)|| up to the graph's degree), against their scales.
-            let (primal, dual) = (primal.sqrt(), self.rho * dual.sqrt());
-            let (scale_primal, scale_dual) = (scale_primal.sqrt(), self.rho * scale_dual.sqrt());
+            let (primal, dual) = (sums.primal.sqrt(), self.rho * sums.dual.sqrt());
+            let (scale_primal, scale_dual) = (sums.scale_primal.sqrt(), self.rho * sums.scale_dual.sqrt());
             if primal <= tolerance * scale_primal && dual <= tolerance * scale_dual {
                 match settings.kkt_tolerance {
-                    Some(target) if tolerance > 1e-14 && self.kkt(&all_rows, u).residual() > target => {
+                    Some(target) if tolerance > 1e-14 && self.kkt_at(&fresh, &all_rows, u).residual() > target => {
                         tolerance *= 0.1;
                     }
                     _ => {
-                        converged = true;
+                        std::mem::swap(&mut plain, &mut fresh);
                         break;
                     }
                 }
             }
-            // Anderson acceleration of the map x = (z, y) -> (z', y').
-            let (residual_z, residual_y) = residual.split_at_mut(faces * d);
-            let (x_z, x_y) = x.split_at(faces * d);
-            let norm = (squared_step(residual_z, &self.z, x_z, &norm_weights[..faces * d])
-                + squared_step(residual_y, &self.y, x_y, &norm_weights[faces * d..]))
-            .sqrt();
+            // Anderson acceleration of the map v -> fresh, whose fixed-point residual is `residual`.
+            let norm = sums.step.sqrt();
             if norm > SAFEGUARD * best_norm && accelerator.len() > 0 {
                 // The extrapolated point did worse than the plain step it replaced: go back to
                 // that step and start the history afresh.
                 accelerator.clear();
-                self.z.copy_from_slice(&plain[..faces * d]);
-                self.y.copy_from_slice(&plain[faces * d..]);
+                self.v.copy_from_slice(&plain);
                 best_norm = f64::INFINITY;
                 has_previous_step = false;
                 continue;
             }
             best_norm = best_norm.min(norm);
-            plain[..faces * d].copy_from_slice(&self.z);
-            plain[faces * d..].copy_from_slice(&self.y);
+            std::mem::swap(&mut plain, &mut fresh);
             // A drift (see `drift`): jump to its last step before the next face changes sides.
-            if has_previous_step && is_drift(&residual, &previous_step, &norm_weights) {
-                let (step_z, step_y) = residual.split_at(faces * d);
-                if let Some(n) =
-                    steps_before_change(&self.z, &self.y, step_z, step_y, d, threshold).filter(|&n| n >= SHORTEST)
-                {
-                    let n = n as f64;
-                    for (z, s) in self.z.chunks_exact_mut(d).zip(step_z.chunks_exact(d)) {
-                        if z.iter().any(|&x| x != 0.0) {
-                            z.iter_mut().zip(s).for_each(|(z, s)| *z += n * s);
-                        }
-                    }
-                    self.y.iter_mut().zip(step_y).for_each(|(y, s)| *y += n * s);
-                    accelerator.clear();
-                    best_norm = f64::INFINITY;
-                    has_previous_step = false;
-                    continue;
-                }
+            if has_previous_step
+                && is_drift(sums.step, sums.change)
+                && let Some(n) = steps_before_change(&plain, &residual, d, threshold).filter(|&n| n >= SHORTEST)
+            {
+                let n = n as f64;
+                self.v
+                    .iter_mut()
+                    .zip(plain.iter().zip(&residual))
+                    .for_each(|(v, (p, s))| *v = p + n * s);
+                accelerator.clear();
+                best_norm = f64::INFINITY;
+                has_previous_step = false;
+                continue;
             }
-            next.copy_from_slice(&plain);
-            accelerator.extrapolate(&plain, &residual, &norm_weights, &mut next);
-            self.z.copy_from_slice(&next[..faces * d]);
-            self.y.copy_from_slice(&next[faces * d..]);
+            self.v.copy_from_slice(&plain);
+            accelerator.extrapolate(&plain, &residual, &norm_weights, &mut self.v);
             // This step is the next one's previous (the residual is rewritten whole each time).
             std::mem::swap(&mut previous_step, &mut residual);
             has_previous_step = true;
         }
-        if !converged && iterations > 0 {
-            // Out of iterations: keep the last plain step, whose duals lie in their balls, not
-            // an extrapolated point.
-            self.z.copy_from_slice(&plain[..faces * d]);
-            self.y.copy_from_slice(&plain[faces * d..]);
+        // The state kept is the last plain step: out of iterations, not an extrapolated point
+        // (whose duals lie in their balls too, but which no step of the map has checked).
+        if iterations > 0 {
+            self.v.copy_from_slice(&plain);
         }
         let mut kkt = self.kkt(&all_rows, u);
         kkt.iterations = iterations;
@@ -409,24 +364,44 @@ impl<'a> JumpSolver<'a> {
 
     /// The true dual `y_f = rho w_f y_scaled_f`, inside the balls `||y_f|| <= w_f`.
     pub fn dual(&self) -> Vec<f64> {
+        self.dual_of(&self.v)
+    }
+
+    /// The true dual of the state `v`.
+    fn dual_of(&self, v: &[f64]) -> Vec<f64> {
         let d = self.problem.dimension.components();
-        self.y
-            .iter()
-            .enumerate()
-            .map(|(i, y)| self.rho * self.problem.weights[i / d] * y)
-            .collect()
+        let threshold = 1.0 / self.rho;
+        let mut y = Vec::with_capacity(v.len());
+        for (f, v) in v.chunks_exact(d).enumerate() {
+            let rest = 1.0 - shrink_factor(v, threshold);
+            let scale = self.rho * self.problem.weights[f] * rest;
+            y.extend(v.iter().map(|v| scale * v));
+        }
+        y
     }
 
     /// The split variable: the jumps the iteration kept, exactly zero on unbroken faces.
-    pub fn kept_jumps(&self) -> &[f64] {
-        &self.z
+    pub fn kept_jumps(&self) -> Vec<f64> {
+        let d = self.problem.dimension.components();
+        let threshold = 1.0 / self.rho;
+        let mut z = Vec::with_capacity(self.v.len());
+        for v in self.v.chunks_exact(d) {
+            let keep = shrink_factor(v, threshold);
+            z.extend(v.iter().map(|v| keep * v));
+        }
+        z
     }
 
     fn kkt(&self, rows: &[&[f64]], u: &[f64]) -> Kkt {
+        self.kkt_at(&self.v, rows, u)
+    }
+
+    /// The KKT report of `u` with the dual of the state `v`.
+    fn kkt_at(&self, v: &[f64], rows: &[&[f64]], u: &[f64]) -> Kkt {
         let problem = self.problem;
         let d = problem.dimension.components();
         let m = rows.len();
-        let y = self.dual();
+        let y = self.dual_of(v);
         let feasibility = (0..m)
             .map(|i| {
                 let target = if i == 0 { 1.0 } else { 0.0 };
@@ -482,29 +457,11 @@ impl<'a> JumpSolver<'a> {
     }
 }
 
-/// Writes `step = next - now` and returns `sum_i w_i step_i^2`, in tasks of
-/// [`ENTRIES_PER_TASK`] entries whose sums are added in task order.
-fn squared_step(step: &mut [f64], next: &[f64], now: &[f64], weights: &[f64]) -> f64 {
-    step.par_chunks_mut(ENTRIES_PER_TASK)
-        .zip(next.par_chunks(ENTRIES_PER_TASK).zip(now.par_chunks(ENTRIES_PER_TASK)))
-        .zip(weights.par_chunks(ENTRIES_PER_TASK))
-        .map(|((step, (next, now)), weights)| {
-            let mut sum = 0.0;
-            for ((s, (a, b)), w) in step.iter_mut().zip(next.iter().zip(now)).zip(weights) {
-                *s = a - b;
-                sum += w * *s * *s;
-            }
-            sum
-        })
-        .collect::<Vec<f64>>()
-        .iter()
-        .sum()
-}
-
-/// `u = u - sum_j (U_j^T M u) U_j` over the M-orthonormal `rigid` fields.
-fn remove_rigid(problem: &JumpProblem, rigid: &[&[f64]], u: &mut [f64]) {
-    for field in rigid {
-        let projection = problem.mass_dot(field, u);
+/// `u = u - sum_j (U_j^T M u) U_j` over the M-orthonormal `rigid` fields, with `weighted`
+/// their products `M U_j`.
+fn remove_rigid(rigid: &[&[f64]], weighted: &[&[f64]], u: &mut [f64]) {
+    for (field, weighted) in rigid.iter().zip(weighted) {
+        let projection = dot(weighted, u);
         u.iter_mut().zip(field.iter()).for_each(|(x, f)| *x -= projection * f);
     }
 }
@@ -516,47 +473,5 @@ fn project(rows: &[&[f64]], solved: &[&[f64]], s_factor: &[f64], b: &[f64], u: &
     cholesky_solve(s_factor, m, &mut mu);
     for (j, g) in solved.iter().enumerate() {
         u.iter_mut().zip(g.iter()).for_each(|(x, gx)| *x -= mu[j] * gx);
-    }
-}
-
-/// `out = D u`, the jumps of every face.
-pub fn apply_d(problem: &JumpProblem, u: &[f64], out: &mut [f64]) {
-    let d = problem.dimension.components();
-    out.par_chunks_mut(FACES_PER_TASK * d)
-        .zip(problem.faces.par_chunks(FACES_PER_TASK))
-        .for_each(|(out, faces)| {
-            for (jump, [a, b]) in out.chunks_exact_mut(d).zip(faces) {
-                let (a, b) = (*a as usize * d, *b as usize * d);
-                for (k, jump) in jump.iter_mut().enumerate() {
-                    *jump = u[a + k] - u[b + k];
-                }
-            }
-        });
-}
-
-/// `out = D^T v`.
-pub fn apply_dt(problem: &JumpProblem, v: &[f64], out: &mut [f64]) {
-    let d = problem.dimension.components();
-    out.fill(0.0);
-    for (f, [a, b]) in problem.faces.iter().enumerate() {
-        let (a, b) = (*a as usize * d, *b as usize * d);
-        for k in 0..d {
-            out[a + k] += v[f * d + k];
-            out[b + k] -= v[f * d + k];
-        }
-    }
-}
-
-/// `out = D^T W v`.
-fn apply_dt_weighted(problem: &JumpProblem, v: &[f64], out: &mut [f64]) {
-    let d = problem.dimension.components();
-    out.fill(0.0);
-    for (f, [a, b]) in problem.faces.iter().enumerate() {
-        let w = problem.weights[f];
-        let (a, b) = (*a as usize * d, *b as usize * d);
-        for k in 0..d {
-            out[a + k] += w * v[f * d + k];
-            out[b + k] -= w * v[f * d + k];
-        }
     }
 }

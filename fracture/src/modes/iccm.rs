@@ -233,7 +233,7 @@ pub fn compute_modes(
                     break;
                 }
             }
-            cut = solver.kept_jumps().to_vec();
+            cut = solver.kept_jumps();
             let (mc, kmc) = constraint_row(&problem, &mut solver, &modes, &trivial, &c);
             weighted.push(mc);
             solved.push(kmc);

@@ -22,6 +22,7 @@ pub mod breakup;
 pub(crate) mod cholesky;
 pub(crate) mod dense;
 pub(crate) mod drift;
+pub(crate) mod face_passes;
 pub mod guesses;
 pub mod iccm;
 pub mod model;
