@@ -77,8 +77,10 @@ impl Anderson {
     /// Records `(g, f)` and writes the extrapolated point into `out` (which holds `g`).
     pub(crate) fn extrapolate(&mut self, g: &[f64], f: &[f64], weights: &[f64], out: &mut [f64]) {
         if !self.has_previous {
-            self.previous_g = g.to_vec();
-            self.previous_f = f.to_vec();
+            self.previous_g.clear();
+            self.previous_g.extend_from_slice(g);
+            self.previous_f.clear();
+            self.previous_f.extend_from_slice(f);
             self.has_previous = true;
             return;
         }

@@ -1,6 +1,6 @@
 //! The face-by-face passes of the modes' ADMM ([`super::admm`]): the jumps `D u`, the sums
-//! `D^T v`, and the two passes over the iteration's state `v` (the u step's target and the
-//! over-relaxed z and y steps).
+//! `D^T v`, and the two passes over the iteration's state `v`: the u step's right-hand side
+//! `D^T W (z - y)` and the over-relaxed z and y steps.
 //!
 //! Each pass is written once over `D` components per face and compiled for the scalar (`D = 1`)
 //! and vector (`D = 3`) problems, so the per-face loops unroll, and a scalar face's shrink is a
@@ -9,9 +9,10 @@
 //! steps took 11.4 ns per face with the component count known only at run time, 7.5 ns
 //! compiled per count, 3.4 ns with the clamp.
 //!
-//! The passes over faces run on the rayon pool in tasks of [`FACES_PER_TASK`] faces; each
-//! task's partial sums are its own, added in task order, so the bits do not depend on the
-//! thread count.
+//! The jumps and the z and y steps run on the rayon pool in tasks of [`FACES_PER_TASK`] faces;
+//! each task's partial sums are its own, added in task order, so the bits do not depend on the
+//! thread count. The sums `D^T` scatter into the tets in face order on one thread: a gather
+//! by tets on the pool gave the same bits but ran slower.
 
 use rayon::prelude::*;
 
