@@ -47,9 +47,9 @@
 //!
 //! Every pass over the faces, the constraint rows and the acceleration history runs on the rayon
 //! pool in fixed tasks whose partial sums are added in task order, so the iteration has the same
-//! bits on any thread count; the passes over faces are compiled per component count
-//! (the crate's `modes::face_passes`). On this problem the history and the factor (7 MB and 20 MB on a
-//! 43k-face mesh with ten steps of history) are read at memory speed, which two cores share
+//! bits on any thread count; the passes over faces are compiled per component count (the
+//! crate's `modes::face_passes`). On this problem the history and the factor (7 MB and 20 MB on
+//! a 43k-face mesh with ten steps of history) are read at memory speed, which two cores share
 //! only in part: spot's default ten scalar modes at 22,424 tets went from 31.2 s to 21.4 s with
 //! the passes on two threads and the solves by supernodes (20.2 s with the ordering's
 //! best-of-three-axes separators), on a slow machine. Per iteration there, on two threads
