@@ -66,7 +66,7 @@ use super::anderson::Anderson;
 use super::cholesky::Cholesky;
 use super::dense::{cholesky, cholesky_solve};
 use super::drift::{SHORTEST, is_drift, steps_before_change};
-use super::face_passes::{RelaxedStep, add_target_sums, apply_d, apply_dt, relaxed_step, shrink_factor};
+use super::face_passes::{RelaxedStep, add_target_sums, apply_d, apply_dt, relaxed_step, split_state};
 use super::problem::JumpProblem;
 use crate::sums::dot;
 
@@ -370,26 +370,16 @@ impl<'a> JumpSolver<'a> {
     /// The true dual of the state `v`.
     fn dual_of(&self, v: &[f64]) -> Vec<f64> {
         let d = self.problem.dimension.components();
-        let threshold = 1.0 / self.rho;
-        let mut y = Vec::with_capacity(v.len());
-        for (f, v) in v.chunks_exact(d).enumerate() {
-            let rest = 1.0 - shrink_factor(v, threshold);
-            let scale = self.rho * self.problem.weights[f] * rest;
-            y.extend(v.iter().map(|v| scale * v));
+        let (_, mut y) = split_state(self.problem, v, 1.0 / self.rho);
+        for (i, y) in y.iter_mut().enumerate() {
+            *y *= self.rho * self.problem.weights[i / d];
         }
         y
     }
 
     /// The split variable: the jumps the iteration kept, exactly zero on unbroken faces.
     pub fn kept_jumps(&self) -> Vec<f64> {
-        let d = self.problem.dimension.components();
-        let threshold = 1.0 / self.rho;
-        let mut z = Vec::with_capacity(self.v.len());
-        for v in self.v.chunks_exact(d) {
-            let keep = shrink_factor(v, threshold);
-            z.extend(v.iter().map(|v| keep * v));
-        }
-        z
+        split_state(self.problem, &self.v, 1.0 / self.rho).0
     }
 
     fn kkt(&self, rows: &[&[f64]], u: &[f64]) -> Kkt {

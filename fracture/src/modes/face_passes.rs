@@ -24,7 +24,7 @@ pub(crate) const FACES_PER_TASK: usize = 4096;
 /// The factor `1 - threshold / ||v||` the block shrink keeps of a face's `v`, zero inside the
 /// ball of radius `threshold`.
 #[inline]
-pub(crate) fn shrink_factor(v: &[f64], threshold: f64) -> f64 {
+fn shrink_factor(v: &[f64], threshold: f64) -> f64 {
     // Most faces are uncut: their test needs no square root.
     let squared = v.iter().map(|x| x * x).sum::<f64>();
     if squared > threshold * threshold {
@@ -68,6 +68,23 @@ macro_rules! by_components {
             d => unreachable!("{d} components per face"),
         }
     };
+}
+
+/// The state `v` split face by face into the kept jumps `z` (its block shrink with `threshold`)
+/// and the rest `y = v - z`, as the iteration splits it.
+pub(crate) fn split_state(problem: &JumpProblem, v: &[f64], threshold: f64) -> (Vec<f64>, Vec<f64>) {
+    by_components!(problem.dimension.components(), split_fields(v, threshold))
+}
+
+fn split_fields<const D: usize>(v: &[f64], threshold: f64) -> (Vec<f64>, Vec<f64>) {
+    let mut z = Vec::with_capacity(v.len());
+    let mut y = Vec::with_capacity(v.len());
+    for face in v.chunks_exact(D) {
+        let (kept, rest) = split::<D>(face, threshold);
+        z.extend_from_slice(&kept);
+        y.extend_from_slice(&rest);
+    }
+    (z, y)
 }
 
 /// Adds the u step's right-hand side `D^T W (z - y)` of the state `v` (`z` its block shrink with
@@ -241,13 +258,14 @@ mod tests {
     use crate::modes::scenes::dumbbell;
 
     /// A dumbbell's jump problem (more faces than one task takes) and a field of `d` components
-    /// per face whose faces are spread inside and outside the ball of radius `threshold`.
+    /// per face whose faces are spread inside and outside the ball of radius `threshold` (a
+    /// quarter to two fifths of them outside).
     fn problem_and_state(dimension: Dimension, threshold: f64) -> (JumpProblem, Vec<f64>) {
         let mesh = dumbbell(7, 1, 0.1);
         let problem = JumpProblem::try_new(&mesh, dimension, 0.01, None).expect("a jump problem");
         let d = dimension.components();
         let v = (0..problem.faces.len() * d)
-            .map(|i| 1.4 * threshold * ((i as f64 * 0.618_034).fract() - 0.5) * 2.0 / (d as f64).sqrt())
+            .map(|i| 3.2 * threshold / (d as f64).sqrt() * ((i as f64 * 0.618_034).fract() - 0.5))
             .collect();
         (problem, v)
     }
@@ -289,6 +307,25 @@ mod tests {
             }
             // The rest lies in the ball.
             assert!(y.iter().map(|x| x * x).sum::<f64>().sqrt() <= threshold * (1.0 + 1e-15));
+        }
+        // The whole-state split is the face-by-face one, for scalar and vector problems.
+        for dimension in [Dimension::Scalar, Dimension::Vector] {
+            let (problem, v) = problem_and_state(dimension, threshold);
+            let d = dimension.components();
+            let (z, y) = split_state(&problem, &v, threshold);
+            for (f, face) in v.chunks_exact(d).enumerate() {
+                let expected = shrunk(face, threshold);
+                for k in 0..d {
+                    assert!((z[f * d + k] - expected[k]).abs() <= 1e-15, "face {f}");
+                    assert_eq!(y[f * d + k], face[k] - z[f * d + k]);
+                }
+            }
+            let cut = z.chunks_exact(d).filter(|z| z.iter().any(|&x| x != 0.0)).count();
+            let faces = problem.faces.len();
+            assert!(
+                cut > faces / 10 && cut < faces / 2,
+                "cut and uncut faces: {cut} of {faces}"
+            );
         }
         // A vector face outside the ball keeps its direction and loses `threshold` of length.
         let (z, _) = split::<3>(&[0.0, 3.0, 4.0], 0.5);
