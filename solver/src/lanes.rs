@@ -34,6 +34,7 @@
 //! (up to the sign of a zero, as row by row). Lanes a batch does not fill are padding: rows with
 //! no Jacobian that never move anything.
 
+use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use crate::body::SlotMass;
@@ -252,6 +253,7 @@ impl LaneBatches {
         self.order = order;
         self.rest = rest;
         self.group = group;
+        self.fill_planned(island);
     }
 
     /// Deals islands whose runs have the same shapes ([`same_runs`], at most [`LANES`] of them)
@@ -322,7 +324,8 @@ impl LaneBatches {
     /// Deals runs of one shape and one level into batches: the runs are cut into [`LANES`]
     /// consecutive segments, and batch `k` takes run `k` of each segment, so each segment is swept
     /// in its own order and the segments side by side. A run that would share a moving body with
-    /// another of its batch goes to a batch of its own after them.
+    /// another of its batch goes to a batch of its own after them. The batches are planned here
+    /// and their rows written once all are dealt ([`LaneBatches::fill_planned`]).
     fn deal(
         &mut self,
         group: &[(usize, usize)],
@@ -348,10 +351,10 @@ impl LaneBatches {
                     lanes.push((island, run));
                 }
             }
-            self.push_batch(&lanes, world);
+            self.plan_batch(&lanes, world);
         }
         for &run in &spilled {
-            self.push_batch(&[(island, run)], world);
+            self.plan_batch(&[(island, run)], world);
         }
         self.spilled = spilled;
     }
@@ -359,7 +362,24 @@ impl LaneBatches {
     /// Adds a batch of the given `(island, run)` lanes (at least one, all of one shape and one
     /// pass), the rest padding on `padding_slot`, each row's impulse starting at its island's.
     fn push_batch(&mut self, lanes: &[(&LaneIsland<'_>, (usize, usize))], padding_slot: usize) {
-        let (shape, (first, end)) = lanes[0];
+        let batch = self.plan_batch(lanes, padding_slot);
+        let (first, end) = (batch.first, batch.first + batch.len);
+        if self.rows.len() < end {
+            self.rows.resize(end, LaneRow::padding(None));
+        }
+        self.lambdas.resize(end, [0.0; LANES]);
+        fill_batch(
+            &batch,
+            &mut self.rows[first..end],
+            &mut self.lambdas[first..end],
+            |lane| lanes[lane].0,
+        );
+    }
+
+    /// Adds the batch of the given lanes as [`LaneBatches::push_batch`] does, with its rows'
+    /// places reserved but not written (see [`fill_batch`]); returns it.
+    fn plan_batch(&mut self, lanes: &[(&LaneIsland<'_>, (usize, usize))], padding_slot: usize) -> Batch {
+        let (first, end) = lanes[0].1;
         let mut batch = Batch {
             first: self.used,
             len: end - first,
@@ -378,30 +398,71 @@ impl LaneBatches {
                 .find(|row| row.energy_clamp && island.pass == Pass::Velocity)
                 .map(|row| island.pair_offset + row.pair);
         }
-        for k in 0..batch.len {
-            // Within a regular run (`runs_are_regular`), so the offsets fit.
-            let friction = shape.prepared[first + k]
-                .friction
-                .filter(|_| shape.pass == Pass::Velocity)
-                .map(|(from, to, _)| ((from - first) as u16, (to - first) as u16));
-            // Zeros first (padding lanes stay so), then each lane written in place.
-            if self.used == self.rows.len() {
-                self.rows.push(LaneRow::padding(friction));
-            } else {
-                self.rows[self.used].clear(friction);
-            }
-            self.used += 1;
-            self.lambdas.push([0.0; LANES]);
-            let (row, lambda) = (&mut self.rows[self.used - 1], self.lambdas.last_mut());
-            let Some(lambda) = lambda else {
-                continue;
-            };
-            for (lane, &(island, (start, _))) in lanes.iter().enumerate() {
+        self.used += batch.len;
+        self.batches.push(batch);
+        batch
+    }
+
+    /// Writes the rows and starting impulses of every batch planned for the one `island`
+    /// ([`LaneBatches::plan_batch`]). Each batch writes only its own rows, so a large island's
+    /// batches are written on the pool: the same rows whatever the thread count.
+    fn fill_planned(&mut self, island: &LaneIsland<'_>) {
+        let used = self.used;
+        if self.rows.len() < used {
+            self.rows.resize(used, LaneRow::padding(None));
+        }
+        self.lambdas.clear();
+        self.lambdas.resize(used, [0.0; LANES]);
+        let (mut rows, mut lambdas) = (&mut self.rows[..used], &mut self.lambdas[..]);
+        let mut work: Vec<(&Batch, &mut [LaneRow], &mut [Lane])> = Vec::with_capacity(self.batches.len());
+        for batch in &self.batches {
+            let (batch_rows, rest_rows) = core::mem::take(&mut rows).split_at_mut(batch.len);
+            let (batch_lambdas, rest_lambdas) = core::mem::take(&mut lambdas).split_at_mut(batch.len);
+            work.push((batch, batch_rows, batch_lambdas));
+            (rows, lambdas) = (rest_rows, rest_lambdas);
+        }
+        let fill = |(batch, rows, lambdas): &mut (&Batch, &mut [LaneRow], &mut [Lane])| {
+            fill_batch(batch, rows, lambdas, |_| island)
+        };
+        if used >= PARALLEL_FILL_ROWS {
+            work.par_iter_mut().for_each(fill);
+        } else {
+            work.iter_mut().for_each(fill);
+        }
+    }
+}
+
+/// Lane rows from which an island's batches are written on the pool.
+const PARALLEL_FILL_ROWS: usize = 2048;
+
+/// Writes `batch`'s rows into `rows` and their starting impulses into `lambdas` (both as long as
+/// the batch), lane `k`'s from `island_of(k)`: padding first (padding lanes stay so), then each
+/// lane in place.
+fn fill_batch<'a>(
+    batch: &Batch,
+    rows: &mut [LaneRow],
+    lambdas: &mut [Lane],
+    island_of: impl Fn(usize) -> &'a LaneIsland<'a>,
+) {
+    let Some(first) = batch.start[0] else {
+        return;
+    };
+    let shape = island_of(0);
+    for (k, (row, lambda)) in rows.iter_mut().zip(lambdas.iter_mut()).enumerate() {
+        // Within a regular run (`runs_are_regular`), so the offsets fit.
+        let friction = shape.prepared[first + k]
+            .friction
+            .filter(|_| shape.pass == Pass::Velocity)
+            .map(|(from, to, _)| ((from - first) as u16, (to - first) as u16));
+        row.clear(friction);
+        *lambda = [0.0; LANES];
+        for (lane, start) in batch.start.iter().enumerate() {
+            if let Some(start) = start {
+                let island = island_of(lane);
                 row.fill(lane, &island.prepared[start + k], island.pass);
                 lambda[lane] = island.lambdas[start + k];
             }
         }
-        self.batches.push(batch);
     }
 }
 

@@ -50,10 +50,12 @@
 //! hands the solver one island at a time, or several of one make at once ([`solve_together`],
 //! which sweeps small islands side by side and gives each the bits it gets alone), and may solve
 //! islands in parallel. Within an island, work is shared among threads only where the result
-//! cannot depend on it: the split pass (split.rs), which reads the prepared rows and never the
-//! velocity solve's results, runs beside the velocity solve in a large island, and the shock pass
-//! solves the groups of a wide level side by side (shock_state.rs). The bits are those of one
-//! thread either way, and the same on machines with and without AVX2 (wide.rs).
+//! cannot depend on it: the rows are checked and prepared each on its own (phases.rs), the
+//! batches' rows are written each batch on its own once the dealing has placed them (lanes.rs),
+//! the split pass (split.rs), which reads the prepared rows and never the velocity solve's
+//! results, runs beside the velocity solve in a large island, and the shock pass solves the
+//! groups of a wide level side by side (shock_state.rs). The bits are those of one thread either
+//! way, and the same on machines with and without AVX2 (wide.rs).
 //!
 //! # Warm starting
 //!

@@ -20,8 +20,8 @@ use crate::workspace::SolverWorkspace;
 use rayon::prelude::*;
 
 /// Rows from which a solve shares its work among threads where the result cannot depend on it:
-/// the rows are prepared in parallel and the split pass runs beside the velocity solve. Below
-/// this the work is too short to pay for handing it to another thread.
+/// the rows are checked and prepared in parallel and the split pass runs beside the velocity
+/// solve. Below this the work is too short to pay for handing it to another thread.
 const PARALLEL_ISLAND_ROWS: usize = 256;
 
 /// Validates the bodies, rows, `dt` and settings (nothing is changed on an error), prepares the
@@ -42,16 +42,29 @@ pub(crate) fn start(
         body.validate(index)?;
     }
     let (body_count, row_count) = (bodies.len(), rows.len());
-    if !(rows.iter().enumerate())
-        .all(|(index, row)| row.plainly_valid(index, body_count, row_count, settings.warm_start))
-    {
+    // A friction row bounded by another friction row, if any: the first such row and that row.
+    let friction_on_friction = |index: usize, row: &Row| {
+        row.friction
+            .and_then(|friction| friction.normal_rows().find(|&n| rows[n].friction.is_some()))
+            .map(|normal| (index, normal))
+    };
+    // The checks read each row on its own, so a large island shares them among threads; only
+    // whether they pass is kept, and the error is then found in row order on one thread.
+    let plainly_valid = |(index, row): (usize, &Row)| {
+        row.plainly_valid(index, body_count, row_count, settings.warm_start)
+            && friction_on_friction(index, row).is_none()
+    };
+    let valid = if rows.len() >= PARALLEL_ISLAND_ROWS {
+        rows.par_iter().enumerate().all(plainly_valid)
+    } else {
+        rows.iter().enumerate().all(plainly_valid)
+    };
+    if !valid {
         for (index, row) in rows.iter().enumerate() {
             row.validate(index, body_count, row_count, settings.warm_start)?;
         }
-    }
-    for (index, row) in rows.iter().enumerate() {
-        if let Some(friction) = row.friction
-            && let Some(normal) = friction.normal_rows().find(|&n| rows[n].friction.is_some())
+        if let Some((index, normal)) =
+            (rows.iter().enumerate()).find_map(|(index, row)| friction_on_friction(index, row))
         {
             return Err(SolverError::row(
                 index,

@@ -227,9 +227,7 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     } else {
         chunks[..chunk_count].iter_mut().enumerate().for_each(build);
     }
-    for chunk in &mut chunks[..chunk_count] {
-        append_chunk(chunk, rows, patches, &mut outcome.failures);
-    }
+    append_chunks(&mut chunks[..chunk_count], rows, patches, &mut outcome.failures);
     for (j, joint) in world.joints.joints().iter().enumerate() {
         match joint_rows(store, solver, joint, dt) {
             Ok(Some(joint_rows)) => {
@@ -378,40 +376,68 @@ fn pair_rows(
     }
 }
 
-/// Moves a chunk's rows, patches and failures to the ends of the step's lists, shifting every row
-/// index the chunk holds (friction rows' normal rows, patches' rows) by the rows already there.
-fn append_chunk(
-    chunk: &mut ContactChunk,
+/// Moves the chunks' rows, patches and failures to the ends of the step's lists, chunk after
+/// chunk, shifting every row index a chunk holds (friction rows' normal rows, patches' rows) by
+/// the rows before it. A chunk whose rows would not fit the solver's `u32` row numbers is left
+/// out with a failure naming its patches.
+fn append_chunks(
+    chunks: &mut [ContactChunk],
     rows: &mut Vec<Row>,
     patches: &mut Vec<SolvedPatch>,
     failures: &mut Vec<String>,
 ) {
-    let Some(offset) = u32::try_from(rows.len() + chunk.rows.len())
-        .ok()
-        .filter(|&end| end < u32::MAX)
-        .map(|_| rows.len() as u32)
-    else {
-        failures.push(format!(
-            "{} contact patches: more rows than the solver can number (u32)",
-            chunk.patches.len()
-        ));
-        return;
-    };
-    rows.extend(chunk.rows.iter().map(|row| {
-        let mut row = *row;
+    // Each kept chunk and its first row's place in `rows`, in chunk order.
+    let mut kept: Vec<(usize, u32)> = Vec::with_capacity(chunks.len());
+    let mut end = rows.len();
+    for (k, chunk) in chunks.iter().enumerate() {
+        if let Ok(last) = u32::try_from(end + chunk.rows.len())
+            && last < u32::MAX
+        {
+            kept.push((k, end as u32));
+            end += chunk.rows.len();
+        }
+    }
+    // Every row is copied on its own, so the copying (tens of megabytes for a heap of debris) is
+    // shared among threads, each row finding its chunk by its place: the same rows in the same
+    // order as one chunk after another.
+    let first = rows.len();
+    let chunks_ref = &*chunks;
+    let kept_ref = &kept;
+    let shifted = |place: usize| {
+        let at = kept_ref.partition_point(|&(_, start)| start as usize <= place) - 1;
+        let (k, offset) = kept_ref[at];
+        let mut row = chunks_ref[k].rows[place - offset as usize];
         if let Some(friction) = &mut row.friction {
             friction.normal_row += offset;
         }
         row
-    }));
-    patches.extend(chunk.patches.drain(..).map(|mut patch| {
-        patch.rows.friction += offset;
-        patch.rows.normals += offset;
-        patch.rows.twist = patch.rows.twist.map(|twist| twist + offset);
-        patch
-    }));
-    failures.append(&mut chunk.failures);
+    };
+    if end - first >= PARALLEL_APPEND_ROWS {
+        rows.par_extend((first..end).into_par_iter().map(shifted));
+    } else {
+        rows.extend((first..end).map(shifted));
+    }
+    let mut kept = kept.into_iter().peekable();
+    for (k, chunk) in chunks.iter_mut().enumerate() {
+        let Some((_, offset)) = kept.next_if(|&(kept_k, _)| kept_k == k) else {
+            failures.push(format!(
+                "{} contact patches: more rows than the solver can number (u32)",
+                chunk.patches.len()
+            ));
+            continue;
+        };
+        patches.extend(chunk.patches.drain(..).map(|mut patch| {
+            patch.rows.friction += offset;
+            patch.rows.normals += offset;
+            patch.rows.twist = patch.rows.twist.map(|twist| twist + offset);
+            patch
+        }));
+        failures.append(&mut chunk.failures);
+    }
 }
+
+/// Rows from which [`append_chunks`] copies on the pool.
+const PARALLEL_APPEND_ROWS: usize = 16_384;
 
 /// Velocity of the material point at world `arm` of solver body `index` (zero for the world).
 fn point_velocity(bodies: &[SolverBody], index: u32, arm: DVec3) -> DVec3 {

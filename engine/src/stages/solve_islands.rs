@@ -238,8 +238,7 @@ impl IslandSlot {
         };
         local_bodies.clear();
         local_bodies.extend(members.iter().map(|&b| bodies[b as usize]));
-        local_rows.clear();
-        local_rows.extend(own_rows.iter().enumerate().map(|(k, &r)| {
+        let renumbered = |(k, &r): (usize, &usize)| {
             let mut row = rows[r];
             row.a = local(row.a);
             row.b = local(row.b);
@@ -256,9 +255,20 @@ impl IslandSlot {
                     .map_or(u32::MAX, |j| j as u32);
             }
             row
-        }));
+        };
+        // Each row is renumbered on its own, so a large island (a heap of debris holds most of
+        // the step's rows) shares the copying among threads: the same rows in the same order.
+        local_rows.clear();
+        if own_rows.len() >= PARALLEL_ROWS {
+            local_rows.par_extend(own_rows.par_iter().enumerate().map(renumbered));
+        } else {
+            local_rows.extend(own_rows.iter().enumerate().map(renumbered));
+        }
     }
 }
+
+/// Rows from which an island is renumbered on the pool.
+const PARALLEL_ROWS: usize = 16_384;
 
 /// Bodies from which an island renumbers them through a table rather than by search.
 const TABLE_BODIES: usize = 256;
