@@ -871,7 +871,8 @@ mod tests {
     fn lanes_sweep_gives_the_bits_of_row_by_row_in_the_order_it_deals() {
         let mut rng = SplitMix64::new(5);
         let mut clamped = 0;
-        for bottom in [3, 12, 30] {
+        // The last wall deals enough lane rows to have its batches written on the pool.
+        for bottom in [3, 12, 30, 500] {
             let (prepared, runs, lambdas, velocities, masses, budgets, immovable, levels) = wall(&mut rng, bottom);
             let world = velocities.len() - 1;
             let island = || LaneIsland {
@@ -888,6 +889,9 @@ mod tests {
             let mut dealt = order.clone();
             dealt.sort_unstable();
             assert_eq!(dealt, runs, "every run dealt once");
+            if bottom == 500 {
+                assert!(lanes.used >= PARALLEL_FILL_ROWS, "{} lane rows", lanes.used);
+            }
             if runs.len() >= WIDE_RUNS {
                 let full = |batch: &Batch| batch.start.iter().all(Option::is_some);
                 assert!(lanes.batches.iter().any(full), "a wide wall fills batches");

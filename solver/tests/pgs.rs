@@ -547,18 +547,37 @@ fn pgs_rejects_bad_input_and_leaves_it_unchanged() {
         ),
         (Box::new(|_, _, _, s| s.tolerance = f64::NAN), &["tolerance"]),
     ];
-    for (edit, words) in cases {
-        let (mut bodies, mut rows, mut step, mut solver) =
-            (base_bodies.clone(), base_rows.clone(), dt, SolverSettings::default());
-        edit(&mut bodies, &mut rows, &mut step, &mut solver);
-        let (bodies_before, rows_before) = (format!("{bodies:?}"), format!("{rows:?}"));
-        let message = solve(&mut bodies, &mut rows, step, &solver).unwrap_err().to_string();
-        for word in words {
-            assert!(message.contains(word), "{message:?} lacks {word:?}");
-        }
-        assert_eq!(format!("{bodies:?}"), bodies_before, "{message}: bodies modified");
-        assert_eq!(format!("{rows:?}"), rows_before, "{message}: rows modified");
+    // The same rows followed by enough valid ones that the rows are checked on the pool: the same
+    // errors, naming the same rows.
+    let mut large_rows = base_rows.clone();
+    while large_rows.len() < 600 {
+        box_on_ground(&mut large_rows, &base_bodies, 1, half, 0.01, 0.5, dt);
     }
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    for (edit, words) in cases {
+        for base in [&base_rows, &large_rows] {
+            let (mut bodies, mut rows, mut step, mut solver) =
+                (base_bodies.clone(), base.clone(), dt, SolverSettings::default());
+            edit(&mut bodies, &mut rows, &mut step, &mut solver);
+            let (bodies_before, rows_before) = (format!("{bodies:?}"), format!("{rows:?}"));
+            let message = pool
+                .install(|| solve(&mut bodies, &mut rows, step, &solver))
+                .unwrap_err()
+                .to_string();
+            for word in words {
+                assert!(message.contains(word), "{message:?} lacks {word:?}");
+            }
+            assert_eq!(format!("{bodies:?}"), bodies_before, "{message}: bodies modified");
+            assert_eq!(format!("{rows:?}"), rows_before, "{message}: rows modified");
+        }
+    }
+    solve(
+        &mut base_bodies.clone(),
+        &mut large_rows,
+        dt,
+        &SolverSettings::default(),
+    )
+    .unwrap();
     // The unedited scene solves, and so does an empty island.
     solve(&mut base_bodies, &mut base_rows, dt, &SolverSettings::default()).unwrap();
     let empty = solve(&mut [], &mut [], dt, &SolverSettings::default()).unwrap();

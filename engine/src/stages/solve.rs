@@ -534,3 +534,90 @@ fn solved_joints(world: &World, rows: &[Row], slices: &[JointSlice]) -> Vec<Solv
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::DMat3;
+    use shatter_solver::{ContactPoint, push_contact_rows};
+
+    /// A chunk of `contacts` contacts between neighbouring bodies of a row of `bodies`, each
+    /// contact's three rows numbered from the chunk's start, and one patch naming rows of it.
+    fn chunk(bodies: &[SolverBody], first: usize, contacts: usize) -> ContactChunk {
+        let mut chunk = ContactChunk::default();
+        for k in first..first + contacts {
+            let (a, b) = ((k % (bodies.len() - 1)) as u32, (k % (bodies.len() - 1) + 1) as u32);
+            let point = ContactPoint::new(a, b, DVec3::X * 0.5, DVec3::NEG_X * 0.5, DVec3::X, 1e-3, 0.4);
+            push_contact_rows(&mut chunk.rows, bodies, &point, 1.0 / 30.0).unwrap();
+        }
+        chunk.patches.push(SolvedPatch {
+            pair: first,
+            contacts: SmallVec::new(),
+            points: SmallVec::new(),
+            normal: DVec3::X,
+            rows: PatchRows {
+                friction: 1,
+                twist: Some(2),
+                normals: 0,
+                tangents: [DVec3::Y, DVec3::Z],
+                centre_arm_a: DVec3::ZERO,
+            },
+        });
+        chunk.failures.push(format!("chunk from contact {first}"));
+        chunk
+    }
+
+    /// The chunks joined one after another, spelled out: rows copied in order with their friction
+    /// rows' normal rows shifted by the rows before them.
+    fn joined(chunks: &[ContactChunk]) -> (Vec<Row>, Vec<[u32; 3]>, Vec<String>) {
+        let (mut rows, mut patches, mut failures) = (Vec::new(), Vec::new(), Vec::new());
+        for chunk in chunks {
+            let offset = rows.len() as u32;
+            for row in &chunk.rows {
+                let mut row = *row;
+                if let Some(friction) = row.friction.as_mut() {
+                    friction.normal_row += offset;
+                }
+                rows.push(row);
+            }
+            for patch in &chunk.patches {
+                let twist = patch.rows.twist.map_or(u32::MAX, |t| t + offset);
+                patches.push([patch.rows.friction + offset, patch.rows.normals + offset, twist]);
+            }
+            failures.extend(chunk.failures.iter().cloned());
+        }
+        (rows, patches, failures)
+    }
+
+    /// Joining chunks gives the rows, patches and failures of joining them one after another,
+    /// below and above the size from which the rows are copied on the pool (the larger case on a
+    /// pool of two threads, so the copy is shared).
+    #[test]
+    fn solve_append_chunks_matches_joining_chunk_after_chunk() {
+        let bodies: Vec<SolverBody> = (0..40)
+            .map(|k| SolverBody {
+                linear_velocity: DVec3::new(0.1 * k as f64, -1.0, 0.0),
+                angular_velocity: DVec3::ZERO,
+                inverse_mass: 1.0,
+                inverse_inertia: DMat3::IDENTITY * 6.0,
+            })
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for (count, contacts) in [(3, 5), (90, 70)] {
+            let mut chunks: Vec<ContactChunk> = (0..count)
+                .map(|c| chunk(&bodies, c * contacts, contacts + c % 3))
+                .collect();
+            let (rows_expected, patches_expected, failures_expected) = joined(&chunks);
+            assert_eq!(count >= 90, rows_expected.len() >= PARALLEL_APPEND_ROWS);
+            let (mut rows, mut patches, mut failures) = (Vec::new(), Vec::new(), Vec::new());
+            pool.install(|| append_chunks(&mut chunks, &mut rows, &mut patches, &mut failures));
+            assert!(rows == rows_expected, "{count} chunks: rows differ");
+            let patches: Vec<[u32; 3]> = patches
+                .iter()
+                .map(|p| [p.rows.friction, p.rows.normals, p.rows.twist.unwrap_or(u32::MAX)])
+                .collect();
+            assert_eq!(patches, patches_expected);
+            assert_eq!(failures, failures_expected);
+        }
+    }
+}

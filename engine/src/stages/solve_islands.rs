@@ -389,4 +389,88 @@ mod tests {
         assert_eq!(together_rows[6].lambda, alone_rows[3].lambda);
         bodies.clear();
     }
+
+    /// Two wide islands, interleaved, each with more rows than renumbering copies on one thread:
+    /// solved as islands on a pool of two threads, the first gives the bits it gives solved
+    /// alone (the copies, checks and batches of a large island shared among threads change
+    /// nothing).
+    #[test]
+    fn solve_islands_match_separate_solves_for_large_islands() {
+        let dt = 1.0 / 30.0;
+        let settings = SolverSettings::default();
+        // Each island: a line of balls on the ground, each touching the next; island `i` holds the
+        // bodies `2 k + i`.
+        let per_island = 2800;
+        let bodies: Vec<SolverBody> = (0..2 * per_island)
+            .map(|k| ball(k as f64, -1.0 - 0.1 * (k % 7) as f64))
+            .collect();
+        let contacts = |number: &dyn Fn(usize) -> u32| {
+            let mut list = Vec::new();
+            for k in 0..per_island {
+                list.push(ContactPoint::new(
+                    number(k),
+                    NO_BODY,
+                    DVec3::NEG_Y * 0.5,
+                    DVec3::Y * 0.5,
+                    DVec3::Y,
+                    0.01,
+                    0.5,
+                ));
+                if k > 0 {
+                    let side = ContactPoint::new(
+                        number(k),
+                        number(k - 1),
+                        DVec3::NEG_X * 0.5,
+                        DVec3::X * 0.5,
+                        DVec3::X,
+                        0.002,
+                        0.3,
+                    );
+                    list.push(side);
+                }
+            }
+            list
+        };
+        let mut rows = Vec::new();
+        let (first, second) = (contacts(&|k| 2 * k as u32), contacts(&|k| 2 * k as u32 + 1));
+        for (one, two) in first.iter().zip(&second) {
+            push_contact_rows(&mut rows, &bodies, one, dt).unwrap();
+            push_contact_rows(&mut rows, &bodies, two, dt).unwrap();
+        }
+        assert!(rows.len() / 2 >= PARALLEL_ROWS, "{} rows", rows.len());
+        let (mut together_bodies, mut together_rows) = (bodies.clone(), rows.clone());
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let report = pool.install(|| {
+            solve_islands(
+                &mut together_bodies,
+                &mut together_rows,
+                dt,
+                &settings,
+                &mut IslandScratch::default(),
+            )
+        });
+        assert_eq!(report.islands, 2);
+        assert!(report.failures.is_empty());
+        // The first island alone, its bodies numbered from 0.
+        let mut alone_bodies: Vec<SolverBody> = bodies.iter().step_by(2).copied().collect();
+        let mut alone_rows = Vec::new();
+        for contact in contacts(&|k| k as u32) {
+            push_contact_rows(&mut alone_rows, &alone_bodies, &contact, dt).unwrap();
+        }
+        solve(&mut alone_bodies, &mut alone_rows, dt, &settings).unwrap();
+        for (k, alone) in alone_bodies.iter().enumerate() {
+            assert_eq!(together_bodies[2 * k], *alone, "body {k}");
+        }
+        // Rows come three per contact, the two islands' contacts alternating.
+        for (c, alone) in alone_rows.chunks(3).enumerate() {
+            let together = &together_rows[6 * c..6 * c + 3];
+            for (t, a) in together.iter().zip(alone) {
+                assert_eq!(
+                    (t.lambda.to_bits(), t.warm.to_bits()),
+                    (a.lambda.to_bits(), a.warm.to_bits()),
+                    "contact {c}"
+                );
+            }
+        }
+    }
 }
