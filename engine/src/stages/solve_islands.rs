@@ -76,6 +76,12 @@ pub(crate) struct IslandScratch {
     /// The bodies' islands, and each body's root.
     sets: UnionFind,
     roots: Vec<usize>,
+    /// Each row's bodies `[a, b]`.
+    ends: Vec<[u32; 2]>,
+    /// Each row's island and its place in the island's row list, `u32::MAX` for rows in none.
+    places: Vec<[u32; 2]>,
+    /// Each island's outcome: solved, refused, or (`None`) not solved.
+    solved: Vec<Option<bool>>,
 }
 
 /// Solves `rows` over `bodies` island by island; updates velocities and impulses in place.
@@ -155,26 +161,40 @@ pub(crate) fn solve_islands(
     for (slot, &k) in scratch.by_size.iter().enumerate() {
         slot_of[k] = slot as u32;
     }
+    let solved = &mut scratch.solved;
+    solved.clear();
     for (k, island) in scratch.islands[..count].iter().enumerate() {
         let slot = &mut scratch.slots[slot_of[k] as usize];
         let Some(result) = slot.result.take() else {
+            solved.push(None);
             continue;
         };
-        let solved = result.is_ok();
+        solved.push(Some(result.is_ok()));
         merge_report(&mut outcome, island, result, |j| island.bodies[j] as usize);
-        if solved {
+        if solved[k] == Some(true) {
             for (j, &global) in island.bodies.iter().enumerate() {
                 bodies[global as usize] = slot.local_bodies[j];
             }
-            for (j, &global) in island.rows.iter().enumerate() {
-                let local = &slot.local_rows[j];
-                (rows[global].lambda, rows[global].warm) = (local.lambda, local.warm);
-            }
-        } else {
-            for &global in &island.rows {
-                (rows[global].lambda, rows[global].warm) = (0.0, 0.0);
-            }
         }
+    }
+    // Each row takes its impulses from its island's solve (zero when the solver refused the
+    // island); every row is written on its own, so a heap of debris shares them among threads.
+    let (slots, slot_of, solved) = (&scratch.slots, &scratch.slot_of, &scratch.solved);
+    let merge_row = |(row, &[k, j]): (&mut Row, &[u32; 2])| {
+        let Some(&Some(ok)) = solved.get(k as usize) else {
+            return;
+        };
+        (row.lambda, row.warm) = if ok {
+            let local = &slots[slot_of[k as usize] as usize].local_rows[j as usize];
+            (local.lambda, local.warm)
+        } else {
+            (0.0, 0.0)
+        };
+    };
+    if rows.len() >= PARALLEL_ROWS {
+        rows.par_iter_mut().zip(scratch.places.par_iter()).for_each(merge_row);
+    } else {
+        rows.iter_mut().zip(&scratch.places).for_each(merge_row);
     }
     outcome
 }
@@ -281,11 +301,20 @@ const NEAR_ROWS: usize = 8;
 /// change a velocity).
 fn find_islands(bodies: &[SolverBody], rows: &[Row], scratch: &mut IslandScratch) -> usize {
     let dynamic = |b: u32| b != NO_BODY && bodies[b as usize].is_dynamic();
+    // Each row's two bodies, read out of the rows once: both passes below need only them, and a
+    // heap of debris in one island streams tens of megabytes of rows per pass.
+    let ends = &mut scratch.ends;
+    ends.clear();
+    if rows.len() >= PARALLEL_ROWS {
+        ends.par_extend(rows.par_iter().map(|row| [row.a, row.b]));
+    } else {
+        ends.extend(rows.iter().map(|row| [row.a, row.b]));
+    }
     let (sets, roots) = (&mut scratch.sets, &mut scratch.roots);
     sets.reset(bodies.len());
-    for row in rows {
-        if dynamic(row.a) && dynamic(row.b) {
-            sets.union(row.a as usize, row.b as usize);
+    for &[a, b] in ends.iter() {
+        if dynamic(a) && dynamic(b) {
+            sets.union(a as usize, b as usize);
         }
     }
     sets.roots_into(roots);
@@ -294,12 +323,15 @@ fn find_islands(bodies: &[SolverBody], rows: &[Row], scratch: &mut IslandScratch
     number.clear();
     number.resize(bodies.len(), u32::MAX);
     let islands = &mut scratch.islands;
+    let places = &mut scratch.places;
+    places.clear();
+    places.resize(rows.len(), [u32::MAX; 2]);
     let mut count = 0usize;
-    for (r, row) in rows.iter().enumerate() {
-        let owner = if dynamic(row.a) {
-            row.a
-        } else if dynamic(row.b) {
-            row.b
+    for (r, &[a, b]) in scratch.ends.iter().enumerate() {
+        let owner = if dynamic(a) {
+            a
+        } else if dynamic(b) {
+            b
         } else {
             continue;
         };
@@ -315,9 +347,10 @@ fn find_islands(bodies: &[SolverBody], rows: &[Row], scratch: &mut IslandScratch
             count += 1;
         }
         let island = &mut islands[number[root] as usize];
+        places[r] = [number[root], island.rows.len() as u32];
         island.rows.push(r);
         // Kinematic bodies join every island they touch; dynamic ones are listed below.
-        for b in [row.a, row.b] {
+        for b in [a, b] {
             if b != NO_BODY && !dynamic(b) {
                 island.bodies.push(b);
                 island.touches_kinematic = true;
@@ -462,15 +495,42 @@ mod tests {
             assert_eq!(together_bodies[2 * k], *alone, "body {k}");
         }
         // Rows come three per contact, the two islands' contacts alternating.
-        for (c, alone) in alone_rows.chunks(3).enumerate() {
-            let together = &together_rows[6 * c..6 * c + 3];
-            for (t, a) in together.iter().zip(alone) {
-                assert_eq!(
-                    (t.lambda.to_bits(), t.warm.to_bits()),
-                    (a.lambda.to_bits(), a.warm.to_bits()),
-                    "contact {c}"
-                );
+        let matches_alone = |together_rows: &[Row]| {
+            for (c, alone) in alone_rows.chunks(3).enumerate() {
+                let together = &together_rows[6 * c..6 * c + 3];
+                for (t, a) in together.iter().zip(alone) {
+                    assert_eq!(
+                        (t.lambda.to_bits(), t.warm.to_bits()),
+                        (a.lambda.to_bits(), a.warm.to_bits()),
+                        "contact {c}"
+                    );
+                }
             }
+        };
+        matches_alone(&together_rows);
+        // The second island refused (a row with a negative CFM): its bodies keep their
+        // velocities, its rows' impulses are zeroed, and the first is solved as before.
+        let (mut refused_bodies, mut refused_rows) = (bodies.clone(), rows.clone());
+        for row in &mut refused_rows {
+            row.lambda = 0.25;
+        }
+        refused_rows[3].cfm = -1.0;
+        let report = pool.install(|| {
+            solve_islands(
+                &mut refused_bodies,
+                &mut refused_rows,
+                dt,
+                &settings,
+                &mut IslandScratch::default(),
+            )
+        });
+        assert_eq!(report.failures.len(), 1, "{:?}", report.failures);
+        matches_alone(&refused_rows);
+        for k in 0..per_island {
+            assert_eq!(refused_bodies[2 * k + 1], bodies[2 * k + 1], "body {}", 2 * k + 1);
+        }
+        for row in refused_rows.chunks(3).skip(1).step_by(2).flatten() {
+            assert_eq!((row.lambda, row.warm), (0.0, 0.0));
         }
     }
 }
