@@ -66,6 +66,7 @@
 //! row), and the energy that removes is credited to the pairs' budgets.
 
 use glam::DVec3;
+use rayon::prelude::*;
 
 use crate::body::SolverBody;
 use crate::clamp::clamp_row_increment_within;
@@ -303,27 +304,58 @@ pub(crate) fn assign_pairs(prepared: &mut [Prepared], pairs: &mut Vec<u64>) -> u
     let key = |row: &Prepared| ((row.a.min(row.b) as u64) << 32) | row.a.max(row.b) as u64;
     // A patch's rows come together, so one key per run of equal keys leaves the sort a seventh of
     // the rows.
-    pairs.clear();
-    for row in prepared.iter().filter(|r| r.energy_clamp) {
-        let row_key = key(row);
-        if pairs.last() != Some(&row_key) {
-            pairs.push(row_key);
+    let keys_of = |rows: &[Prepared], keys: &mut Vec<u64>| {
+        for row in rows.iter().filter(|r| r.energy_clamp) {
+            let row_key = key(row);
+            if keys.last() != Some(&row_key) {
+                keys.push(row_key);
+            }
         }
+    };
+    let number = |rows: &mut [Prepared], pairs: &[u64]| {
+        let mut last: Option<(u64, usize)> = None;
+        for row in rows.iter_mut().filter(|r| r.energy_clamp) {
+            let row_key = key(row);
+            row.pair = match last {
+                Some((previous, pair)) if previous == row_key => pair,
+                // Present by construction.
+                _ => pairs.binary_search(&row_key).unwrap_or(0),
+            };
+            last = Some((row_key, row.pair));
+        }
+    };
+    pairs.clear();
+    // Both passes read each stretch of rows on its own and the keys are sorted in between, so a
+    // large island numbers its pairs on the pool: the same numbers either way.
+    if prepared.len() >= PARALLEL_PAIR_ROWS {
+        let stretches: Vec<Vec<u64>> = prepared
+            .par_chunks(PAIR_STRETCH)
+            .map(|rows| {
+                let mut keys = Vec::new();
+                keys_of(rows, &mut keys);
+                keys
+            })
+            .collect();
+        pairs.extend(stretches.into_iter().flatten());
+    } else {
+        keys_of(prepared, pairs);
     }
     pairs.sort_unstable();
     pairs.dedup();
-    let mut last: Option<(u64, usize)> = None;
-    for row in prepared.iter_mut().filter(|r| r.energy_clamp) {
-        let row_key = key(row);
-        row.pair = match last {
-            Some((previous, pair)) if previous == row_key => pair,
-            // Present by construction.
-            _ => pairs.binary_search(&row_key).unwrap_or(0),
-        };
-        last = Some((row_key, row.pair));
+    let sorted = &pairs[..];
+    if prepared.len() >= PARALLEL_PAIR_ROWS {
+        prepared
+            .par_chunks_mut(PAIR_STRETCH)
+            .for_each(|rows| number(rows, sorted));
+    } else {
+        number(prepared, sorted);
     }
     pairs.len().max(1)
 }
+
+/// Rows from which [`assign_pairs`] reads them on the pool, in stretches of [`PAIR_STRETCH`].
+const PARALLEL_PAIR_ROWS: usize = 16_384;
+const PAIR_STRETCH: usize = 4096;
 
 /// Precomputes a validated row: `M^-1 J^T`, the diagonal, the targets of both passes.
 #[inline]
@@ -386,5 +418,73 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
         }),
         energy_clamp: row.energy_clamp,
         pair: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::NO_BODY;
+    use crate::test_scenes::push_stacked_patch;
+    use glam::DMat3;
+    use shatter_integrators::SplitMix64;
+
+    /// Pairs are numbered by their rank among the sorted distinct pairs of the clamped rows,
+    /// whether the rows are read on one thread or in stretches on the pool: checked against
+    /// that definition for a small island and for one past the size read on the pool (patches
+    /// between random bodies and the world, some without the clamp, both orders of a pair).
+    #[test]
+    fn pgs_assign_pairs_numbers_pairs_by_their_sorted_rank() {
+        let mut rng = SplitMix64::new(23);
+        let bodies: Vec<SolverBody> = (0..300)
+            .map(|_| SolverBody {
+                linear_velocity: rng.unit_vector(),
+                angular_velocity: DVec3::ZERO,
+                inverse_mass: 1.0,
+                inverse_inertia: DMat3::IDENTITY * 6.0,
+            })
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for patches in [40, 3000] {
+            let mut rows = Vec::new();
+            for _ in 0..patches {
+                let a = (rng.range(0.0, 300.0) as u32).min(299);
+                let b = if rng.range(0.0, 1.0) < 0.2 {
+                    NO_BODY
+                } else {
+                    (a + 1 + (rng.range(0.0, 20.0) as u32)) % 300
+                };
+                let clamped = rng.range(0.0, 1.0) < 0.9;
+                let corners = [(-0.4, -0.5), (0.4, -0.5), (0.4, 0.5)];
+                push_stacked_patch(
+                    &mut rows,
+                    &bodies,
+                    (a, b),
+                    &corners,
+                    (&mut rng, (0.0, 0.01)),
+                    (0.5, clamped),
+                );
+            }
+            let settings = SolverSettings::default();
+            let mut prepared: Vec<Prepared> = rows
+                .iter()
+                .map(|row| prepare(row, &bodies, 1.0 / 30.0, &settings))
+                .collect();
+            assert_eq!(
+                patches > 40,
+                prepared.len() >= PARALLEL_PAIR_ROWS,
+                "{} rows",
+                prepared.len()
+            );
+            let count = pool.install(|| assign_pairs(&mut prepared, &mut Vec::new()));
+            let key = |row: &Prepared| (row.a.min(row.b), row.a.max(row.b));
+            let distinct: std::collections::BTreeSet<(usize, usize)> =
+                prepared.iter().filter(|row| row.energy_clamp).map(key).collect();
+            let ranked: Vec<(usize, usize)> = distinct.into_iter().collect();
+            assert_eq!(count, ranked.len().max(1));
+            for row in prepared.iter().filter(|row| row.energy_clamp) {
+                assert_eq!(ranked[row.pair], key(row));
+            }
+        }
     }
 }
