@@ -276,16 +276,10 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
                 outcome.split.push((id, split.linear, split.angular));
             }
         }
-        for patch in patches.iter() {
-            distribute_patch(
-                rows,
-                &patch.rows,
-                &patch.points,
-                patch.normal,
-                &mut contacts[patch.pair],
-                &patch.contacts,
-            );
-        }
+        let rows = &*rows;
+        visit_patches(contacts, patches, |pair, patch| {
+            distribute_patch(rows, &patch.rows, &patch.points, patch.normal, pair, &patch.contacts)
+        });
         let joints = world.joints.joints_mut();
         for slice in joint_slices.iter() {
             let mut impulses = [0.0; 6];
@@ -300,11 +294,11 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
             }
         }
     }
-    for patch in patches.iter() {
+    visit_patches(contacts, patches, |pair, patch| {
         for &c in &patch.contacts {
-            contacts[patch.pair].contacts[c].tangents = patch.rows.tangents;
+            pair.contacts[c].tangents = patch.rows.tangents;
         }
-    }
+    });
     outcome.joints = solved_joints(world, rows, joint_slices);
     outcome
 }
@@ -435,6 +429,33 @@ fn append_chunks(
         failures.append(&mut chunk.failures);
     }
 }
+
+/// Calls `visit` with each patch and its pair's contacts, patch after patch within a pair (a
+/// pair's patches are consecutive, as they were built). Each pair's contacts are written only
+/// by its own patches, so with many patches the pairs are visited side by side on the pool: the
+/// same writes in the same order for every pair.
+fn visit_patches(
+    contacts: &mut [PairContacts],
+    patches: &[SolvedPatch],
+    visit: impl Fn(&mut PairContacts, &SolvedPatch) + Sync,
+) {
+    debug_assert!(patches.is_sorted_by_key(|patch| patch.pair), "patches in pair order");
+    if patches.len() >= PARALLEL_PATCHES {
+        contacts.par_iter_mut().enumerate().for_each(|(p, pair)| {
+            let start = patches.partition_point(|patch| patch.pair < p);
+            for patch in patches[start..].iter().take_while(|patch| patch.pair == p) {
+                visit(pair, patch);
+            }
+        });
+    } else {
+        for patch in patches {
+            visit(&mut contacts[patch.pair], patch);
+        }
+    }
+}
+
+/// Patches from which [`visit_patches`] visits the pairs on the pool.
+const PARALLEL_PATCHES: usize = 2048;
 
 /// Rows from which [`append_chunks`] copies on the pool.
 const PARALLEL_APPEND_ROWS: usize = 16_384;
@@ -619,5 +640,70 @@ mod tests {
             assert_eq!(patches, patches_expected);
             assert_eq!(failures, failures_expected);
         }
+    }
+
+    /// Visiting the patches pair by pair on the pool makes the writes of visiting them one after
+    /// another: every pair's contacts see their patches in order (an order-sensitive update), and
+    /// pairs without patches are left alone.
+    #[test]
+    fn solve_visit_patches_matches_visiting_patch_after_patch() {
+        use crate::contact_cache::WarmStart;
+        use shatter_collision::FeatureId;
+        let point = crate::contacts::ContactPoint {
+            point: DVec3::ZERO,
+            normal: DVec3::Y,
+            depth: 0.0,
+            feature: FeatureId::of_a(0),
+            tangents: [DVec3::X, DVec3::Z],
+            collision_impulse: 0.0,
+            normal_impulse: 1.0,
+            friction_impulse: [0.0; 2],
+            warm_start: WarmStart::default(),
+        };
+        let pairs = 3000;
+        let contacts: Vec<PairContacts> = (0..pairs)
+            .map(|p| PairContacts {
+                body_a: BodyId::new(p as u32, 0),
+                body_b: BodyId::new(p as u32 + 1, 0),
+                friction: 0.5,
+                restitution: 0.0,
+                contacts: SmallVec::from_elem(point, 4),
+                dense: [p as u32, p as u32 + 1],
+            })
+            .collect();
+        // Every third pair has none, the others one to three patches.
+        let patches: Vec<SolvedPatch> = (0..pairs)
+            .filter(|p| p % 3 != 1)
+            .flat_map(|p| (0..1 + p % 4 % 3).map(move |k| (p, k)))
+            .map(|(pair, k)| SolvedPatch {
+                pair,
+                contacts: (0..4).filter(|c| (c + k) % 2 == 0 || k == 0).collect(),
+                points: SmallVec::new(),
+                normal: DVec3::Y,
+                rows: PatchRows {
+                    friction: (3 * pair + k) as u32,
+                    twist: None,
+                    normals: 0,
+                    tangents: [DVec3::X, DVec3::Z],
+                    centre_arm_a: DVec3::ZERO,
+                },
+            })
+            .collect();
+        assert!(patches.len() >= PARALLEL_PATCHES, "{} patches", patches.len());
+        let visit = |pair: &mut PairContacts, patch: &SolvedPatch| {
+            for &c in &patch.contacts {
+                let impulse = &mut pair.contacts[c].normal_impulse;
+                *impulse = *impulse * 3.0 + f64::from(patch.rows.friction);
+            }
+        };
+        let mut expected = contacts.clone();
+        for patch in &patches {
+            visit(&mut expected[patch.pair], patch);
+        }
+        let mut visited = contacts.clone();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        pool.install(|| visit_patches(&mut visited, &patches, visit));
+        assert!(visited == expected);
+        assert!(visited != contacts, "the visit wrote something");
     }
 }
