@@ -50,12 +50,13 @@
 //! hands the solver one island at a time, or several of one make at once ([`solve_together`],
 //! which sweeps small islands side by side and gives each the bits it gets alone), and may solve
 //! islands in parallel. Within an island, work is shared among threads only where the result
-//! cannot depend on it: the rows are checked and prepared each on its own (phases.rs), the
-//! batches' rows are written each batch on its own once the dealing has placed them (lanes.rs),
-//! the split pass (split.rs), which reads the prepared rows and never the velocity solve's
-//! results, runs beside the velocity solve in a large island, and the shock pass solves the
-//! groups of a wide level side by side (shock_state.rs). The bits are those of one thread either
-//! way, and the same on machines with and without AVX2 (wide.rs).
+//! cannot depend on it: the rows are checked and prepared each on its own (phases.rs), their
+//! body pairs numbered stretch by stretch around one sort (`assign_pairs`), the batches' rows
+//! written each batch on its own once the dealing has placed them (lanes.rs), the split pass
+//! (split.rs), which reads the prepared rows and never the velocity solve's results, runs beside
+//! the velocity solve in a large island, and the shock pass solves the groups of a wide level
+//! side by side (shock_state.rs). The bits are those of one thread either way, and the same on
+//! machines with and without AVX2 (wide.rs).
 //!
 //! # Warm starting
 //!
@@ -355,6 +356,7 @@ pub(crate) fn assign_pairs(prepared: &mut [Prepared], pairs: &mut Vec<u64>) -> u
 
 /// Rows from which [`assign_pairs`] reads them on the pool, in stretches of [`PAIR_STRETCH`].
 const PARALLEL_PAIR_ROWS: usize = 16_384;
+/// Rows per stretch of [`assign_pairs`] on the pool.
 const PAIR_STRETCH: usize = 4096;
 
 /// Precomputes a validated row: `M^-1 J^T`, the diagonal, the targets of both passes.

@@ -6,9 +6,10 @@
 //! gets its own copy of those it touches. Each island is solved on its own bodies and rows, in the
 //! global row order; islands of one make (as many bodies and rows: the columns of a pile) go to
 //! the solver four at a time (`shatter_solver::solve_together`, which sweeps them side by side and
-//! gives each the bits it gets alone). The calls run in parallel on the rayon pool and their
-//! results are merged back island by island. A solve is a pure function of its island, so the
-//! results are the same bits whatever the thread count and the grouping.
+//! gives each the bits it gets alone). The calls run in parallel on the rayon pool; the bodies'
+//! velocities are merged back island by island, and each row takes its impulses from its own
+//! island's solve (a large step's rows on the pool). A solve is a pure function of its island,
+//! so the results are the same bits whatever the thread count and the grouping.
 
 use rayon::prelude::*;
 use shatter_solver::{
@@ -387,6 +388,17 @@ mod tests {
         }
     }
 
+    /// `rows` over `bodies` solved island by island with default settings and fresh scratch.
+    fn solve_fresh(bodies: &mut [SolverBody], rows: &mut [Row], dt: f64) -> IslandsReport {
+        solve_islands(
+            bodies,
+            rows,
+            dt,
+            &SolverSettings::default(),
+            &mut IslandScratch::default(),
+        )
+    }
+
     /// Two separate stacks solved as islands give the same bits as each stack solved alone.
     #[test]
     fn solve_islands_match_separate_solves() {
@@ -401,13 +413,7 @@ mod tests {
         }
         let mut together_bodies = bodies.clone();
         let mut together_rows = rows.clone();
-        let report = solve_islands(
-            &mut together_bodies,
-            &mut together_rows,
-            dt,
-            &settings,
-            &mut IslandScratch::default(),
-        );
+        let report = solve_fresh(&mut together_bodies, &mut together_rows, dt);
         assert_eq!(report.islands, 2);
         assert!(report.failures.is_empty());
         // Stack one alone: bodies 0 and 2 as 0 and 1.
@@ -473,15 +479,7 @@ mod tests {
         assert!(rows.len() / 2 >= PARALLEL_ROWS, "{} rows", rows.len());
         let (mut together_bodies, mut together_rows) = (bodies.clone(), rows.clone());
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        let report = pool.install(|| {
-            solve_islands(
-                &mut together_bodies,
-                &mut together_rows,
-                dt,
-                &settings,
-                &mut IslandScratch::default(),
-            )
-        });
+        let report = pool.install(|| solve_fresh(&mut together_bodies, &mut together_rows, dt));
         assert_eq!(report.islands, 2);
         assert!(report.failures.is_empty());
         // The first island alone, its bodies numbered from 0.
@@ -515,15 +513,7 @@ mod tests {
             row.lambda = 0.25;
         }
         refused_rows[3].cfm = -1.0;
-        let report = pool.install(|| {
-            solve_islands(
-                &mut refused_bodies,
-                &mut refused_rows,
-                dt,
-                &settings,
-                &mut IslandScratch::default(),
-            )
-        });
+        let report = pool.install(|| solve_fresh(&mut refused_bodies, &mut refused_rows, dt));
         assert_eq!(report.failures.len(), 1, "{:?}", report.failures);
         matches_alone(&refused_rows);
         for k in 0..per_island {
