@@ -363,21 +363,21 @@ impl LaneBatches {
     /// pass), the rest padding on `padding_slot`, each row's impulse starting at its island's.
     fn push_batch(&mut self, lanes: &[(&LaneIsland<'_>, (usize, usize))], padding_slot: usize) {
         let batch = self.plan_batch(lanes, padding_slot);
-        let (first, end) = (batch.first, batch.first + batch.len);
+        let end = batch.first + batch.len;
         if self.rows.len() < end {
             self.rows.resize(end, LaneRow::padding(None));
         }
         self.lambdas.resize(end, [0.0; LANES]);
-        fill_batch(
-            &batch,
-            &mut self.rows[first..end],
-            &mut self.lambdas[first..end],
-            |lane| lanes[lane].0,
-        );
+        for k in 0..batch.len {
+            let at = batch.first + k;
+            fill_row(&batch, k, &mut self.rows[at], &mut self.lambdas[at], |lane| {
+                lanes[lane].0
+            });
+        }
     }
 
     /// Adds the batch of the given lanes as [`LaneBatches::push_batch`] does, with its rows'
-    /// places reserved but not written (see [`fill_batch`]); returns it.
+    /// places reserved but not written (see [`fill_row`]); returns it.
     fn plan_batch(&mut self, lanes: &[(&LaneIsland<'_>, (usize, usize))], padding_slot: usize) -> Batch {
         let (first, end) = lanes[0].1;
         let mut batch = Batch {
@@ -404,8 +404,9 @@ impl LaneBatches {
     }
 
     /// Writes the rows and starting impulses of every batch planned for the one `island`
-    /// ([`LaneBatches::plan_batch`]). Each batch writes only its own rows, so a large island's
-    /// batches are written on the pool: the same rows whatever the thread count.
+    /// ([`LaneBatches::plan_batch`]). Each lane row is written on its own from its batch (found
+    /// by its place: the batches' rows follow one another), so a large island's rows are written
+    /// on the pool: the same rows whatever the thread count.
     fn fill_planned(&mut self, island: &LaneIsland<'_>) {
         let used = self.used;
         if self.rows.len() < used {
@@ -413,21 +414,19 @@ impl LaneBatches {
         }
         self.lambdas.clear();
         self.lambdas.resize(used, [0.0; LANES]);
-        let (mut rows, mut lambdas) = (&mut self.rows[..used], &mut self.lambdas[..]);
-        let mut work: Vec<(&Batch, &mut [LaneRow], &mut [Lane])> = Vec::with_capacity(self.batches.len());
-        for batch in &self.batches {
-            let (batch_rows, rest_rows) = core::mem::take(&mut rows).split_at_mut(batch.len);
-            let (batch_lambdas, rest_lambdas) = core::mem::take(&mut lambdas).split_at_mut(batch.len);
-            work.push((batch, batch_rows, batch_lambdas));
-            (rows, lambdas) = (rest_rows, rest_lambdas);
-        }
-        let fill = |(batch, rows, lambdas): &mut (&Batch, &mut [LaneRow], &mut [Lane])| {
-            fill_batch(batch, rows, lambdas, |_| island)
+        let batches = &self.batches;
+        let fill = |(at, (row, lambda)): (usize, (&mut LaneRow, &mut Lane))| {
+            let batch = &batches[batches.partition_point(|batch| batch.first <= at) - 1];
+            fill_row(batch, at - batch.first, row, lambda, |_| island);
         };
+        let (rows, lambdas) = (&mut self.rows[..used], &mut self.lambdas[..]);
         if used >= PARALLEL_FILL_ROWS {
-            work.par_iter_mut().for_each(fill);
+            rows.par_iter_mut()
+                .zip(lambdas.par_iter_mut())
+                .enumerate()
+                .for_each(fill);
         } else {
-            work.iter_mut().for_each(fill);
+            rows.iter_mut().zip(lambdas.iter_mut()).enumerate().for_each(fill);
         }
     }
 }
@@ -435,33 +434,31 @@ impl LaneBatches {
 /// Lane rows from which an island's batches are written on the pool.
 const PARALLEL_FILL_ROWS: usize = 2048;
 
-/// Writes `batch`'s rows into `rows` and their starting impulses into `lambdas` (both as long as
-/// the batch), lane `k`'s from `island_of(k)`: padding first (padding lanes stay so), then each
-/// lane in place.
-fn fill_batch<'a>(
+/// Writes row `k` of `batch` into `row` and its starting impulses into `lambda`, lane `j`'s from
+/// `island_of(j)`: padding first (padding lanes stay so), then each lane in place.
+fn fill_row<'a>(
     batch: &Batch,
-    rows: &mut [LaneRow],
-    lambdas: &mut [Lane],
+    k: usize,
+    row: &mut LaneRow,
+    lambda: &mut Lane,
     island_of: impl Fn(usize) -> &'a LaneIsland<'a>,
 ) {
     let Some(first) = batch.start[0] else {
         return;
     };
     let shape = island_of(0);
-    for (k, (row, lambda)) in rows.iter_mut().zip(lambdas.iter_mut()).enumerate() {
-        // Within a regular run (`runs_are_regular`), so the offsets fit.
-        let friction = shape.prepared[first + k]
-            .friction
-            .filter(|_| shape.pass == Pass::Velocity)
-            .map(|(from, to, _)| ((from - first) as u16, (to - first) as u16));
-        row.clear(friction);
-        *lambda = [0.0; LANES];
-        for (lane, start) in batch.start.iter().enumerate() {
-            if let Some(start) = start {
-                let island = island_of(lane);
-                row.fill(lane, &island.prepared[start + k], island.pass);
-                lambda[lane] = island.lambdas[start + k];
-            }
+    // Within a regular run (`runs_are_regular`), so the offsets fit.
+    let friction = shape.prepared[first + k]
+        .friction
+        .filter(|_| shape.pass == Pass::Velocity)
+        .map(|(from, to, _)| ((from - first) as u16, (to - first) as u16));
+    row.clear(friction);
+    *lambda = [0.0; LANES];
+    for (lane, start) in batch.start.iter().enumerate() {
+        if let Some(start) = start {
+            let island = island_of(lane);
+            row.fill(lane, &island.prepared[start + k], island.pass);
+            lambda[lane] = island.lambdas[start + k];
         }
     }
 }
@@ -743,7 +740,7 @@ mod tests {
     use super::*;
     use crate::body::{NO_BODY, SolverBody};
     use crate::contact::{ContactPoint, push_contact_rows};
-    use crate::pgs::{assign_pairs, prepare, sweep_rows};
+    use crate::pgs::{PairKeys, assign_pairs, prepare, sweep_rows};
     use crate::settings::{SolveReport, SolverSettings};
     use crate::shock::ShockOrder;
     use crate::test_scenes::push_stacked_patch;
@@ -828,7 +825,7 @@ mod tests {
         }
         let settings = SolverSettings::default();
         let mut prepared: Vec<Prepared> = rows.iter().map(|row| prepare(row, &bodies, DT, &settings)).collect();
-        let pairs = assign_pairs(&mut prepared, &mut Vec::new());
+        let pairs = assign_pairs(&mut prepared, &mut PairKeys::default());
         let budgets: Vec<f64> = (0..pairs).map(|_| rng.range(0.0, 0.02)).collect();
         let mut runs: Vec<(usize, usize)> = Vec::new();
         for (index, row) in prepared.iter().enumerate() {

@@ -300,7 +300,11 @@ fn apply_increment(
 /// Gives every energy-clamped row the index of its unordered body pair, numbered in sorted order so
 /// the numbering is the same on every run; returns the number of pairs (at least one, so that rows
 /// without a pair can point at slot 0 harmlessly).
-pub(crate) fn assign_pairs(prepared: &mut [Prepared], pairs: &mut Vec<u64>) -> usize {
+pub(crate) fn assign_pairs(prepared: &mut [Prepared], keys: &mut PairKeys) -> usize {
+    let PairKeys {
+        sorted: pairs,
+        stretches,
+    } = keys;
     // Body indices fit in 32 bits (rows hold u32 indices), so a pair packs into one sortable u64.
     let key = |row: &Prepared| ((row.a.min(row.b) as u64) << 32) | row.a.max(row.b) as u64;
     // A patch's rows come together, so one key per run of equal keys leaves the sort a seventh of
@@ -329,15 +333,20 @@ pub(crate) fn assign_pairs(prepared: &mut [Prepared], pairs: &mut Vec<u64>) -> u
     // Both passes read each stretch of rows on its own and the keys are sorted in between, so a
     // large island numbers its pairs on the pool: the same numbers either way.
     if prepared.len() >= PARALLEL_PAIR_ROWS {
-        let stretches: Vec<Vec<u64>> = prepared
+        let count = prepared.len().div_ceil(PAIR_STRETCH);
+        if stretches.len() < count {
+            stretches.resize_with(count, Vec::new);
+        }
+        prepared
             .par_chunks(PAIR_STRETCH)
-            .map(|rows| {
-                let mut keys = Vec::new();
-                keys_of(rows, &mut keys);
-                keys
-            })
-            .collect();
-        pairs.extend(stretches.into_iter().flatten());
+            .zip(stretches[..count].par_iter_mut())
+            .for_each(|(rows, keys)| {
+                keys.clear();
+                keys_of(rows, keys);
+            });
+        for keys in &stretches[..count] {
+            pairs.extend_from_slice(keys);
+        }
     } else {
         keys_of(prepared, pairs);
     }
@@ -352,6 +361,15 @@ pub(crate) fn assign_pairs(prepared: &mut [Prepared], pairs: &mut Vec<u64>) -> u
         number(prepared, sorted);
     }
     pairs.len().max(1)
+}
+
+/// The memory of [`assign_pairs`], kept between solves.
+#[derive(Debug, Default)]
+pub(crate) struct PairKeys {
+    /// Sorted body-pair keys of the energy-clamped rows.
+    sorted: Vec<u64>,
+    /// Each stretch's keys, when the rows are read on the pool.
+    stretches: Vec<Vec<u64>>,
 }
 
 /// Rows from which [`assign_pairs`] reads them on the pool, in stretches of [`PAIR_STRETCH`].
@@ -478,7 +496,7 @@ mod tests {
                 "{} rows",
                 prepared.len()
             );
-            let count = pool.install(|| assign_pairs(&mut prepared, &mut Vec::new()));
+            let count = pool.install(|| assign_pairs(&mut prepared, &mut PairKeys::default()));
             let key = |row: &Prepared| (row.a.min(row.b), row.a.max(row.b));
             let distinct: std::collections::BTreeSet<(usize, usize)> =
                 prepared.iter().filter(|row| row.energy_clamp).map(key).collect();

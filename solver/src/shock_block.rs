@@ -441,7 +441,7 @@ mod tests {
 
     use super::*;
     use crate::body::SolverBody;
-    use crate::pgs::{assign_pairs, prepare};
+    use crate::pgs::{PairKeys, assign_pairs, prepare};
     use crate::settings::{SolveReport, SolverSettings};
     use crate::shock_state::Shared;
     use crate::test_scenes::push_stacked_patch;
@@ -486,7 +486,7 @@ mod tests {
             .iter()
             .map(|row| prepare(row, &bodies, 1.0 / 30.0, &settings))
             .collect();
-        assert_eq!(assign_pairs(&mut prepared, &mut Vec::new()), 2);
+        assert_eq!(assign_pairs(&mut prepared, &mut PairKeys::default()), 2);
         let group: Vec<(usize, Frozen)> = (0..rows.len())
             .filter(|&i| rows[i].friction.is_none())
             .map(|i| (i, Frozen::B))

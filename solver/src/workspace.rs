@@ -11,7 +11,7 @@
 
 use crate::body::SlotMass;
 use crate::lanes::LaneBatches;
-use crate::pgs::Prepared;
+use crate::pgs::{PairKeys, Prepared};
 use crate::shock::{ShockOrder, ShockScratch};
 use crate::split::SplitBuffers;
 use crate::together::TogetherScratch;
@@ -25,8 +25,8 @@ pub struct SolverWorkspace {
     pub(crate) prepared: Vec<Prepared>,
     /// Energy removed so far by each body pair's clamped rows, J.
     pub(crate) budgets: Vec<f64>,
-    /// Sorted body-pair keys of the energy-clamped rows.
-    pub(crate) pairs: Vec<u64>,
+    /// The numbering of the energy-clamped rows' body pairs.
+    pub(crate) pairs: PairKeys,
     /// Velocities per slot (the last slot is the world).
     pub(crate) velocities: Vec<Twist>,
     /// `M^-1` per slot, as the sweeps in lanes read it (the last slot is the world).

@@ -102,6 +102,10 @@ struct ContactChunk {
     rows: Vec<Row>,
     patches: Vec<SolvedPatch>,
     failures: Vec<String>,
+    /// Where the chunk's rows start in the step's rows once joined ([`append_chunks`]), and
+    /// whether they fit there at all.
+    start: u32,
+    kept: bool,
 }
 
 impl ContactChunk {
@@ -294,11 +298,6 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
             }
         }
     }
-    visit_patches(contacts, patches, |pair, patch| {
-        for &c in &patch.contacts {
-            pair.contacts[c].tangents = patch.rows.tangents;
-        }
-    });
     outcome.joints = solved_joints(world, rows, joint_slices);
     outcome
 }
@@ -380,29 +379,26 @@ fn append_chunks(
     patches: &mut Vec<SolvedPatch>,
     failures: &mut Vec<String>,
 ) {
-    // Each kept chunk and its first row's place in `rows`, in chunk order.
-    let mut kept: Vec<(usize, u32)> = Vec::with_capacity(chunks.len());
+    // Each chunk's first row's place in `rows`, in chunk order; a chunk left out takes no room.
     let mut end = rows.len();
-    for (k, chunk) in chunks.iter().enumerate() {
-        if let Ok(last) = u32::try_from(end + chunk.rows.len())
-            && last < u32::MAX
-        {
-            kept.push((k, end as u32));
+    for chunk in chunks.iter_mut() {
+        chunk.start = end as u32;
+        chunk.kept = u32::try_from(end + chunk.rows.len()).is_ok_and(|last| last < u32::MAX);
+        if chunk.kept {
             end += chunk.rows.len();
         }
     }
     // Every row is copied on its own, so the copying (tens of megabytes for a heap of debris) is
-    // shared among threads, each row finding its chunk by its place: the same rows in the same
-    // order as one chunk after another.
+    // shared among threads, each row finding its chunk by its place (the last chunk starting at
+    // or before it: a chunk left out or empty takes no room, so it is never the last one there):
+    // the same rows in the same order as one chunk after another.
     let first = rows.len();
     let chunks_ref = &*chunks;
-    let kept_ref = &kept;
     let shifted = |place: usize| {
-        let at = kept_ref.partition_point(|&(_, start)| start as usize <= place) - 1;
-        let (k, offset) = kept_ref[at];
-        let mut row = chunks_ref[k].rows[place - offset as usize];
+        let chunk = &chunks_ref[chunks_ref.partition_point(|chunk| chunk.start as usize <= place) - 1];
+        let mut row = chunk.rows[place - chunk.start as usize];
         if let Some(friction) = &mut row.friction {
-            friction.normal_row += offset;
+            friction.normal_row += chunk.start;
         }
         row
     };
@@ -411,15 +407,15 @@ fn append_chunks(
     } else {
         rows.extend((first..end).map(shifted));
     }
-    let mut kept = kept.into_iter().peekable();
-    for (k, chunk) in chunks.iter_mut().enumerate() {
-        let Some((_, offset)) = kept.next_if(|&(kept_k, _)| kept_k == k) else {
+    for chunk in chunks.iter_mut() {
+        if !chunk.kept {
             failures.push(format!(
                 "{} contact patches: more rows than the solver can number (u32)",
                 chunk.patches.len()
             ));
             continue;
-        };
+        }
+        let offset = chunk.start;
         patches.extend(chunk.patches.drain(..).map(|mut patch| {
             patch.rows.friction += offset;
             patch.rows.normals += offset;
@@ -612,7 +608,7 @@ mod tests {
 
     /// Joining chunks gives the rows, patches and failures of joining them one after another,
     /// below and above the size from which the rows are copied on the pool (the larger case on a
-    /// pool of two threads, so the copy is shared).
+    /// pool of two threads, so the copy is shared), empty chunks among them.
     #[test]
     fn solve_append_chunks_matches_joining_chunk_after_chunk() {
         let bodies: Vec<SolverBody> = (0..40)
@@ -624,12 +620,13 @@ mod tests {
             })
             .collect();
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        for (count, contacts) in [(3, 5), (90, 70)] {
+        // Every seventh chunk (from the fourth) is empty: it takes no room among the rows.
+        for (count, contacts) in [(5, 5), (100, 70)] {
             let mut chunks: Vec<ContactChunk> = (0..count)
-                .map(|c| chunk(&bodies, c * contacts, contacts + c % 3))
+                .map(|c| chunk(&bodies, c * contacts, if c % 7 == 3 { 0 } else { contacts + c % 3 }))
                 .collect();
             let (rows_expected, patches_expected, failures_expected) = joined(&chunks);
-            assert_eq!(count >= 90, rows_expected.len() >= PARALLEL_APPEND_ROWS);
+            assert_eq!(count >= 100, rows_expected.len() >= PARALLEL_APPEND_ROWS);
             let (mut rows, mut patches, mut failures) = (Vec::new(), Vec::new(), Vec::new());
             pool.install(|| append_chunks(&mut chunks, &mut rows, &mut patches, &mut failures));
             assert!(rows == rows_expected, "{count} chunks: rows differ");
