@@ -31,9 +31,10 @@
 //! worse inside), and other radii (outer 2.5, 2.75, 3.5, 4.5, for the upward check and downward
 //! equivalent surfaces together or apart: all worse than 3).
 //!
-//! Speed: the point sums, the dense translations and the M2L products run in four-lane vectors
-//! (one AVX register where the machine has AVX, the same bits: `bem/lanes.rs`), and
-//! the M2L products are blocked by frequency so they run from cache ([`m2l`]). One traction
+//! Speed: the point sums, the dense translations, the M2L products and the Fourier transforms
+//! (four grids at once, one per lane) run in four-lane vectors (one AVX register where the
+//! machine has AVX, the same bits: `bem/lanes.rs`), and the M2L products are blocked by
+//! frequency so they run from cache ([`m2l`]). One traction
 //! mat-vec on 1e5 points with the 1e-6 settings (order 9, separation 2) takes about 3 s on two
 //! cores: upward pass 0.27 s, M2L above the leaves 0.5 s, at the leaves 0.25 s of forward
 //! transforms, 1.3 s of products and 0.3 s of inverse transforms and L2L, and the leaf pass (125
@@ -57,6 +58,7 @@ use self::fourier::Spectrum;
 use self::operators::{Operators, offset_slot};
 use self::tree::Tree;
 use super::kernel::Kelvin;
+use super::lanes::LANES;
 use super::point_sums::PointForces;
 
 /// Accuracy and shape of the multipole evaluation.
@@ -371,38 +373,64 @@ impl Fmm {
         let factor = (ops.order - 1) as f64 / (2.0 * ops.inner);
         for (l, up_level) in up.iter().enumerate().skip(1) {
             let spectra: Vec<[Spectrum; 3]> = if l >= 2 {
-                up_level
+                // Every box's three components, transformed four grids at a time.
+                let grids: Vec<Vec<f64>> = up_level
                     .par_iter()
-                    .map(|equivalent| {
-                        [0, 1, 2].map(|c| {
+                    .flat_map_iter(|equivalent| {
+                        (0..3).map(move |c| {
                             let mut grid = vec![0.0; grid_len];
                             for (k, &at) in ops.grid_index.iter().enumerate() {
                                 grid[at] = equivalent[3 * k + c];
                             }
-                            fourier.forward(&grid, ops.order)
+                            grid
                         })
                     })
+                    .collect();
+                let zero = vec![0.0; grid_len];
+                let flat: Vec<Spectrum> = grids
+                    .par_chunks(LANES)
+                    .flat_map_iter(|chunk| {
+                        let lanes = core::array::from_fn(|i| chunk.get(i).unwrap_or(&zero).as_slice());
+                        fourier.forward_lanes(lanes, ops.order).into_iter().take(chunk.len())
+                    })
+                    .collect();
+                let mut flat = flat.into_iter();
+                (0..up_level.len())
+                    .map(|_| [(); 3].map(|_| flat.next().expect("three spectra per box")))
                     .collect()
             } else {
                 Vec::new()
             };
             let level = &tree.levels[l];
             let convolved = m2l::convolve(&ops.m2l, &spectra, &self.interactions[l]);
-            let checks: Vec<Vec<f64>> = convolved
-                .into_par_iter()
-                .map(|spectra| {
-                    let mut check = vec![0.0; 3 * ns];
-                    if let Some(spectra) = spectra {
-                        for (c, spectrum) in spectra.into_iter().enumerate() {
-                            let grid = fourier.inverse(spectrum, ops.order);
-                            for (k, &at) in ops.grid_index.iter().enumerate() {
-                                check[3 * k + c] = grid[at] * factor;
-                            }
-                        }
-                    }
-                    check
+            // Every convolved component back to its box's check potential, four at a time.
+            let components: Vec<(usize, usize, &Spectrum)> = convolved
+                .iter()
+                .enumerate()
+                .filter_map(|(b, spectra)| spectra.as_ref().map(|spectra| (b, spectra)))
+                .flat_map(|(b, spectra)| spectra.iter().enumerate().map(move |(c, s)| (b, c, s)))
+                .collect();
+            let empty = Spectrum {
+                re: vec![0.0; fourier.spectrum_len()],
+                im: vec![0.0; fourier.spectrum_len()],
+            };
+            let values: Vec<Vec<f64>> = components
+                .par_chunks(LANES)
+                .flat_map_iter(|chunk| {
+                    let lanes = core::array::from_fn(|i| chunk.get(i).map_or(&empty, |(_, _, s)| *s));
+                    fourier
+                        .inverse_lanes(lanes, ops.order)
+                        .into_iter()
+                        .take(chunk.len())
+                        .map(|grid| ops.grid_index.iter().map(|&at| grid[at] * factor).collect())
                 })
                 .collect();
+            let mut checks: Vec<Vec<f64>> = vec![vec![0.0; 3 * ns]; convolved.len()];
+            for ((b, c, _), values) in components.iter().zip(values) {
+                for (k, v) in values.into_iter().enumerate() {
+                    checks[*b][3 * k + c] = v;
+                }
+            }
             let mut next = ops.down_check_to_equivalent.apply_many(&as_slices(&checks));
             let parents: Vec<Vec<f64>> = level.parent.iter().map(|&p| down[p as usize].clone()).collect();
             let inherited = by_octant(&level.coords, &parents, &ops.l2l);
