@@ -4,19 +4,20 @@
 use glam::DVec3;
 use shatter_collision::TriMesh;
 
-use super::bicgstab::{Convergence, Stopping, bicgstab};
+use super::bicgstab::{Convergence, Stopping, bicgstab_relaxed};
 use super::kernel::Kelvin;
 use super::loads::Loads;
 use super::material::Elastic;
 use super::operator::{Accuracy, FarField, TractionOperator};
 use super::particular::Particular;
+use super::relaxed::RelaxedProducts;
 use super::rigid::RigidModes;
 use super::solution::Solution;
 use super::surface::Surface;
 use crate::error::FractureError;
 
 /// Settings of a stress solve.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BemSettings {
     /// Near-field quadrature.
     pub accuracy: Accuracy,
@@ -24,6 +25,22 @@ pub struct BemSettings {
     pub stopping: Stopping,
     /// How the far field is summed.
     pub far_field: FarField,
+    /// Whether late iterations of a solve whose far field uses the multipole method may take
+    /// their products with cheaper far fields, within the error the iteration allows them (see
+    /// [`super::bicgstab`]; on by default). The tolerance holds either way: the residual is
+    /// checked with the exact product.
+    pub relaxation: bool,
+}
+
+impl Default for BemSettings {
+    fn default() -> Self {
+        Self {
+            accuracy: Accuracy::default(),
+            stopping: Stopping::default(),
+            far_field: FarField::default(),
+            relaxation: true,
+        }
+    }
 }
 
 /// A closed triangle mesh of one isotropic elastic material, with its collocation operator.
@@ -87,7 +104,13 @@ impl ElasticBody {
                 "an order in 3..=12, a leaf size >= 1 and a truncation in (0, 1)",
             ));
         }
-        let operator = TractionOperator::new(&surface, Kelvin::new(&material), a, settings.far_field);
+        let operator = TractionOperator::new(
+            &surface,
+            Kelvin::new(&material),
+            a,
+            settings.far_field,
+            settings.relaxation,
+        );
         let rigid = RigidModes::new(&surface);
         Ok(Self {
             surface,
@@ -142,12 +165,15 @@ impl ElasticBody {
         let rhs: Vec<DVec3> = (0..s.len())
             .map(|i| loads.tractions()[i] - particular.stress(s.centroids()[i]) * s.normals()[i])
             .collect();
-        // The completed operator (see `rigid`): well conditioned, same stress.
-        let mut completed = |v: &[DVec3], out: &mut [DVec3]| {
-            self.apply(v, out);
+        // The completed operator (see `rigid`): well conditioned, same stress. Its products may be
+        // relaxed (see `bicgstab`).
+        let mut products = RelaxedProducts::new(&self.operator, s);
+        let mut completed = |v: &[DVec3], out: &mut [DVec3], allowed: f64| {
+            let product = products.apply(v, out, allowed);
             self.rigid.complete(v, out);
+            product
         };
-        let (density, convergence) = bicgstab(&mut completed, &rhs, self.settings.stopping);
+        let (density, convergence) = bicgstab_relaxed(&mut completed, &rhs, self.settings.stopping);
         if !convergence.converged {
             return Err(FractureError::input(format!(
                 "the stress solve stopped at relative residual {:.3e} after {} iterations (tolerance {:.1e})",

@@ -5,7 +5,8 @@
 //! The displacement is a single-layer potential of the Kelvin solution ([`kernel`]) with an
 //! unknown density on the surface, plus a particular solution for the body force
 //! ([`particular`]). The traction boundary condition at every triangle's centroid gives a
-//! second-kind integral equation ([`operator`]), solved by BiCGSTAB ([`bicgstab`]); loads are
+//! second-kind integral equation ([`operator`]), solved by BiCGSTAB ([`bicgstab`]) whose late
+//! iterations take cheaper far-field products within the error they may have ([`relaxed`]); loads are
 //! tractions per triangle and gravity, balanced by the body's own inertia ([`loads`]). Stress and
 //! displacement can then be read anywhere inside and at the surface vertices ([`solution`]), and
 //! decomposed into principal stresses ([`principal`]) for a Rankine criterion. The far field of
@@ -28,6 +29,7 @@ pub mod particular;
 pub mod point_sums;
 pub mod principal;
 pub mod quadrature;
+pub mod relaxed;
 pub mod rigid;
 pub mod solution;
 pub mod surface;

@@ -35,6 +35,7 @@ use super::fmm::{Fmm, FmmSettings, Target};
 use super::kernel::{Kelvin, outer};
 use super::point_sums::PointForces;
 use super::quadrature::{principal_value_direction, visit_adaptive};
+use super::relaxed::cheaper_far_fields;
 use super::surface::Surface;
 
 /// How the far field (every source as a point force at its centroid) is summed.
@@ -134,12 +135,15 @@ pub struct TractionOperator {
     near: NearField,
     /// The multipole evaluator over the centroids, when the far field uses it.
     fmm: Option<Fmm>,
+    /// Cheaper multipole evaluators for relaxed products, most accurate first, each with the
+    /// relative error of the product to assume of it ([`super::relaxed::cheaper_far_fields`]).
+    relaxed: Vec<(Fmm, f64)>,
 }
 
 impl TractionOperator {
     /// Builds the near-field corrections of `surface` for `kelvin`, and the multipole evaluator
-    /// when `far_field` asks for it.
-    pub fn new(surface: &Surface, kelvin: Kelvin, accuracy: Accuracy, far_field: FarField) -> Self {
+    /// when `far_field` asks for it, with the cheaper ones of relaxed products if `relaxed`.
+    pub fn new(surface: &Surface, kelvin: Kelvin, accuracy: Accuracy, far_field: FarField, relaxed: bool) -> Self {
         let neighbours = neighbours_within(surface, accuracy.near_ratio);
         let rows: Vec<Vec<(u32, DMat3)>> = (0..surface.len())
             .into_par_iter()
@@ -167,10 +171,21 @@ impl TractionOperator {
             }
             near.offsets.push(near.sources.len());
         }
-        let fmm = far_field
-            .multipole(surface.len())
-            .map(|settings| Fmm::new(kelvin, surface.centroids(), settings));
-        Self { kelvin, near, fmm }
+        let settings = far_field.multipole(surface.len());
+        let fmm = settings.map(|settings| Fmm::new(kelvin, surface.centroids(), settings));
+        let relaxed = match settings {
+            Some(settings) if relaxed => cheaper_far_fields(settings)
+                .into_iter()
+                .map(|(cheap, error)| (Fmm::new(kelvin, surface.centroids(), cheap), error))
+                .collect(),
+            _ => Vec::new(),
+        };
+        Self {
+            kelvin,
+            near,
+            fmm,
+            relaxed,
+        }
     }
 
     /// Whether the far field is summed by the multipole method.
@@ -188,10 +203,22 @@ impl TractionOperator {
         &self.near
     }
 
+    /// The cheaper far fields relaxed products may use, most accurate first, each with the
+    /// relative error of the product to assume of it.
+    pub fn relaxed_far_fields(&self) -> &[(Fmm, f64)] {
+        &self.relaxed
+    }
+
     /// `out = (D + A) rho`: tractions (Pa) at the centroids of the density `rho` (Pa).
     pub fn apply(&self, surface: &Surface, rho: &[DVec3], out: &mut [DVec3]) {
+        self.apply_with(surface, rho, out, None);
+    }
+
+    /// `out = (D + A) rho` with the far field of the operator (`far` `None`) or relaxed far field
+    /// `far` (an index into [`TractionOperator::relaxed_far_fields`]).
+    pub fn apply_with(&self, surface: &Surface, rho: &[DVec3], out: &mut [DVec3], far: Option<usize>) {
         let charges: Vec<DVec3> = rho.iter().zip(surface.areas()).map(|(r, a)| *r * *a).collect();
-        match &self.fmm {
+        match far.map(|k| &self.relaxed[k].0).or(self.fmm.as_ref()) {
             Some(fmm) => out.copy_from_slice(&fmm.evaluate(&charges, Target::Traction(surface.normals()))),
             None => direct_traction_sum(&self.kelvin, surface.centroids(), surface.normals(), &charges, out),
         }
