@@ -147,14 +147,12 @@ impl TractionOperator {
         let neighbours = neighbours_within(surface, accuracy.near_ratio);
         let rows: Vec<Vec<(u32, DMat3)>> = (0..surface.len())
             .into_par_iter()
-            .map(|i| {
+            .map_init(Vec::new, |points, i| {
                 neighbours[i]
                     .iter()
                     .map(|&j| {
-                        (
-                            j,
-                            correction(surface, &kelvin, i, j as usize, accuracy.quadrature_ratio),
-                        )
+                        let block = correction(surface, &kelvin, (i, j as usize), accuracy.quadrature_ratio, points);
+                        (j, block)
                     })
                     .collect()
             })
@@ -275,8 +273,15 @@ fn neighbours_within(surface: &Surface, ratio: f64) -> Vec<Vec<u32>> {
 
 /// The correction block `C_ij` (dimensionless): the accurate integral of `T` over triangle `j`
 /// at the centroid of `i`, less the point term the far field already counts (none for `i = j`,
-/// whose block is the jump `1/2 I` plus the principal value).
-fn correction(surface: &Surface, kelvin: &Kelvin, i: usize, j: usize, quadrature_ratio: f64) -> DMat3 {
+/// whose block is the jump `1/2 I` plus the principal value). `points` is scratch for the
+/// quadrature points.
+fn correction(
+    surface: &Surface,
+    kelvin: &Kelvin,
+    (i, j): (usize, usize),
+    quadrature_ratio: f64,
+    points: &mut Vec<(DVec3, f64)>,
+) -> DMat3 {
     let (x, n) = (surface.centroids()[i], surface.normals()[i]);
     let triangle = surface.triangle(j);
     if i == j {
@@ -286,9 +291,7 @@ fn correction(surface: &Surface, kelvin: &Kelvin, i: usize, j: usize, quadrature
         let scale = -(1.0 - 2.0 * nu) / (8.0 * core::f64::consts::PI * (1.0 - nu));
         return DMat3::IDENTITY * 0.5 + (outer(pv, n) - outer(n, pv)) * scale;
     }
-    let mut block = DMat3::ZERO;
-    visit_adaptive(&triangle, x, quadrature_ratio, &mut |y, w| {
-        block += kelvin.traction(x - y, n) * w
-    });
-    block - kelvin.traction(x - surface.centroids()[j], n) * surface.areas()[j]
+    points.clear();
+    visit_adaptive(&triangle, x, quadrature_ratio, &mut |y, w| points.push((y, w)));
+    kelvin.traction_integral(x, n, points) - kelvin.traction(x - surface.centroids()[j], n) * surface.areas()[j]
 }
