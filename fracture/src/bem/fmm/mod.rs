@@ -352,8 +352,9 @@ impl Fmm {
         let mut up: Vec<Vec<Vec<f64>>> = vec![Vec::new(); depth + 1];
         up[depth] = ops.up_check_to_equivalent.apply_many(&as_slices(&checks));
         // 2. Upward: each child's translation (all children of one octant at once), summed into
-        // its parent in child order.
-        for l in (0..depth).rev() {
+        // its parent in child order, up to level 2: the translations start there (the boxes of
+        // levels 0 and 1 all touch), so nothing reads the levels above.
+        for l in (FIRST_TRANSLATED..depth).rev() {
             let lower = &tree.levels[l + 1];
             let translated = by_octant(&lower.coords, &up[l + 1], &ops.m2m);
             let mut parents = vec![vec![0.0; 3 * ns]; tree.levels[l].coords.len()];
@@ -363,16 +364,18 @@ impl Fmm {
             }
             up[l] = parents;
         }
-        // 3. Downward: M2L as a convolution in Fourier space, and L2L.
-        let mut down: Vec<Vec<f64>> = vec![vec![0.0; 3 * ns]; tree.levels[0].coords.len()];
+        // 3. Downward, from level 2: M2L as a convolution in Fourier space, and L2L (none into
+        // level 2, whose parents received nothing).
+        let mut down: Vec<Vec<f64>> =
+            vec![vec![0.0; 3 * ns]; tree.levels[depth.min(FIRST_TRANSLATED - 1)].coords.len()];
         let fourier = &ops.fourier;
         let grid_len = fourier.side().pow(3);
         // The lattice spacing at half-width h is 2 inner h / (order - 1) and the pseudo-inverse at h is h
         // times the unit one, so the spectra (unit spacing) and the pseudo-inverse meet with the
         // level-independent factor (order - 1) / (2 inner).
         let factor = (ops.order - 1) as f64 / (2.0 * ops.inner);
-        for (l, up_level) in up.iter().enumerate().skip(1) {
-            let spectra: Vec<[Spectrum; 3]> = if l >= 2 {
+        for (l, up_level) in up.iter().enumerate().skip(FIRST_TRANSLATED) {
+            let spectra: Vec<[Spectrum; 3]> = {
                 // Every box's three components, transformed four grids at a time.
                 let grids: Vec<Vec<f64>> = up_level
                     .par_iter()
@@ -398,8 +401,6 @@ impl Fmm {
                 (0..up_level.len())
                     .map(|_| [(); 3].map(|_| flat.next().expect("three spectra per box")))
                     .collect()
-            } else {
-                Vec::new()
             };
             let level = &tree.levels[l];
             let convolved = m2l::convolve(&ops.m2l, &spectra, &self.interactions[l]);
@@ -432,10 +433,12 @@ impl Fmm {
                 }
             }
             let mut next = ops.down_check_to_equivalent.apply_many(&as_slices(&checks));
-            let parents: Vec<Vec<f64>> = level.parent.iter().map(|&p| down[p as usize].clone()).collect();
-            let inherited = by_octant(&level.coords, &parents, &ops.l2l);
-            for (n, i) in next.iter_mut().zip(&inherited) {
-                n.iter_mut().zip(i).for_each(|(a, b)| *a += b);
+            if l > FIRST_TRANSLATED {
+                let parents: Vec<Vec<f64>> = level.parent.iter().map(|&p| down[p as usize].clone()).collect();
+                let inherited = by_octant(&level.coords, &parents, &ops.l2l);
+                for (n, i) in next.iter_mut().zip(&inherited) {
+                    n.iter_mut().zip(i).for_each(|(a, b)| *a += b);
+                }
             }
             down = next;
         }
@@ -482,6 +485,10 @@ impl Fmm {
         out
     }
 }
+
+/// The first level with multipole translations: a box of level 1 (or 0) has every other box of
+/// its level within one box of it, so its interaction list is empty.
+const FIRST_TRANSLATED: usize = 2;
 
 /// The vectors as slices.
 fn as_slices(vectors: &[Vec<f64>]) -> Vec<&[f64]> {
