@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 use super::fmm::{Fmm, FmmSettings, Target};
 use super::kernel::{Kelvin, outer};
+use super::lanes::LANES;
 use super::point_sums::PointForces;
 use super::quadrature::{principal_value_direction, visit_adaptive};
 use super::relaxed::cheaper_far_fields;
@@ -145,30 +146,37 @@ impl TractionOperator {
     /// when `far_field` asks for it, with the cheaper ones of relaxed products if `relaxed`.
     pub fn new(surface: &Surface, kelvin: Kelvin, accuracy: Accuracy, far_field: FarField, relaxed: bool) -> Self {
         let neighbours = neighbours_within(surface, accuracy.near_ratio);
-        let rows: Vec<Vec<(u32, DMat3)>> = (0..surface.len())
-            .into_par_iter()
-            .map_init(Vec::new, |points, i| {
-                neighbours[i]
-                    .iter()
-                    .map(|&j| {
-                        let block = correction(surface, &kelvin, (i, j as usize), accuracy.quadrature_ratio, points);
-                        (j, block)
-                    })
-                    .collect()
-            })
-            .collect();
+        // Flat rows first, then each row's blocks.
         let mut near = NearField {
-            offsets: Vec::with_capacity(rows.len() + 1),
+            offsets: Vec::with_capacity(surface.len() + 1),
             ..NearField::default()
         };
         near.offsets.push(0);
-        for row in rows {
-            for (j, block) in row {
-                near.sources.push(j);
-                near.blocks.push(block);
-            }
+        for row in &neighbours {
+            near.sources.extend_from_slice(row);
             near.offsets.push(near.sources.len());
         }
+        near.blocks = vec![DMat3::ZERO; near.sources.len()];
+        let mut rows: Vec<&mut [DMat3]> = Vec::with_capacity(surface.len());
+        let mut rest = near.blocks.as_mut_slice();
+        for row in &neighbours {
+            let (this, tail) = rest.split_at_mut(row.len());
+            rows.push(this);
+            rest = tail;
+        }
+        rows.into_par_iter()
+            .enumerate()
+            .for_each_init(RowScratch::default, |scratch, (i, out)| {
+                corrections(
+                    surface,
+                    &kelvin,
+                    i,
+                    &neighbours[i],
+                    accuracy.quadrature_ratio,
+                    scratch,
+                    out,
+                )
+            });
         let settings = far_field.multipole(surface.len());
         let fmm = settings.map(|settings| Fmm::new(kelvin, surface.centroids(), settings));
         let relaxed = match settings {
@@ -271,27 +279,60 @@ fn neighbours_within(surface: &Surface, ratio: f64) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// The correction block `C_ij` (dimensionless): the accurate integral of `T` over triangle `j`
-/// at the centroid of `i`, less the point term the far field already counts (none for `i = j`,
-/// whose block is the jump `1/2 I` plus the principal value). `points` is scratch for the
-/// quadrature points.
-fn correction(
+/// Quadrature points of one row's blocks, and each block's (point count, first point, slot).
+#[derive(Default)]
+struct RowScratch {
+    points: Vec<(DVec3, f64)>,
+    spans: Vec<(usize, usize, usize)>,
+}
+
+/// The correction blocks `C_ij` (dimensionless) of target `i` against each of `sources` into
+/// `out`: the accurate integral of `T` over triangle `j` at the centroid of `i`, less the point
+/// term the far field already counts (none for `i = j`, whose block is the jump `1/2 I` plus the
+/// principal value). The sources' quadrature rules are gathered first, and rules of one length
+/// are integrated four at a time ([`Kelvin::traction_integrals`], each with the bits of its own
+/// point-by-point sum).
+fn corrections(
     surface: &Surface,
     kelvin: &Kelvin,
-    (i, j): (usize, usize),
+    i: usize,
+    sources: &[u32],
     quadrature_ratio: f64,
-    points: &mut Vec<(DVec3, f64)>,
-) -> DMat3 {
+    scratch: &mut RowScratch,
+    out: &mut [DMat3],
+) {
     let (x, n) = (surface.centroids()[i], surface.normals()[i]);
-    let triangle = surface.triangle(j);
-    if i == j {
-        // On the flat triangle r^ . n = 0: T = -(1 - 2 nu)(n_l r^_i - n_i r^_l) / (8 pi (1 - nu) r^2).
-        let nu = kelvin.poisson();
-        let pv = principal_value_direction(&triangle, x);
-        let scale = -(1.0 - 2.0 * nu) / (8.0 * core::f64::consts::PI * (1.0 - nu));
-        return DMat3::IDENTITY * 0.5 + (outer(pv, n) - outer(n, pv)) * scale;
+    scratch.points.clear();
+    scratch.spans.clear();
+    for (slot, &j) in sources.iter().enumerate() {
+        let j = j as usize;
+        let triangle = surface.triangle(j);
+        if i == j {
+            // On the flat triangle r^ . n = 0: T = -(1 - 2 nu)(n_l r^_i - n_i r^_l) / (8 pi (1 - nu) r^2).
+            let nu = kelvin.poisson();
+            let pv = principal_value_direction(&triangle, x);
+            let scale = -(1.0 - 2.0 * nu) / (8.0 * core::f64::consts::PI * (1.0 - nu));
+            out[slot] = DMat3::IDENTITY * 0.5 + (outer(pv, n) - outer(n, pv)) * scale;
+            continue;
+        }
+        let start = scratch.points.len();
+        visit_adaptive(&triangle, x, quadrature_ratio, &mut |y, w| scratch.points.push((y, w)));
+        scratch.spans.push((scratch.points.len() - start, start, slot));
     }
-    points.clear();
-    visit_adaptive(&triangle, x, quadrature_ratio, &mut |y, w| points.push((y, w)));
-    kelvin.traction_integral(x, n, points) - kelvin.traction(x - surface.centroids()[j], n) * surface.areas()[j]
+    scratch.spans.sort_unstable();
+    let points = &scratch.points;
+    for group in scratch.spans.chunk_by(|a, b| a.0 == b.0) {
+        for quad in group.chunks(LANES) {
+            // Lanes past the group's end repeat its last rule; their results are dropped.
+            let rules = core::array::from_fn(|l| {
+                let (len, start, _) = quad[l.min(quad.len() - 1)];
+                &points[start..start + len]
+            });
+            let integrals = kelvin.traction_integrals(x, n, rules);
+            for (integral, &(_, _, slot)) in integrals.iter().zip(quad) {
+                let j = sources[slot] as usize;
+                out[slot] = *integral - kelvin.traction(x - surface.centroids()[j], n) * surface.areas()[j];
+            }
+        }
+    }
 }
