@@ -10,7 +10,7 @@ use super::loads::Loads;
 use super::material::Elastic;
 use super::operator::{Accuracy, FarField, TractionOperator};
 use super::particular::Particular;
-use super::relaxed::RelaxedProducts;
+use super::relaxed::{RelaxedProducts, WARM_UP};
 use super::rigid::RigidModes;
 use super::solution::Solution;
 use super::surface::Surface;
@@ -168,12 +168,13 @@ impl ElasticBody {
         // The completed operator (see `rigid`): well conditioned, same stress. Its products may be
         // relaxed (see `bicgstab`).
         let mut products = RelaxedProducts::new(&self.operator, s);
+        let warm_up = products.relaxes().then_some(WARM_UP);
         let mut completed = |v: &[DVec3], out: &mut [DVec3], allowed: f64| {
             let product = products.apply(v, out, allowed);
             self.rigid.complete(v, out);
             product
         };
-        let (density, convergence) = bicgstab_relaxed(&mut completed, &rhs, self.settings.stopping);
+        let (density, convergence) = bicgstab_relaxed(&mut completed, &rhs, self.settings.stopping, warm_up);
         if !convergence.converged {
             return Err(FractureError::input(format!(
                 "the stress solve stopped at relative residual {:.3e} after {} iterations (tolerance {:.1e})",
