@@ -76,7 +76,7 @@ impl Matrix {
     /// `A x` for every `x` of `inputs` (each of length `cols`), in input order.
     ///
     /// Vectors go in blocks of [`BATCH`], interleaved four by four, and each block of eight rows
-    /// of `A` (four for the last rows) meets every vector of the batch while it is in cache: the
+    /// of `A` (the last rows one by one) meets every vector of the batch while it is in cache: the
     /// inner step multiplies eight matrix entries by four vector entries into 32 running sums,
     /// nine loads for 32 products where a dot product needs two per product, and eight vector
     /// additions independent of each other (with four rows the adds waited on each other's
@@ -112,31 +112,22 @@ impl Matrix {
                     }
                     r += ROWS;
                 }
+                // The last rows (fewer than eight), one at a time.
                 while r < rows {
-                    let height = (rows - r).min(LANES);
+                    let row = self.row(r);
                     for g in 0..groups {
                         let xs = &packed[g * cols * LANES..(g + 1) * cols * LANES];
-                        let sums = if height == LANES {
-                            four_rows(&self.data[r * cols..(r + LANES) * cols], cols, xs)
-                        } else {
-                            let mut sums = [[0.0; LANES]; LANES];
-                            for (i, sum) in sums.iter_mut().enumerate().take(height) {
-                                let row = self.row(r + i);
-                                for (k, &a) in row.iter().enumerate() {
-                                    for j in 0..LANES {
-                                        sum[j] += a * xs[k * LANES + j];
-                                    }
-                                }
-                            }
-                            sums
-                        };
-                        for j in 0..LANES.min(block.len() - g * LANES) {
-                            for (i, sum) in sums.iter().enumerate().take(height) {
-                                outputs[g * LANES + j][r + i] = sum[j];
+                        let mut sum = [0.0; LANES];
+                        for (k, &a) in row.iter().enumerate() {
+                            for j in 0..LANES {
+                                sum[j] += a * xs[k * LANES + j];
                             }
                         }
+                        for (j, value) in sum.iter().enumerate().take(block.len() - g * LANES) {
+                            outputs[g * LANES + j][r] = *value;
+                        }
                     }
-                    r += height;
+                    r += 1;
                 }
                 outputs
             })
@@ -183,50 +174,12 @@ impl Matrix {
     }
 }
 
-/// The products of four consecutive rows (`rows`, row-major, `cols` each) with four interleaved
-/// vectors (`xs[k * 4 + j]`): `sums[i][j]`, each a sum over `k` in order.
-#[inline]
-fn four_rows(rows: &[f64], cols: usize, xs: &[f64]) -> [[f64; LANES]; LANES] {
-    #[cfg(target_arch = "x86_64")]
-    if avx_available() {
-        #[allow(unsafe_code)]
-        // SAFETY: `avx_available` confirmed that this machine executes AVX.
-        return unsafe { four_rows_avx(rows, cols, xs) };
-    }
-    four_rows_in::<Portable>(rows, cols, xs)
-}
-
-/// [`four_rows_in`] in AVX registers: the same bits as the portable form.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-fn four_rows_avx(rows: &[f64], cols: usize, xs: &[f64]) -> [[f64; LANES]; LANES] {
-    four_rows_in::<Avx>(rows, cols, xs)
-}
-
-/// [`four_rows`], the four vectors in the lanes of `V`.
-#[inline(always)]
-fn four_rows_in<V: Lanes>(rows: &[f64], cols: usize, xs: &[f64]) -> [[f64; LANES]; LANES] {
-    let (r0, rest) = rows.split_at(cols);
-    let (r1, rest) = rest.split_at(cols);
-    let (r2, r3) = rest.split_at(cols);
-    let mut sums = [V::splat(0.0); LANES];
-    for (k, x) in xs.chunks_exact(LANES).enumerate() {
-        let x = V::load(x.try_into().expect("four lanes"));
-        sums[0] = sums[0] + V::splat(r0[k]) * x;
-        sums[1] = sums[1] + V::splat(r1[k]) * x;
-        sums[2] = sums[2] + V::splat(r2[k]) * x;
-        sums[3] = sums[3] + V::splat(r3[k]) * x;
-    }
-    sums.map(V::to_array)
-}
-
 /// Rows of the register block of [`Matrix::apply_many`]: eight running sums of four lanes each,
 /// so eight additions are in flight where four rows left the adder waiting on its latency.
 const ROWS: usize = 8;
 
 /// The products of eight consecutive rows (`rows`, row-major, `cols` each) with four interleaved
-/// vectors (`xs[k * 4 + j]`): `sums[i][j]`, each a sum over `k` in order, as [`four_rows`] gives
-/// them.
+/// vectors (`xs[k * 4 + j]`): `sums[i][j]`, each a sum over `k` in order.
 #[inline]
 fn eight_rows(rows: &[f64], cols: usize, xs: &[f64]) -> [[f64; LANES]; ROWS] {
     #[cfg(target_arch = "x86_64")]
@@ -545,8 +498,8 @@ mod tests {
     }
 
     /// Every product of `apply_many` is the plain sum over the columns in order, bit for bit:
-    /// with rows in blocks of eight, then four, then one (29), and vectors filling one batch and
-    /// part of another, the last group of four short (21).
+    /// with rows in blocks of eight, then one by one (29), and vectors filling one batch and part
+    /// of another, the last group of four short (21).
     #[test]
     fn bem_fmm_apply_many_sums_each_row_in_column_order() {
         let a = random(29, 37, 3);
