@@ -44,9 +44,10 @@ use super::surface::Surface;
 pub enum FarField {
     /// Direct summation below [`FarField::AUTO_THRESHOLD`] triangles, the multipole method with
     /// the fast settings for 1e-4 above (`FmmSettings::for_accuracy(1e-4)`, order 8 with
-    /// separation 1: errors of 1e-7 to 1.4e-5 measured). The collocation itself is accurate to
-    /// about a percent (the oracles in `tests/bem.rs`), so a tighter far field changes no
-    /// stress that matters and costs a third more per mat-vec (fandisk: 0.21 s against 0.32 s).
+    /// separation 1: errors of 1e-7 to 1.4e-5 measured, 7.3e-6 on fandisk.obj's centroids). The
+    /// collocation itself is accurate to about a percent (the oracles in `tests/bem.rs`), so a
+    /// tighter far field changes no stress that matters and costs more per mat-vec (fandisk,
+    /// two threads: 0.095 s, against 0.151 s at the 1e-5 settings, 3.7e-6).
     #[default]
     Auto,
     /// Direct summation: O(n^2), exact to round-off.
