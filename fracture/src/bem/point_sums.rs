@@ -184,18 +184,24 @@ fn traction_integrals_in<V: Lanes>(
     // Point `k` of every rule at once: an index into four slices, not an iteration over one.
     #[allow(clippy::needless_range_loop)]
     for k in 0..rules[0].len() {
-        let point = |c: usize| V::load(&core::array::from_fn(|l| rules[l][k].0[c]));
-        let r = [target[0] - point(0), target[1] - point(1), target[2] - point(2)];
+        let points: [(DVec3, f64); LANES] = core::array::from_fn(|l| rules[l][k]);
+        let r = [
+            target[0] - V::load(&points.map(|p| p.0.x)),
+            target[1] - V::load(&points.map(|p| p.0.y)),
+            target[2] - V::load(&points.map(|p| p.0.z)),
+        ];
         let inv2 = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).recip_or_zero();
         let root = inv2.sqrt();
         let d = [r[0] * root, r[1] * root, r[2] * root];
         let dn = d[0] * normal[0] + d[1] * normal[1] + d[2] * normal[2];
         let s = minus_scale * inv2;
         let (k3, m, skew) = (three * dn * s, va * dn * s, va * s);
-        let w = V::load(&core::array::from_fn(|l| rules[l][k].1));
+        let w = V::load(&points.map(|p| p.1));
+        // `d * k`, as the scalar form forms it once for the outer product.
+        let dk = [d[0] * k3, d[1] * k3, d[2] * k3];
         for (i, row) in block.iter_mut().enumerate() {
             for (l, entry) in row.iter_mut().enumerate() {
-                let symmetric = d[i] * (d[l] * k3) + if i == l { m } else { zero };
+                let symmetric = d[i] * dk[l] + if i == l { m } else { zero };
                 let t = symmetric + (d[i] * normal[l] - normal[i] * d[l]) * skew;
                 *entry = *entry + t * w;
             }
