@@ -143,7 +143,9 @@ pub fn bicgstab_relaxed(
     // the true residual whenever a round ends with the true one above the tolerance, so products
     // whose real error is larger than they claim are relaxed less in the next round.
     let mut trust = 1.0;
-    let mut warming = warm_up.is_some_and(|w| w > stopping.tolerance);
+    // A warm-up only between the tolerance and the starting residual: one at 1 or above would
+    // have nothing to do.
+    let mut warming = warm_up.is_some_and(|w| w > stopping.tolerance && w < 1.0);
     loop {
         // The round's goal, and the error its products may have at a residual of `norm`.
         let round_goal = match warm_up {
@@ -331,14 +333,13 @@ mod tests {
         assert!(conv.iterations > conv.warm_up_iterations);
         let residual = true_residual(&coupled(n, STRENGTH), &x, &b);
         assert!(residual <= 1e-8, "{residual}");
-        // A warm-up no looser than the tolerance is no warm-up.
-        let (_, plain) = bicgstab_relaxed(
-            &mut relaxed(coupled(n, STRENGTH), 1.0),
-            &b,
-            Stopping::default(),
-            Some(1e-9),
-        );
-        assert_eq!(plain.warm_up_iterations, 0);
+        // A warm-up no looser than the tolerance, or not below the starting residual, is no
+        // warm-up.
+        for warm_up in [1e-9, 1.0, f64::NAN] {
+            let mut product = relaxed(coupled(n, STRENGTH), 1.0);
+            let (_, plain) = bicgstab_relaxed(&mut product, &b, Stopping::default(), Some(warm_up));
+            assert!(plain.converged && plain.warm_up_iterations == 0, "{warm_up}: {plain:?}");
+        }
     }
 
     /// A product that returns NaN ends the solve unconverged, within its budget.

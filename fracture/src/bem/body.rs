@@ -25,10 +25,10 @@ pub struct BemSettings {
     pub stopping: Stopping,
     /// How the far field is summed.
     pub far_field: FarField,
-    /// Whether late iterations of a solve whose far field uses the multipole method may take
-    /// their products with cheaper far fields, within the error the iteration allows them (see
-    /// [`super::bicgstab`]; on by default). The tolerance holds either way: the residual is
-    /// checked with the exact product.
+    /// Whether a solve whose far field uses the multipole method first warms up on a cheaper
+    /// far field and then takes its late products with it, within the error the iteration allows
+    /// them (see [`super::bicgstab`] and [`super::relaxed`]; on by default). The tolerance holds
+    /// either way: the residual is checked with the exact product.
     pub relaxation: bool,
 }
 
@@ -149,8 +149,8 @@ impl ElasticBody {
 
     /// Solves for the stress under `loads` (made for this surface): the density whose traction is
     /// the loads' less the particular solution's, by BiCGSTAB on the operator completed with the
-    /// rigid motions (see [`super::rigid`]). Fails if the loads were made for
-    /// another surface or the iteration did not reach the tolerance.
+    /// rigid motions (see [`super::rigid`]), relaxed as [`BemSettings::relaxation`] says. Fails if
+    /// the loads were made for another surface or the iteration did not reach the tolerance.
     pub fn solve(&self, loads: &Loads) -> Result<Solution<'_>, FractureError> {
         let s = &self.surface;
         if loads.tractions().len() != s.len() {

@@ -223,6 +223,10 @@ impl TractionOperator {
 
     /// `out = (D + A) rho` with the far field of the operator (`far` `None`) or relaxed far field
     /// `far` (an index into [`TractionOperator::relaxed_far_fields`]).
+    ///
+    /// # Panics
+    ///
+    /// If `far` is not an index into the relaxed far fields (a programmer error).
     pub fn apply_with(&self, surface: &Surface, rho: &[DVec3], out: &mut [DVec3], far: Option<usize>) {
         let charges: Vec<DVec3> = rho.iter().zip(surface.areas()).map(|(r, a)| *r * *a).collect();
         match far.map(|k| &self.relaxed[k].0).or(self.fmm.as_ref()) {

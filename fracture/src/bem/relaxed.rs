@@ -6,7 +6,7 @@
 //! A product allowed a relative error `e` takes the cheapest far field whose error is at most
 //! `e`. The errors are first assumed from measurements ([`RELAXED_ORDERS`]), then checked in each
 //! solve: the first product a cheaper far field would take is also taken with the operator's
-//! own, and twice the error measured on it replaces the assumed one when larger. A far field that
+//! own, and the error measured on it replaces the assumed one when larger. A far field that
 //! is worse on some surface than on the measured ones (small leaves, say, which put more of the
 //! sum through the translations) is so used only where its real error is allowed.
 
@@ -31,11 +31,13 @@ use super::surface::Surface;
 /// | 4     | 1.3e-2          | 1.3e-3       | 4.2e-2                 | 4.5e-3              | 0.038 s          |
 ///
 /// (largest entry: the largest error relative to the largest exact entry; two threads; the near
-/// field, the same in all, is 0.013 s of each product). On the iterates of a solve the errors
+/// field, the same in all, is 0.013 s of each product; since these were measured the passes
+/// above level 2 were dropped and the transforms run in lanes: order 8 now takes 0.095 s and
+/// order 6 0.053 s). On the iterates of a solve the errors
 /// are larger (fandisk: order 7 1.2e-4, order 6 6.2e-4, order 4 5.5e-2), which the check in each
 /// solve finds. Only order 6 is used. Whole solves to 1e-8 (BiCGSTAB on the completed operator,
-/// two threads, pulls along two directions, order 8 and separation 1 as the exact far field),
-/// none relaxed, order 6, orders 6 and 4:
+/// two threads, pulls along two directions, order 8 and separation 1 as the exact far field;
+/// before the warm-up below), none relaxed, order 6, orders 6 and 4:
 ///
 /// | mesh | none | order 6 | orders 6 and 4 |
 /// |------|------|---------|----------------|
@@ -53,21 +55,23 @@ pub const RELAXED_ORDERS: [(usize, f64); 1] = [(6, 1e-4)];
 
 /// Relative residual to which a solve with a cheaper far field first runs on it alone (the
 /// warm-up of [`super::bicgstab`]), before the relaxed iteration with the operator's own far
-/// field goes on from there. Measured on whole solves to 1e-8 (two threads; pulls along x and
-/// an oblique direction), relaxed products alone against a warm-up to 1e-4 first:
+/// field goes on from there. Measured on whole solves of [`super::ElasticBody::solve`] to 1e-8
+/// (two threads; pulls along x and an oblique direction), relaxed products alone against a
+/// warm-up to 1e-4 first:
 ///
 /// | mesh | relaxed alone | warm-up to 1e-4, then relaxed |
 /// |------|---------------|-------------------------------|
-/// | fandisk.obj, x | 5.37 s | 4.35 s |
-/// | fandisk, oblique | 5.93 s | 4.32 s |
-/// | homer.obj, x | 6.02 s | 5.86 s |
-/// | homer, oblique | 6.20 s | 6.47 s |
-/// | spot.obj (multipole), x | 1.28 s | 1.17 s |
-/// | spot, oblique | 1.21 s | 1.22 s |
+/// | fandisk.obj, x | 5.37 s, 32 iterations | 4.53 s, 39 (18 warming up) |
+/// | fandisk, oblique | 5.93 s, 34 | 4.85 s, 39 (18) |
+/// | homer.obj, x | 6.02 s, 36 | 5.80 s, 38 (15) |
+/// | homer, oblique | 6.20 s, 36 | 6.29 s, 41 (16) |
 ///
-/// Warming up to 1e-3 or 3e-4 (fandisk 4.38 s, 4.45 s) or to 1e-5 (4.70 s), or on order 4 (to
-/// 1e-3: 4.44 s) or 7 (to 1e-4: 4.52 s), did no better; the relaxed round after the warm-up
-/// needs its relaxation (fandisk 6.07 s and homer 6.24 s with every product exact).
+/// A first trial outside the solve (fandisk, the pull's tractions alone, the warm-up on a body
+/// of its own) tried other settings, none better than 1e-4 on order 6 (4.35 s): warming up to
+/// 1e-3, 3e-4 or 1e-5 (4.38, 4.45, 4.70 s), on order 4 to 1e-3 (4.44 s), on order 7 (4.52 s);
+/// and the round after the warm-up needs its relaxation (6.07 s with every product exact; homer
+/// 6.24 s against 5.86 s). On spot.obj (multipole far field forced) it made no difference (1.17
+/// and 1.22 s against 1.28 and 1.21 s).
 pub const WARM_UP: f64 = 1e-4;
 
 /// The cheaper far fields a solve may use beside the multipole method at `settings`, most

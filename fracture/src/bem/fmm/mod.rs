@@ -708,6 +708,27 @@ mod tests {
         assert!(t1.iter().zip(&t2).all(|(a, b)| (*a - *b).length() < 1e-8 * scale));
     }
 
+    /// Trees of depth 0 and 1 translate nothing (every leaf is a neighbour of every other): the
+    /// evaluation is the direct sum, to rounding.
+    #[test]
+    fn bem_fmm_shallow_trees_sum_directly() {
+        let mut rng = SplitMix64::new(21);
+        let points: Vec<DVec3> = (0..600).map(|_| rng.unit_vector()).collect();
+        let charges: Vec<DVec3> = (0..600).map(|_| rng.unit_vector()).collect();
+        let mut exact = vec![DVec3::ZERO; points.len()];
+        direct_traction_sum(&kelvin(), &points, &points, &charges, &mut exact);
+        for leaf_size in [1000, 200] {
+            let settings = FmmSettings {
+                leaf_size,
+                ..FmmSettings::default()
+            };
+            let fmm = Fmm::new(kelvin(), &points, settings);
+            assert!(fmm.tree().depth() < 2, "depth {}", fmm.tree().depth());
+            let got = fmm.evaluate(&charges, Target::Traction(&points));
+            assert!(relative_max_error(&got, &exact) < 1e-12, "leaves of {leaf_size}");
+        }
+    }
+
     /// The same bits with one thread and two.
     #[test]
     fn bem_fmm_is_deterministic_across_thread_counts() {
