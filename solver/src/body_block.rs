@@ -318,9 +318,8 @@ mod tests {
     use super::*;
     use crate::joint_block::{JointBlock, RowBlock, is_bilateral};
     use crate::joints::{JointAnchor, JointPose, JointSpec, fixed_joint_rows};
-    use crate::pgs::prepare;
-    use crate::settings::SolverSettings;
     use crate::softness::Softness;
+    use crate::test_scenes::prepare_rows;
     use glam::{DQuat, DVec3};
     use shatter_integrators::SplitMix64;
 
@@ -382,11 +381,7 @@ mod tests {
         for (u, w) in [(-0.5, -0.5), (0.5, -0.5), (-0.5, 0.5), (0.5, 0.5)] {
             glue(0, crate::body::NO_BODY, DVec3::new(-0.5, w, u));
         }
-        let settings = SolverSettings::default();
-        let prepared = rows
-            .iter()
-            .map(|row| prepare(row, &bodies, 1.0 / 60.0, &settings))
-            .collect();
+        let prepared = prepare_rows(&rows, &bodies, 1.0 / 60.0);
         (bodies, prepared)
     }
 

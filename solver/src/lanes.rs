@@ -740,10 +740,10 @@ mod tests {
     use super::*;
     use crate::body::{NO_BODY, SolverBody};
     use crate::contact::{ContactPoint, push_contact_rows};
-    use crate::pgs::{PairKeys, assign_pairs, prepare, sweep_rows};
-    use crate::settings::{SolveReport, SolverSettings};
+    use crate::pgs::{PairKeys, assign_pairs, sweep_rows};
+    use crate::settings::SolveReport;
     use crate::shock::ShockOrder;
-    use crate::test_scenes::push_stacked_patch;
+    use crate::test_scenes::{prepare_rows, push_stacked_patch};
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
 
@@ -823,8 +823,7 @@ mod tests {
             (j.linear_a, j.angular_a) = (turn * j.linear_a, turn * j.angular_a);
             (j.linear_b, j.angular_b) = (turn * j.linear_b, turn * j.angular_b);
         }
-        let settings = SolverSettings::default();
-        let mut prepared: Vec<Prepared> = rows.iter().map(|row| prepare(row, &bodies, DT, &settings)).collect();
+        let mut prepared = prepare_rows(&rows, &bodies, DT);
         let pairs = assign_pairs(&mut prepared, &mut PairKeys::default());
         let budgets: Vec<f64> = (0..pairs).map(|_| rng.range(0.0, 0.02)).collect();
         let mut runs: Vec<(usize, usize)> = Vec::new();

@@ -445,7 +445,7 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
 mod tests {
     use super::*;
     use crate::body::NO_BODY;
-    use crate::test_scenes::push_stacked_patch;
+    use crate::test_scenes::{prepare_rows, push_stacked_patch};
     use glam::DMat3;
     use shatter_integrators::SplitMix64;
 
@@ -485,11 +485,7 @@ mod tests {
                     (0.5, clamped),
                 );
             }
-            let settings = SolverSettings::default();
-            let mut prepared: Vec<Prepared> = rows
-                .iter()
-                .map(|row| prepare(row, &bodies, 1.0 / 30.0, &settings))
-                .collect();
+            let mut prepared = prepare_rows(&rows, &bodies, 1.0 / 30.0);
             assert_eq!(
                 patches > 40,
                 prepared.len() >= PARALLEL_PAIR_ROWS,

@@ -441,10 +441,10 @@ mod tests {
 
     use super::*;
     use crate::body::SolverBody;
-    use crate::pgs::{PairKeys, assign_pairs, prepare};
-    use crate::settings::{SolveReport, SolverSettings};
+    use crate::pgs::{PairKeys, assign_pairs};
+    use crate::settings::SolveReport;
     use crate::shock_state::Shared;
-    use crate::test_scenes::push_stacked_patch;
+    use crate::test_scenes::{prepare_rows, push_stacked_patch};
 
     /// A unit cube (mass 1 kg) sinking at 1 m/s onto two supports held still, one corner of each
     /// support changing its push by `changes` (N s). Returns whether the group was charged, its
@@ -481,11 +481,7 @@ mod tests {
             (&mut rng, (0.0, 0.0)),
             (0.5, true),
         );
-        let settings = SolverSettings::default();
-        let mut prepared: Vec<Prepared> = rows
-            .iter()
-            .map(|row| prepare(row, &bodies, 1.0 / 30.0, &settings))
-            .collect();
+        let mut prepared = prepare_rows(&rows, &bodies, 1.0 / 30.0);
         assert_eq!(assign_pairs(&mut prepared, &mut PairKeys::default()), 2);
         let group: Vec<(usize, Frozen)> = (0..rows.len())
             .filter(|&i| rows[i].friction.is_none())

@@ -5,7 +5,9 @@ use shatter_integrators::SplitMix64;
 
 use crate::body::SolverBody;
 use crate::patch::{ContactPatch, PatchPoint, push_patch_rows};
+use crate::pgs::{Prepared, prepare};
 use crate::row::Row;
+use crate::settings::SolverSettings;
 use crate::softness::Softness;
 
 /// The rows of a patch between a box `a` resting on `b` (a box or the world), both 1 m tall, at
@@ -39,4 +41,10 @@ pub(crate) fn push_stacked_patch(
         friction_direction: None,
     };
     push_patch_rows(rows, bodies, &patch, 1.0 / 30.0).unwrap();
+}
+
+/// `rows` prepared against `bodies` for a step of `dt` (s) with the default solver settings.
+pub(crate) fn prepare_rows(rows: &[Row], bodies: &[SolverBody], dt: f64) -> Vec<Prepared> {
+    let settings = SolverSettings::default();
+    rows.iter().map(|row| prepare(row, bodies, dt, &settings)).collect()
 }
