@@ -12,6 +12,7 @@ use super::operator::{Accuracy, FarField, TractionOperator};
 use super::particular::Particular;
 use super::relaxed::{RelaxedProducts, WARM_UP};
 use super::rigid::RigidModes;
+use super::schwarz::{MAX_CLUSTER_SIZE, Preconditioner, Schwarz};
 use super::solution::Solution;
 use super::surface::Surface;
 use crate::error::FractureError;
@@ -30,6 +31,9 @@ pub struct BemSettings {
     /// them (see [`super::bicgstab`] and [`super::relaxed`]; on by default). The tolerance holds
     /// either way: the residual is checked with the exact product.
     pub relaxation: bool,
+    /// How BiCGSTAB is preconditioned (block Jacobi over clusters of 32 triangles by default, see
+    /// [`super::schwarz`]). The tolerance means the same either way.
+    pub preconditioner: Preconditioner,
 }
 
 impl Default for BemSettings {
@@ -39,6 +43,7 @@ impl Default for BemSettings {
             stopping: Stopping::default(),
             far_field: FarField::default(),
             relaxation: true,
+            preconditioner: Preconditioner::default(),
         }
     }
 }
@@ -50,6 +55,7 @@ pub struct ElasticBody {
     material: Elastic,
     operator: TractionOperator,
     rigid: RigidModes,
+    preconditioner: Option<Schwarz>,
     settings: BemSettings,
 }
 
@@ -94,6 +100,22 @@ impl ElasticBody {
                 "a finite tolerance > 0",
             ));
         }
+        if let Preconditioner::Schwarz { cluster_size, overlap } = settings.preconditioner {
+            if !(1..=MAX_CLUSTER_SIZE).contains(&cluster_size) {
+                return Err(FractureError::invalid(
+                    "preconditioner cluster size",
+                    cluster_size,
+                    "1 to 256 triangles",
+                ));
+            }
+            if !(overlap.is_finite() && overlap >= 0.0) {
+                return Err(FractureError::invalid(
+                    "preconditioner overlap",
+                    overlap,
+                    "a finite number of triangle diameters >= 0",
+                ));
+            }
+        }
         let surface = Surface::try_new(mesh)?;
         if let FarField::Multipole(fmm) = settings.far_field
             && !((3..=12).contains(&fmm.order) && fmm.leaf_size >= 1 && fmm.truncation > 0.0 && fmm.truncation < 1.0)
@@ -112,11 +134,18 @@ impl ElasticBody {
             settings.relaxation,
         );
         let rigid = RigidModes::new(&surface);
+        let preconditioner = match settings.preconditioner {
+            Preconditioner::None => None,
+            Preconditioner::Schwarz { cluster_size, overlap } => {
+                Some(Schwarz::new(&operator, &surface, cluster_size, overlap))
+            }
+        };
         Ok(Self {
             surface,
             material,
             operator,
             rigid,
+            preconditioner,
             settings,
         })
     }
@@ -149,7 +178,8 @@ impl ElasticBody {
 
     /// Solves for the stress under `loads` (made for this surface): the density whose traction is
     /// the loads' less the particular solution's, by BiCGSTAB on the operator completed with the
-    /// rigid motions (see [`super::rigid`]), relaxed as [`BemSettings::relaxation`] says. Fails if
+    /// rigid motions (see [`super::rigid`]), preconditioned and relaxed as
+    /// [`BemSettings::preconditioner`] and [`BemSettings::relaxation`] say. Fails if
     /// the loads were made for another surface or the iteration did not reach the tolerance.
     pub fn solve(&self, loads: &Loads) -> Result<Solution<'_>, FractureError> {
         let s = &self.surface;
@@ -169,12 +199,26 @@ impl ElasticBody {
         // relaxed (see `bicgstab`).
         let mut products = RelaxedProducts::new(&self.operator, s);
         let warm_up = products.relaxes().then_some(WARM_UP);
-        let mut completed = |v: &[DVec3], out: &mut [DVec3], allowed: f64| {
+        // Preconditioned on the right (see `schwarz`): the iterate is `y`, the density
+        // `M^-1 y`, and the residual is the density's.
+        let mut preconditioned = vec![DVec3::ZERO; s.len()];
+        let mut completed = |y: &[DVec3], out: &mut [DVec3], allowed: f64| {
+            let v = match &self.preconditioner {
+                Some(m) => {
+                    m.apply(y, &mut preconditioned);
+                    &preconditioned[..]
+                }
+                None => y,
+            };
             let product = products.apply(v, out, allowed);
             self.rigid.complete(v, out);
             product
         };
-        let (density, convergence) = bicgstab_relaxed(&mut completed, &rhs, self.settings.stopping, warm_up);
+        let (mut density, convergence) = bicgstab_relaxed(&mut completed, &rhs, self.settings.stopping, warm_up);
+        if let Some(m) = &self.preconditioner {
+            let y = density.clone();
+            m.apply(&y, &mut density);
+        }
         if !convergence.converged {
             return Err(FractureError::input(format!(
                 "the stress solve stopped at relative residual {:.3e} after {} iterations (tolerance {:.1e})",
@@ -221,5 +265,38 @@ mod tests {
             assert_eq!(error.contains("point-evaluation"), name.starts_with("point"), "{error}");
         }
         assert!(ElasticBody::try_new(mesh, material, BemSettings::default()).is_ok());
+    }
+
+    /// A cluster size of 0 or above the largest, and an overlap that is negative or not finite,
+    /// are refused by name.
+    #[test]
+    fn bem_body_refuses_bad_preconditioner_settings_by_name() {
+        let mesh = grid_box(DVec3::splat(0.1), 0.1, Grading::Uniform).unwrap();
+        let material = Elastic::try_new(2.0e9, 0.3).unwrap();
+        for (cluster_size, overlap, name) in [
+            (0, 0.0, "cluster size"),
+            (MAX_CLUSTER_SIZE + 1, 0.0, "cluster size"),
+            (8, -0.1, "overlap"),
+            (8, f64::NAN, "overlap"),
+            (8, f64::INFINITY, "overlap"),
+        ] {
+            let settings = BemSettings {
+                preconditioner: Preconditioner::Schwarz { cluster_size, overlap },
+                ..BemSettings::default()
+            };
+            let Err(error) = ElasticBody::try_new(mesh.clone(), material, settings) else {
+                panic!("{cluster_size}, {overlap} accepted");
+            };
+            let error = error.to_string();
+            assert!(error.contains(&format!("preconditioner {name}")), "{error}");
+        }
+        let settings = BemSettings {
+            preconditioner: Preconditioner::Schwarz {
+                cluster_size: MAX_CLUSTER_SIZE,
+                overlap: 1.0,
+            },
+            ..BemSettings::default()
+        };
+        assert!(ElasticBody::try_new(mesh, material, settings).is_ok());
     }
 }

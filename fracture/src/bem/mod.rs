@@ -5,9 +5,10 @@
 //! The displacement is a single-layer potential of the Kelvin solution ([`kernel`]) with an
 //! unknown density on the surface, plus a particular solution for the body force
 //! ([`particular`]). The traction boundary condition at every triangle's centroid gives a
-//! second-kind integral equation ([`operator`]), solved by BiCGSTAB ([`bicgstab`]) whose late
-//! iterations take cheaper far-field products within the error they may have ([`relaxed`]); loads are
-//! tractions per triangle and gravity, balanced by the body's own inertia ([`loads`]). Stress and
+//! second-kind integral equation ([`operator`]), solved by BiCGSTAB ([`bicgstab`]) preconditioned
+//! by the operator's blocks over small clusters of triangles ([`schwarz`]); its late iterations take
+//! cheaper far-field products within the error they may have ([`relaxed`]). Loads are tractions
+//! per triangle and gravity, balanced by the body's own inertia ([`loads`]). Stress and
 //! displacement can then be read anywhere inside and at the surface vertices ([`solution`]), and
 //! decomposed into principal stresses ([`principal`]) for a Rankine criterion. The far field of
 //! every mat-vec is summed directly or by a kernel-independent fast multipole method ([`fmm`]).
@@ -17,6 +18,7 @@
 pub mod bicgstab;
 pub mod body;
 pub mod crack;
+pub(crate) mod dense_lu;
 pub mod fmm;
 pub mod kernel;
 pub(crate) mod lanes;
@@ -31,6 +33,7 @@ pub mod principal;
 pub mod quadrature;
 pub mod relaxed;
 pub mod rigid;
+pub mod schwarz;
 pub mod solution;
 pub mod surface;
 
@@ -43,5 +46,6 @@ pub use model::{BemFracture, BemFractureEvent, BemFractureSettings, BemMaterial,
 pub use operator::{Accuracy, FarField};
 pub use point_sums::PointForces;
 pub use principal::{PrincipalStress, principal_stress};
+pub use schwarz::Preconditioner;
 pub use solution::Solution;
 pub use surface::{Component, Surface};

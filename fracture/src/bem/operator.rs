@@ -216,6 +216,22 @@ impl TractionOperator {
         &self.relaxed
     }
 
+    /// The block `(i, j)` of `D + A` (dimensionless): the traction at centroid `i` of a unit
+    /// density on triangle `j`, as [`TractionOperator::apply`] sums it with the direct far field.
+    pub fn entry(&self, surface: &Surface, i: usize, j: usize) -> DMat3 {
+        let row = &self.near.sources[self.near.offsets[i]..self.near.offsets[i + 1]];
+        let near = match row.binary_search(&(j as u32)) {
+            Ok(k) => self.near.blocks[self.near.offsets[i] + k],
+            Err(_) => DMat3::ZERO,
+        };
+        // The far field counts no source at the target's own place (itself, or a duplicate).
+        let r = surface.centroids()[i] - surface.centroids()[j];
+        if r == DVec3::ZERO {
+            return near;
+        }
+        near + self.kelvin.traction(r, surface.normals()[i]) * surface.areas()[j]
+    }
+
     /// `out = (D + A) rho`: tractions (Pa) at the centroids of the density `rho` (Pa).
     pub fn apply(&self, surface: &Surface, rho: &[DVec3], out: &mut [DVec3]) {
         self.apply_with(surface, rho, out, None);
