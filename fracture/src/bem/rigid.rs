@@ -6,9 +6,10 @@
 //! that balance (orthogonal to the rigid motions `r_k`). Discretised, those six singular values
 //! are small but not zero, and a Krylov solver spends its iterations on them: BiCGSTAB, without a
 //! preconditioner, needed 52 iterations on fandisk.obj. The completed operator
-//! `A + 1/2 sum_k r_k <r_k, .>` (Fredholm's standard fix for a Neumann problem) maps the null space onto the rigid motions, outside the
-//! range of `A`, so it is well conditioned; for balanced loads its solution has `<r_k, rho> = 0`
-//! and the same traction, and a density differing by null vectors gives the same stress.
+//! `A + 1/2 sum_k r_k <r_k, .>` (Fredholm's standard fix for a Neumann problem) maps the null
+//! space onto the rigid motions, outside the range of `A`, so it is well conditioned; for
+//! balanced loads its solution has `<r_k, rho> = 0` and the same traction, and a density
+//! differing by null vectors gives the same stress.
 
 use glam::DVec3;
 
