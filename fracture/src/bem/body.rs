@@ -31,8 +31,9 @@ pub struct BemSettings {
     /// them (see [`super::bicgstab`] and [`super::relaxed`]; on by default). The tolerance holds
     /// either way: the residual is checked with the exact product.
     pub relaxation: bool,
-    /// How BiCGSTAB is preconditioned (block Jacobi over clusters of 32 triangles by default, see
-    /// [`super::schwarz`]). The tolerance means the same either way.
+    /// How BiCGSTAB is preconditioned (restricted additive Schwarz over clusters of 32 triangles,
+    /// overlapping by a quarter of a triangle diameter, by default; see [`super::schwarz`]). The
+    /// tolerance means the same either way.
     pub preconditioner: Preconditioner,
 }
 

@@ -6,7 +6,7 @@
 //! unknown density on the surface, plus a particular solution for the body force
 //! ([`particular`]). The traction boundary condition at every triangle's centroid gives a
 //! second-kind integral equation ([`operator`]), solved by BiCGSTAB ([`bicgstab`]) preconditioned
-//! by the operator's blocks over small clusters of triangles ([`schwarz`]); its late iterations take
+//! by the operator's blocks over small overlapping clusters of triangles ([`schwarz`]); its late iterations take
 //! cheaper far-field products within the error they may have ([`relaxed`]). Loads are tractions
 //! per triangle and gravity, balanced by the body's own inertia ([`loads`]). Stress and
 //! displacement can then be read anywhere inside and at the surface vertices ([`solution`]), and

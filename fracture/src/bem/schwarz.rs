@@ -12,8 +12,8 @@
 //! by an overlap, the triangles whose centroid lies within a given number of its mean triangle
 //! diameters of its bounding box (at most [`MAX_OVERLAP`] times its size, the nearest kept); the
 //! extended block is factored, and applying the preconditioner solves it and keeps the cluster's
-//! own triangles. Without the overlap (block Jacobi, the default: [`OVERLAP`] is 0) the cut
-//! between two clusters is a seam the preconditioner does not see across.
+//! own triangles (by default [`OVERLAP`], a quarter of a diameter). Without the overlap (block
+//! Jacobi) the cut between two clusters is a seam the preconditioner does not see across.
 //!
 //! The solve preconditions on the right: BiCGSTAB solves `(D + A) M^-1 y = b` and the density is
 //! `M^-1 y`. Its residual `b - (D + A) M^-1 y` is the residual of the density itself, so the
@@ -24,7 +24,7 @@
 //! fandisk homer spot box sphere`, two threads, E = 30 GPa, nu = 0.2, pulls along x and
 //! obliquely; iterations, and seconds of the solve after the preparation):
 //!
-//! | mesh, pull | none | block Jacobi, 32 (default) | overlap 0.25, 16 | 32 | 64 |
+//! | mesh, pull | none | block Jacobi, 32 | overlap 0.25, 16 | 32 (default) | 64 |
 //! |------------|------|------------------|------------------|--------------|----|
 //! | cow.obj (5804), x | 40, 3.34 s | 32, 2.72 s | 29, 2.52 s | 25, 2.18 s | 24, 2.15 s |
 //! | cow, oblique | 42, 3.56 s | 30, 2.59 s | 30, 2.55 s | 25, 2.22 s | 25, 2.27 s |
@@ -39,20 +39,16 @@
 //! | icosphere (5120), x | 6, 0.37 s | 8, 0.48 s | 8, 0.47 s | 8, 0.50 s | 8, 0.47 s |
 //! | icosphere, oblique | 7, 0.41 s | 8, 0.49 s | 8, 0.45 s | 8, 0.49 s | 8, 0.48 s |
 //!
-//! Either pays where solves are long (sharp features, long thin triangles, thin parts: a second
-//! off on fandisk and cow) and costs one to three iterations where they are already short (a
+//! Both pay where solves are long (sharp features, long thin triangles, thin parts: a second
+//! off on fandisk and cow) and cost one to three iterations where they are already short (a
 //! sphere, a box of regular triangles: a tenth of a second or two). For fandisk block Jacobi takes
 //! 0.03 s to build and 1.3 ms to apply, the overlap of 0.25 0.07 s and 2 ms, against 53 to 95 ms
 //! for a product of the operator; an overlap of 0.5 gained no more than 0.25 in a first trial
 //! and took twice as long.
 //!
-//! The overlap of 0.25 saves more iterations on cow and homer, yet block Jacobi is the default:
-//! with the overlap the stress of the notched-bar fracture event of `tests/bem_crack.rs` differs
-//! at the level of the tolerance, and that is enough for the event's cut through the last
-//! ligament to be refused (the cut's path on the far surface zigzags across the crack plane by
-//! more than the 2 mm slot is wide, so the fans of its two walls cross), leaving the event to its
-//! grid pieces. The cut, not the stress, is at fault there; until it is robust to such
-//! differences the default keeps the stress that event was validated with.
+//! The overlap of 0.25 over 32, the default, saves the most where it matters: against block
+//! Jacobi, cow 32 to 25 iterations along x and 30 to 25 obliquely, homer 38 to 34 and 40 to 39,
+//! fandisk 29 to 27 and 31 to 31, spot the same.
 //!
 //! A cluster whose block cannot be factored (a pivot that vanishes to working precision, which a
 //! second-kind operator near `1/2 I` does not produce on a valid mesh) is left out: `M` is the
@@ -70,8 +66,8 @@ use super::surface::Surface;
 pub const CLUSTER_SIZE: usize = 32;
 
 /// Overlap of a cluster's block, by default: how far beyond the bounding box of its centroids it
-/// reaches, in its mean triangle diameters (0: block Jacobi; see the module docs for why).
-pub const OVERLAP: f64 = 0.0;
+/// reaches, in its mean triangle diameters (see the module docs for the measurements).
+pub const OVERLAP: f64 = 0.25;
 
 /// Most overlap triangles of a cluster, in multiples of its size.
 pub const MAX_OVERLAP: usize = 3;
@@ -96,8 +92,7 @@ pub enum Preconditioner {
 }
 
 impl Default for Preconditioner {
-    /// Block Jacobi: Schwarz over clusters of [`CLUSTER_SIZE`] triangles with an overlap of
-    /// [`OVERLAP`] (0).
+    /// Schwarz over clusters of [`CLUSTER_SIZE`] triangles with an overlap of [`OVERLAP`].
     fn default() -> Self {
         Self::Schwarz {
             cluster_size: CLUSTER_SIZE,
