@@ -57,8 +57,8 @@ pub const RELAXED_ORDERS: [(usize, f64); 1] = [(6, 1e-4)];
 /// warm-up of [`super::bicgstab`]), before the relaxed iteration with the operator's own far
 /// field goes on from there. Measured on whole solves of [`super::ElasticBody::solve`] to 1e-8
 /// (two threads; pulls along x and an oblique direction; before the preconditioner of
-/// [`super::schwarz`], which takes fandisk along x to 29 iterations, 14 of them warming up, and
-/// 4.56 s with the preparation), relaxed products alone against a warm-up to 1e-4 first:
+/// [`super::schwarz`], which takes fandisk along x to 27 iterations, 13 of them warming up, and
+/// 4.51 s with the preparation), relaxed products alone against a warm-up to 1e-4 first:
 ///
 /// | mesh | relaxed alone | warm-up to 1e-4, then relaxed |
 /// |------|---------------|-------------------------------|
