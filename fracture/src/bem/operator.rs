@@ -218,6 +218,11 @@ impl TractionOperator {
 
     /// The block `(i, j)` of `D + A` (dimensionless): the traction at centroid `i` of a unit
     /// density on triangle `j`, as [`TractionOperator::apply`] sums it with the direct far field.
+    ///
+    /// # Panics
+    ///
+    /// If `i` or `j` is not a triangle of `surface`, or `surface` is not the one the operator was
+    /// built for (a programmer error).
     pub fn entry(&self, surface: &Surface, i: usize, j: usize) -> DMat3 {
         let row = &self.near.sources[self.near.offsets[i]..self.near.offsets[i + 1]];
         let near = match row.binary_search(&(j as u32)) {

@@ -131,6 +131,10 @@ impl Schwarz {
     /// of its mean triangle diameter, and factors the block of `operator` over each. A size
     /// outside 1 to [`MAX_CLUSTER_SIZE`] is taken as the nearest in range and an overlap that is
     /// negative or not finite as 0 ([`super::ElasticBody::try_new`] refuses both by name).
+    ///
+    /// # Panics
+    ///
+    /// If `operator` was not built for `surface` (a programmer error).
     pub fn new(operator: &TractionOperator, surface: &Surface, size: usize, overlap: f64) -> Self {
         let centroids = surface.centroids();
         let overlap = if overlap.is_finite() { overlap.max(0.0) } else { 0.0 };
@@ -191,6 +195,10 @@ impl Schwarz {
     /// `out = M^-1 v`: per cluster, the density (Pa) whose traction under the extended block is
     /// `v` (Pa) there, kept on the cluster's own triangles. Each triangle is written by exactly
     /// one cluster, so the result does not depend on the thread count.
+    ///
+    /// # Panics
+    ///
+    /// If `v` or `out` has fewer entries than the surface has triangles (a programmer error).
     pub fn apply(&self, v: &[DVec3], out: &mut [DVec3]) {
         let solved: Vec<Vec<f64>> = self
             .clusters
