@@ -17,6 +17,7 @@
 
 pub mod bicgstab;
 pub mod body;
+pub(crate) mod buckets;
 pub mod crack;
 pub(crate) mod dense_lu;
 pub mod fmm;

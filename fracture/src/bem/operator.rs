@@ -28,9 +28,9 @@
 //! stored once per operator.
 
 use glam::{DMat3, DVec3};
-use hashbrown::HashMap;
 use rayon::prelude::*;
 
+use super::buckets::Buckets;
 use super::fmm::{Fmm, FmmSettings, Target};
 use super::kernel::{Kelvin, outer};
 use super::lanes::LANES;
@@ -275,30 +275,17 @@ fn neighbours_within(surface: &Surface, ratio: f64) -> Vec<Vec<u32>> {
     let centroids = surface.centroids();
     let reach: Vec<f64> = surface.diameters().iter().map(|d| d * ratio).collect();
     let cell = reach.iter().fold(0.0f64, |a, &r| a.max(r));
-    let key = |p: DVec3| {
-        let k = (p / cell).floor();
-        (k.x as i64, k.y as i64, k.z as i64)
-    };
-    let mut grid: HashMap<(i64, i64, i64), Vec<u32>> = HashMap::new();
-    for (j, &c) in centroids.iter().enumerate() {
-        grid.entry(key(c)).or_default().push(j as u32);
-    }
+    let buckets = Buckets::new(centroids, cell);
     (0..centroids.len())
         .into_par_iter()
         .map(|i| {
-            let (x, y, z) = key(centroids[i]);
+            let k = buckets.key(centroids[i]);
             let mut found = Vec::new();
-            for dx in -1..=1 {
-                for dy in -1..=1 {
-                    for dz in -1..=1 {
-                        if let Some(cell) = grid.get(&(x + dx, y + dy, z + dz)) {
-                            found.extend(cell.iter().copied().filter(|&j| {
-                                (centroids[i] - centroids[j as usize]).length_squared() < reach[j as usize].powi(2)
-                            }));
-                        }
-                    }
+            buckets.visit(k.map(|c| c - 1), k.map(|c| c + 1), |j| {
+                if (centroids[i] - centroids[j as usize]).length_squared() < reach[j as usize].powi(2) {
+                    found.push(j);
                 }
-            }
+            });
             found.sort_unstable();
             found
         })

@@ -55,9 +55,9 @@
 //! identity on its triangles, and [`Schwarz::identity_clusters`] counts them.
 
 use glam::DVec3;
-use hashbrown::HashMap;
 use rayon::prelude::*;
 
+use super::buckets::Buckets;
 use super::dense_lu::Lu;
 use super::operator::TractionOperator;
 use super::surface::Surface;
@@ -143,13 +143,13 @@ impl Schwarz {
             .iter()
             .map(|g| overlap * g.iter().map(|&i| surface.diameters()[i as usize]).sum::<f64>() / g.len() as f64)
             .collect();
-        let grid = Grid::new(centroids, reaches.iter().fold(0.0, |a: f64, &r| a.max(r)));
+        let buckets = Buckets::new(centroids, reaches.iter().fold(0.0, |a: f64, &r| a.max(r)));
         let clusters = groups
             .into_par_iter()
             .zip(reaches)
             .map(|(own, reach)| {
                 let mut members = if reach > 0.0 {
-                    grid.around(centroids, &own, reach, MAX_OVERLAP * own.len())
+                    around(&buckets, centroids, &own, reach, MAX_OVERLAP * own.len())
                 } else {
                     Vec::new()
                 };
@@ -200,22 +200,36 @@ impl Schwarz {
     ///
     /// If `v` or `out` has fewer entries than the surface has triangles (a programmer error).
     pub fn apply(&self, v: &[DVec3], out: &mut [DVec3]) {
-        let solved: Vec<Vec<f64>> = self
-            .clusters
+        // Each cluster solves into its own stretch of one buffer (its own triangles in order),
+        // with a scratch vector per worker rather than per cluster.
+        let mut solved = vec![DVec3::ZERO; self.clusters.iter().map(|c| c.own).sum()];
+        let mut stretches: Vec<&mut [DVec3]> = Vec::with_capacity(self.clusters.len());
+        let mut rest = solved.as_mut_slice();
+        for c in &self.clusters {
+            let (head, tail) = rest.split_at_mut(c.own);
+            stretches.push(head);
+            rest = tail;
+        }
+        self.clusters
             .par_iter()
-            .map(|c| {
-                let mut x: Vec<f64> = c.members.iter().flat_map(|&i| v[i as usize].to_array()).collect();
+            .zip(stretches)
+            .for_each_init(Vec::new, |x: &mut Vec<f64>, (c, stretch)| {
+                x.clear();
+                x.extend(c.members.iter().flat_map(|&i| v[i as usize].to_array()));
                 if let Some(lu) = &c.factors {
-                    lu.solve_tail(&mut x, 3 * c.own);
+                    lu.solve_tail(x, 3 * c.own);
                 }
-                x
-            })
-            .collect();
-        for (c, x) in self.clusters.iter().zip(solved) {
-            let tail = &x[x.len() - 3 * c.own..];
-            for (&i, block) in c.own().iter().zip(tail.chunks_exact(3)) {
-                out[i as usize] = DVec3::from_slice(block);
+                let tail = &x[x.len() - 3 * c.own..];
+                for (s, block) in stretch.iter_mut().zip(tail.chunks_exact(3)) {
+                    *s = DVec3::from_slice(block);
+                }
+            });
+        let mut at = 0;
+        for c in &self.clusters {
+            for (&i, s) in c.own().iter().zip(&solved[at..at + c.own]) {
+                out[i as usize] = *s;
             }
+            at += c.own;
         }
     }
 }
@@ -259,52 +273,22 @@ fn bounds(points: &[DVec3], indices: &[u32]) -> (DVec3, DVec3) {
         })
 }
 
-/// Points bucketed in cubes, for the overlap queries.
-struct Grid {
-    cell: f64,
-    buckets: HashMap<[i64; 3], Vec<u32>>,
-}
-
-impl Grid {
-    /// Buckets of side `cell` (a positive floor keeps a zero reach harmless).
-    fn new(points: &[DVec3], cell: f64) -> Self {
-        let cell = if cell > 0.0 { cell } else { 1.0 };
-        let mut buckets: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
-        for (i, p) in points.iter().enumerate() {
-            buckets.entry(key(*p, cell)).or_default().push(i as u32);
+/// The points outside `own` within `reach` (m) of the bounding box of `own`, at most `most` of
+/// them (the nearest to the box, ties by index), ascending.
+fn around(buckets: &Buckets, points: &[DVec3], own: &[u32], reach: f64, most: usize) -> Vec<u32> {
+    let (lo, hi) = bounds(points, own);
+    let distance = |p: DVec3| (lo - p).max(p - hi).max(DVec3::ZERO).length();
+    let mut found: Vec<(f64, u32)> = Vec::new();
+    buckets.visit(buckets.key(lo - reach), buckets.key(hi + reach), |j| {
+        let d = distance(points[j as usize]);
+        if d <= reach && own.binary_search(&j).is_err() {
+            found.push((d, j));
         }
-        Self { cell, buckets }
-    }
-
-    /// The points outside `own` within `reach` of the bounding box of `own`, at most `most` of
-    /// them (the nearest to the box, ties by index), ascending.
-    fn around(&self, points: &[DVec3], own: &[u32], reach: f64, most: usize) -> Vec<u32> {
-        let (lo, hi) = bounds(points, own);
-        let distance = |p: DVec3| (lo - p).max(p - hi).max(DVec3::ZERO).length();
-        let (from, to) = (key(lo - reach, self.cell), key(hi + reach, self.cell));
-        let mut found: Vec<(f64, u32)> = Vec::new();
-        for x in from[0]..=to[0] {
-            for y in from[1]..=to[1] {
-                for z in from[2]..=to[2] {
-                    for &j in self.buckets.get(&[x, y, z]).into_iter().flatten() {
-                        let d = distance(points[j as usize]);
-                        if d <= reach && own.binary_search(&j).is_err() {
-                            found.push((d, j));
-                        }
-                    }
-                }
-            }
-        }
-        found.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut kept: Vec<u32> = found.into_iter().take(most).map(|(_, j)| j).collect();
-        kept.sort_unstable();
-        kept
-    }
-}
-
-fn key(p: DVec3, cell: f64) -> [i64; 3] {
-    let k = (p / cell).floor();
-    [k.x as i64, k.y as i64, k.z as i64]
+    });
+    found.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut kept: Vec<u32> = found.into_iter().take(most).map(|(_, j)| j).collect();
+    kept.sort_unstable();
+    kept
 }
 
 #[cfg(test)]
@@ -353,7 +337,7 @@ mod tests {
     #[test]
     fn bem_schwarz_overlap_is_the_points_near_the_cluster() {
         let points = fibonacci_sphere(2000);
-        let grid = Grid::new(&points, 0.1);
+        let buckets = Buckets::new(&points, 0.1);
         let own: Vec<u32> = clusters(&points, 40).swap_remove(5);
         let (lo, hi) = bounds(&points, &own);
         let distance = |p: DVec3| (lo - p).max(p - hi).max(DVec3::ZERO).length();
@@ -361,8 +345,8 @@ mod tests {
             .filter(|j| own.binary_search(j).is_err() && distance(points[*j as usize]) <= 0.1)
             .collect();
         assert!(near.len() > 10);
-        assert_eq!(grid.around(&points, &own, 0.1, usize::MAX), near);
-        let capped = grid.around(&points, &own, 0.1, 5);
+        assert_eq!(around(&buckets, &points, &own, 0.1, usize::MAX), near);
+        let capped = around(&buckets, &points, &own, 0.1, 5);
         assert_eq!(capped.len(), 5);
         let farthest_kept = capped.iter().map(|&j| distance(points[j as usize])).fold(0.0, f64::max);
         let nearest_left = near

@@ -179,7 +179,7 @@ pub(crate) fn cut_ligament(
             k => guides[1.min(k - 1)],
         };
         let traced = trace(mesh, s_i, s_j, toward, &plane_points, e, bounds)?;
-        merge_short_steps(mesh, traced, &plane_points, e, bounds)
+        merge_short_and_detour_steps(mesh, traced, &plane_points, e, bounds)
     };
     let pos = |v: u32| mesh.positions()[v as usize];
     // The path must run under the front: a path that found its way round the body to the
@@ -888,7 +888,7 @@ pub(crate) fn settle(mesh: &mut CrackMesh, v: u32, on: DVec3, e: DVec3, bounds: 
 ///   onto its lips cross the other side's. (Measured on the notched bar of `tests/bem_crack.rs`:
 ///   a stress that differed at the level of the solver's tolerance put a snapped vertex 5.5 mm
 ///   off a 2 mm crack, and the cut was refused.)
-fn merge_short_steps(
+fn merge_short_and_detour_steps(
     mesh: &mut CrackMesh,
     mut path: Vec<u32>,
     plane_points: &[DVec3],
