@@ -280,31 +280,57 @@ fn settle_box(
     Ok(())
 }
 
-/// [`find_pairs`] again after islands woke within the step: states have not changed since the
-/// step's first search, only who is awake, so the swept boxes are kept and only the roles are
-/// renewed (and the boxes of bodies that overflowed, which quarantine has since put back).
+/// The pairs that bodies woken within the step bring, after [`find_pairs`] ran: states have not
+/// changed since the step's first search, only who is awake, so the swept boxes are kept and only
+/// the roles are renewed (and the boxes of bodies that overflowed, which quarantine has since put
+/// back). A pair that waking makes wanted has a body whose role changed, that is a body in
+/// `woken` (dense indices) or one given its box again; so only those bodies are looked up, one
+/// query each, instead of the whole search again (a heap of debris has tens of thousands of
+/// pairs, and one sphere waking among them cost the step three passes over all of them).
+/// Writes into `fresh` every wanted pair with such a body, sorted by handles: a superset of the
+/// new pairs, the same pairs the whole search gives with them (checked in test builds).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn find_pairs_after_waking(
     bodies: &BodyStore,
     broad: &mut BroadPhase,
     dt: f64,
     margin: f64,
     connected: &[(u64, u64)],
-    pairs: &mut Vec<[u32; 2]>,
+    woken: &[usize],
+    fresh: &mut Vec<[u32; 2]>,
     scratch: &mut BroadScratch,
 ) -> Result<(), EngineError> {
     debug_assert_eq!(scratch.swept.len(), bodies.len(), "find_pairs ran first this step");
+    let mut changed: Vec<u32> = woken.iter().map(|&dense| dense as u32).collect();
     for dense in 0..bodies.len() {
         let swept = &mut scratch.swept[dense];
         if let Bounds::Overflow(_) = swept.bounds {
             *swept = Swept::of(bodies, dense, dt, margin);
             if let Bounds::Swept(b) = swept.bounds {
                 update_proxy(bodies, broad, dense, b, dt)?;
+                changed.push(dense as u32);
             }
         } else {
             swept.role = role(bodies, dense);
         }
     }
-    collect_pairs(bodies, broad, connected, margin, pairs, scratch);
+    changed.sort_unstable();
+    changed.dedup();
+    let unbounded = |&dense: &u32| matches!(scratch.swept[dense as usize].bounds, Bounds::Unbounded);
+    if changed.iter().any(unbounded) {
+        // A half-space that woke pairs with every box: the whole search it is.
+        collect_pairs(bodies, broad, connected, margin, fresh, scratch);
+        return Ok(());
+    }
+    pairs_by_query(bodies, broad, connected, &changed, scratch);
+    plane_pairs(bodies, margin, &changed, false, scratch);
+    merge(&scratch.proxy_pairs, &scratch.plane_pairs, fresh);
+    if cfg!(debug_assertions) {
+        let mut whole = Vec::new();
+        collect_pairs(bodies, broad, connected, margin, &mut whole, scratch);
+        whole.retain(|pair| pair.iter().any(|dense| changed.binary_search(dense).is_ok()));
+        assert_eq!(&whole, fresh, "the pairs of woken bodies differ from the whole search's");
+    }
     Ok(())
 }
 
@@ -353,9 +379,8 @@ fn collect_pairs(
         pairs.clear();
         return;
     }
-    let records = bodies.records();
     if 4 * moving.len() < bodies.len() && broad.pending_moves() <= 4 * moving.len() + PENDING_MOVES {
-        pairs_by_query(bodies, broad, connected, scratch);
+        pairs_by_query(bodies, broad, connected, bodies.moving(), scratch);
         if cfg!(debug_assertions) {
             // The pairs must be those of the whole pair list; test builds check every time.
             let found = core::mem::take(&mut scratch.proxy_pairs);
@@ -366,7 +391,19 @@ fn collect_pairs(
     } else {
         pairs_from_list(bodies, broad, connected, scratch);
     }
-    let swept = &scratch.swept;
+    plane_pairs(bodies, margin, moving, true, scratch);
+    if !scratch.proxy_pairs.is_sorted_by_key(|f| (f.0, f.1)) {
+        scratch.proxy_pairs.sort_unstable_by_key(|f| (f.0, f.1));
+    }
+    merge(&scratch.proxy_pairs, &scratch.plane_pairs, pairs);
+}
+
+/// The pairs of every half-space with the bodies of `with` (dense indices) into
+/// `scratch.plane_pairs`, filtered by role; with `whole`, a half-space that moves pairs with every
+/// body instead (the whole search, `with` being the moving list).
+fn plane_pairs(bodies: &BodyStore, margin: f64, with: &[u32], whole: bool, scratch: &mut BroadScratch) {
+    scratch.plane_pairs.clear();
+    let (records, swept) = (bodies.records(), &scratch.swept);
     for &plane in &scratch.planes {
         let plane = plane as usize;
         let view = bodies.view(plane);
@@ -375,7 +412,6 @@ fn collect_pairs(
         };
         let normal = view.state.orientation * half_space.normal();
         let offset = normal.dot(view.state.position) + half_space.offset();
-        // A fixed or sleeping plane pairs only with awake bodies and moving kinematic ones.
         let mut test = |j: usize| {
             let body = &swept[j];
             let Some(b) = body.swept() else { return };
@@ -388,17 +424,15 @@ fn collect_pairs(
                     .push(ordered(records[plane].id, plane, records[j].id, j));
             }
         };
+        // A fixed or sleeping plane pairs only with awake bodies and moving kinematic ones.
         match swept[plane].role {
-            Role::Fixed | Role::Asleep => moving.iter().for_each(|&j| test(j as usize)),
-            Role::Awake | Role::Mover => (0..swept.len()).for_each(test),
+            Role::Awake | Role::Mover if whole => (0..swept.len()).for_each(test),
+            _ => with.iter().for_each(|&j| test(j as usize)),
         }
     }
-    for list in [&mut scratch.proxy_pairs, &mut scratch.plane_pairs] {
-        if !list.is_sorted_by_key(|f| (f.0, f.1)) {
-            list.sort_unstable_by_key(|f| (f.0, f.1));
-        }
+    if !scratch.plane_pairs.is_sorted_by_key(|f| (f.0, f.1)) {
+        scratch.plane_pairs.sort_unstable_by_key(|f| (f.0, f.1));
     }
-    merge(&scratch.proxy_pairs, &scratch.plane_pairs, pairs);
 }
 
 /// Moved proxies the broad phase may hold unapplied, beyond four per moving body, before a search
@@ -443,15 +477,21 @@ fn pairs_from_list(bodies: &BodyStore, broad: &mut BroadPhase, connected: &[(u64
     }
 }
 
-/// The proxy pairs of the search into `scratch.proxy_pairs`, from one query of the broad phase per
-/// moving body: the way when few bodies move among many at rest, whose pairs with each other the
-/// whole list would hold. Every wanted pair has a moving body, and a pair's swept boxes overlap
-/// only where their fat boxes do (each fat box holds its swept box), so the pairs are those the
-/// whole list gives.
-fn pairs_by_query(bodies: &BodyStore, broad: &BroadPhase, connected: &[(u64, u64)], scratch: &mut BroadScratch) {
+/// The proxy pairs with a body of `with` (dense indices) into `scratch.proxy_pairs`, sorted by
+/// handles, from one query of the broad phase per body. With the moving bodies, the way when few
+/// bodies move among many at rest, whose pairs with each other the whole list would hold: every
+/// wanted pair has a moving body, and a pair's swept boxes overlap only where their fat boxes do
+/// (each fat box holds its swept box), so the pairs are those the whole list gives.
+fn pairs_by_query(
+    bodies: &BodyStore,
+    broad: &BroadPhase,
+    connected: &[(u64, u64)],
+    with: &[u32],
+    scratch: &mut BroadScratch,
+) {
     scratch.proxy_pairs.clear();
     let (records, swept) = (bodies.records(), &scratch.swept);
-    for &j in bodies.moving() {
+    for &j in with {
         let j = j as usize;
         let Some(box_j) = swept[j].swept() else {
             continue;

@@ -65,11 +65,13 @@ impl World {
                 self.scratch.wake_requests.extend(tags);
                 break;
             }
+            let mut round_woken = Vec::new();
             for tag in tags {
                 let bodies = sleep::wake_island(&mut self.bodies, tag);
                 self.remember_woken(&bodies);
-                woken += bodies.len();
+                round_woken.extend(bodies);
             }
+            woken += round_woken.len();
             let records = self.bodies.records();
             let key = |pair: &[u32; 2]| (records[pair[0] as usize].id, records[pair[1] as usize].id);
             let mut fresh = Vec::new();
@@ -79,6 +81,7 @@ impl World {
                 dt,
                 self.settings.contact_margin,
                 connected,
+                &round_woken,
                 &mut fresh,
                 &mut self.scratch.broad,
             )?;
@@ -89,9 +92,9 @@ impl World {
             fresh.retain(|pair| pairs.binary_search_by_key(&key(pair), key).is_err());
             let job = collide::Narrow::new(&self.bodies, &self.manifold_cache, &self.settings, dt);
             collide::narrow_phase(&job, &fresh, &mut self.scratch.narrow, contacts, manifolds)?;
+            // Two sorted runs each: the stable sorts merge them.
             pairs.extend(fresh);
-            pairs.sort_unstable_by_key(key);
-            // Two sorted runs: the sort merges them.
+            pairs.sort_by_key(key);
             contacts.sort_by_key(|pair| (pair.body_a, pair.body_b));
         }
         Ok(woken)
