@@ -329,7 +329,10 @@ pub(crate) fn find_pairs_after_waking(
         let mut whole = Vec::new();
         collect_pairs(bodies, broad, connected, margin, &mut whole, scratch);
         whole.retain(|pair| pair.iter().any(|dense| changed.binary_search(dense).is_ok()));
-        assert_eq!(&whole, fresh, "the pairs of woken bodies differ from the whole search's");
+        assert_eq!(
+            &whole, fresh,
+            "the pairs of woken bodies differ from the whole search's"
+        );
     }
     Ok(())
 }
