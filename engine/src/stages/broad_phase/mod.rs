@@ -14,6 +14,10 @@
 //! Fat boxes depend on history (when each was last renewed), so the reported pairs are filtered
 //! down to those whose swept boxes themselves overlap: the pair list is then a function of the
 //! current state alone, and a world restored from a snapshot pairs exactly as the original did.
+//! Three ways find that list, by how many bodies move: a query of the broad phase per moving
+//! body when few do among many at rest; the broad phase's whole pair list, filtered; and, when
+//! at least a quarter of the bodies move, a sort and sweep of the swept boxes themselves
+//! (sweep.rs), which does not read the fat boxes' pairs at all.
 //!
 //! Unbounded bodies (half-spaces) have no box and no proxy: they are tested against every box by
 //! the exact distance of the box's lowest corner below the plane.
@@ -31,6 +35,8 @@ use shatter_integrators::{BodyKind, RigidState};
 use crate::error::EngineError;
 use crate::handle::BodyId;
 use crate::store::BodyStore;
+
+mod sweep;
 
 /// A body's role in pairing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,6 +206,9 @@ pub(crate) struct BroadScratch {
     /// Per body slot index: whether the body is on the moving list this search. Set for the
     /// moving bodies and cleared after, so a search costs nothing per resting body.
     on_list: Vec<bool>,
+    /// The swept boxes' starts along the sweep axis with their dense indices, sorted
+    /// (sweep.rs).
+    sweep_order: Vec<sweep::Entry>,
 }
 
 /// Candidate pairs of the store's bodies for a step of `dt` seconds with contact margin `margin`
@@ -390,6 +399,17 @@ fn collect_pairs(
             pairs_from_list(bodies, broad, connected, scratch);
             scratch.proxy_pairs.sort_unstable_by_key(|f| (f.0, f.1));
             assert_eq!(found, scratch.proxy_pairs, "the broad phase's two paths disagree");
+        }
+    } else if 4 * moving.len() >= bodies.len() {
+        sweep::pairs_by_sweep(bodies, connected, scratch);
+        if cfg!(debug_assertions) {
+            let found = core::mem::take(&mut scratch.proxy_pairs);
+            pairs_from_list(bodies, broad, connected, scratch);
+            scratch.proxy_pairs.sort_unstable_by_key(|f| (f.0, f.1));
+            assert_eq!(
+                found, scratch.proxy_pairs,
+                "the sweep and the broad phase's pairs disagree"
+            );
         }
     } else {
         pairs_from_list(bodies, broad, connected, scratch);
