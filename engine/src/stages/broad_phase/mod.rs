@@ -242,12 +242,15 @@ pub(crate) fn find_pairs(
     if everything {
         // The swept boxes (a rotation, a sine and a cosine each) of the bodies that moved, in
         // parallel; the proxies of those take them in dense order.
+        // Boxes of bodies new to the search are computed once, and stay marked as renewed so
+        // their proxies take them: renewing them again would find them unchanged, and a static
+        // body would then keep the box it was inserted with, without the margin, for good.
+        let kept = scratch.swept.len().min(n);
         scratch.swept.truncate(n);
         while scratch.swept.len() < n {
             scratch.swept.push(Swept::of(bodies, scratch.swept.len(), dt, margin));
         }
-        scratch
-            .swept
+        scratch.swept[..kept]
             .par_iter_mut()
             .enumerate()
             .with_min_len(64)
