@@ -81,7 +81,6 @@ pub(crate) struct SolveScratch {
     /// The solver bodies as they were before the solve.
     before: Vec<SolverBody>,
     rows: Vec<Row>,
-    patches: Vec<SolvedPatch>,
     joint_slices: Vec<JointSlice>,
     /// Each solver body's geometric stiffness from the joints pulling on it (tension.rs).
     tension_stiffness: Vec<DMat3>,
@@ -183,7 +182,6 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
         solver,
         before,
         rows,
-        patches,
         joint_slices,
         tension_stiffness,
         islands,
@@ -195,7 +193,6 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     solver.index.clear();
     solver.index.resize(store.len(), NO_BODY);
     rows.clear();
-    patches.clear();
     joint_slices.clear();
     // Solver slots in pair order, one thread: the numbering is the order of first use.
     pair_slots.clear();
@@ -231,7 +228,8 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     } else {
         chunks[..chunk_count].iter_mut().enumerate().for_each(build);
     }
-    append_chunks(&mut chunks[..chunk_count], rows, patches, &mut outcome.failures);
+    let chunks = &mut chunks[..chunk_count];
+    append_chunks(chunks, rows, &mut outcome.failures);
     for (j, joint) in world.joints.joints().iter().enumerate() {
         match joint_rows(store, solver, joint, dt) {
             Ok(Some(joint_rows)) => {
@@ -281,7 +279,7 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
             }
         }
         let rows = &*rows;
-        visit_patches(contacts, patches, |pair, patch| {
+        visit_patches(contacts, chunks, |pair, patch| {
             distribute_patch(rows, &patch.rows, &patch.points, patch.normal, pair, &patch.contacts)
         });
         let joints = world.joints.joints_mut();
@@ -369,16 +367,11 @@ fn pair_rows(
     }
 }
 
-/// Moves the chunks' rows, patches and failures to the ends of the step's lists, chunk after
-/// chunk, shifting every row index a chunk holds (friction rows' normal rows, patches' rows) by
-/// the rows before it. A chunk whose rows would not fit the solver's `u32` row numbers is left
-/// out with a failure naming its patches.
-fn append_chunks(
-    chunks: &mut [ContactChunk],
-    rows: &mut Vec<Row>,
-    patches: &mut Vec<SolvedPatch>,
-    failures: &mut Vec<String>,
-) {
+/// Copies the chunks' rows and moves their failures to the ends of the step's lists, chunk after
+/// chunk, shifting every row index a chunk holds (friction rows' normal rows, and its patches'
+/// rows, which stay in the chunk) by the rows before it. A chunk whose rows would not fit the
+/// solver's `u32` row numbers is left out (`kept` false) with a failure naming its patches.
+fn append_chunks(chunks: &mut [ContactChunk], rows: &mut Vec<Row>, failures: &mut Vec<String>) {
     // Each chunk's first row's place in `rows`, in chunk order; a chunk left out takes no room.
     let mut end = rows.len();
     for chunk in chunks.iter_mut() {
@@ -407,6 +400,21 @@ fn append_chunks(
     } else {
         rows.extend((first..end).map(shifted));
     }
+    // The patches stay in their chunks (a heap of debris has tens of thousands, hundreds of
+    // bytes each), their rows shifted where they are.
+    let shift = |chunk: &mut ContactChunk| {
+        let offset = chunk.start;
+        for patch in chunk.patches.iter_mut().filter(|_| chunk.kept) {
+            patch.rows.friction += offset;
+            patch.rows.normals += offset;
+            patch.rows.twist = patch.rows.twist.map(|twist| twist + offset);
+        }
+    };
+    if end - first >= PARALLEL_APPEND_ROWS {
+        chunks.par_iter_mut().for_each(shift);
+    } else {
+        chunks.iter_mut().for_each(shift);
+    }
     for chunk in chunks.iter_mut() {
         if !chunk.kept {
             failures.push(format!(
@@ -415,38 +423,39 @@ fn append_chunks(
             ));
             continue;
         }
-        let offset = chunk.start;
-        patches.extend(chunk.patches.drain(..).map(|mut patch| {
-            patch.rows.friction += offset;
-            patch.rows.normals += offset;
-            patch.rows.twist = patch.rows.twist.map(|twist| twist + offset);
-            patch
-        }));
         failures.append(&mut chunk.failures);
     }
 }
 
-/// Calls `visit` with each patch and its pair's contacts, patch after patch within a pair (a
-/// pair's patches are consecutive, as they were built). Each pair's contacts are written only
-/// by its own patches, so with many patches the pairs are visited side by side on the pool: the
-/// same writes in the same order for every pair.
+/// Calls `visit` with each patch of the kept `chunks` (rows shifted by [`append_chunks`]) and its
+/// pair's contacts, patch after patch within a pair (a pair's patches are consecutive, as they
+/// were built). Chunk `k` holds the patches of the pairs `k * PAIRS_PER_CHUNK` onwards, which
+/// only its patches write, so with many patches the chunks are visited side by side on the pool:
+/// the same writes in the same order for every pair.
 fn visit_patches(
     contacts: &mut [PairContacts],
-    patches: &[SolvedPatch],
+    chunks: &[ContactChunk],
     visit: impl Fn(&mut PairContacts, &SolvedPatch) + Sync,
 ) {
-    debug_assert!(patches.is_sorted_by_key(|patch| patch.pair), "patches in pair order");
-    if patches.len() >= PARALLEL_PATCHES {
-        contacts.par_iter_mut().enumerate().for_each(|(p, pair)| {
-            let start = patches.partition_point(|patch| patch.pair < p);
-            for patch in patches[start..].iter().take_while(|patch| patch.pair == p) {
-                visit(pair, patch);
-            }
-        });
-    } else {
-        for patch in patches {
-            visit(&mut contacts[patch.pair], patch);
+    let visit_chunk = |(k, (pairs, chunk)): (usize, (&mut [PairContacts], &ContactChunk))| {
+        let first = k * PAIRS_PER_CHUNK;
+        for patch in chunk.patches.iter().filter(|_| chunk.kept) {
+            debug_assert!(
+                (first..first + pairs.len()).contains(&patch.pair),
+                "patch of another chunk"
+            );
+            visit(&mut pairs[patch.pair - first], patch);
         }
+    };
+    let patches: usize = chunks.iter().map(|chunk| chunk.patches.len()).sum();
+    if patches >= PARALLEL_PATCHES {
+        (contacts.par_chunks_mut(PAIRS_PER_CHUNK).zip(chunks.par_iter()))
+            .enumerate()
+            .for_each(visit_chunk);
+    } else {
+        (contacts.chunks_mut(PAIRS_PER_CHUNK).zip(chunks.iter()))
+            .enumerate()
+            .for_each(visit_chunk);
     }
 }
 
@@ -627,11 +636,10 @@ mod tests {
                 .collect();
             let (rows_expected, patches_expected, failures_expected) = joined(&chunks);
             assert_eq!(count >= 100, rows_expected.len() >= PARALLEL_APPEND_ROWS);
-            let (mut rows, mut patches, mut failures) = (Vec::new(), Vec::new(), Vec::new());
-            pool.install(|| append_chunks(&mut chunks, &mut rows, &mut patches, &mut failures));
+            let (mut rows, mut failures) = (Vec::new(), Vec::new());
+            pool.install(|| append_chunks(&mut chunks, &mut rows, &mut failures));
             assert!(rows == rows_expected, "{count} chunks: rows differ");
-            let patches: Vec<[u32; 3]> = patches
-                .iter()
+            let patches: Vec<[u32; 3]> = (chunks.iter().flat_map(|chunk| &chunk.patches))
                 .map(|p| [p.rows.friction, p.rows.normals, p.rows.twist.unwrap_or(u32::MAX)])
                 .collect();
             assert_eq!(patches, patches_expected);
@@ -639,7 +647,7 @@ mod tests {
         }
     }
 
-    /// Visiting the patches pair by pair on the pool makes the writes of visiting them one after
+    /// Visiting the patches chunk by chunk on the pool makes the writes of visiting them one after
     /// another: every pair's contacts see their patches in order (an order-sensitive update), and
     /// pairs without patches are left alone.
     #[test]
@@ -657,7 +665,7 @@ mod tests {
             friction_impulse: [0.0; 2],
             warm_start: WarmStart::default(),
         };
-        let pairs = 3000;
+        let pairs: usize = 3000;
         let contacts: Vec<PairContacts> = (0..pairs)
             .map(|p| PairContacts {
                 body_a: BodyId::new(p as u32, 0),
@@ -668,24 +676,32 @@ mod tests {
                 dense: [p as u32, p as u32 + 1],
             })
             .collect();
-        // Every third pair has none, the others one to three patches.
-        let patches: Vec<SolvedPatch> = (0..pairs)
-            .filter(|p| p % 3 != 1)
-            .flat_map(|p| (0..1 + p % 4 % 3).map(move |k| (p, k)))
-            .map(|(pair, k)| SolvedPatch {
-                pair,
-                contacts: (0..4).filter(|c| (c + k) % 2 == 0 || k == 0).collect(),
-                points: SmallVec::new(),
-                normal: DVec3::Y,
-                rows: PatchRows {
-                    friction: (3 * pair + k) as u32,
-                    twist: None,
-                    normals: 0,
-                    tangents: [DVec3::X, DVec3::Z],
-                    centre_arm_a: DVec3::ZERO,
-                },
+        // Every third pair has none, the others one to three patches, in chunks of pairs.
+        let patch = |(pair, k): (usize, usize)| SolvedPatch {
+            pair,
+            contacts: (0..4).filter(|c| (c + k) % 2 == 0 || k == 0).collect(),
+            points: SmallVec::new(),
+            normal: DVec3::Y,
+            rows: PatchRows {
+                friction: (3 * pair + k) as u32,
+                twist: None,
+                normals: 0,
+                tangents: [DVec3::X, DVec3::Z],
+                centre_arm_a: DVec3::ZERO,
+            },
+        };
+        let chunks: Vec<ContactChunk> = (0..pairs.div_ceil(PAIRS_PER_CHUNK))
+            .map(|c| ContactChunk {
+                patches: (c * PAIRS_PER_CHUNK..pairs.min((c + 1) * PAIRS_PER_CHUNK))
+                    .filter(|p| p % 3 != 1)
+                    .flat_map(|p| (0..1 + p % 4 % 3).map(move |k| (p, k)))
+                    .map(patch)
+                    .collect(),
+                kept: true,
+                ..ContactChunk::default()
             })
             .collect();
+        let patches: Vec<&SolvedPatch> = chunks.iter().flat_map(|chunk| &chunk.patches).collect();
         assert!(patches.len() >= PARALLEL_PATCHES, "{} patches", patches.len());
         let visit = |pair: &mut PairContacts, patch: &SolvedPatch| {
             for &c in &patch.contacts {
@@ -699,7 +715,7 @@ mod tests {
         }
         let mut visited = contacts.clone();
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        pool.install(|| visit_patches(&mut visited, &patches, visit));
+        pool.install(|| visit_patches(&mut visited, &chunks, visit));
         assert!(visited == expected);
         assert!(visited != contacts, "the visit wrote something");
     }
