@@ -194,13 +194,23 @@ pub fn collide_closing_into(
     } else if let Some(gap) = sampled::boxes_apart(a, pose_a, b, pose_b, margin) {
         manifold.separation = gap;
     } else {
-        let (candidates, separation) = sampled::collide(a, pose_a, b, pose_b, closing, margin);
-        reduce::reduce_into(&candidates, manifold);
+        // The candidates (a few to dozens a pair, tens of thousands of pairs a step in a heap of
+        // debris) go into one buffer per thread rather than a new vector per pair.
+        let separation = CANDIDATES.with_borrow_mut(|candidates| {
+            let separation = sampled::collide(a, pose_a, b, pose_b, closing, margin, candidates);
+            reduce::reduce_into(candidates, manifold);
+            separation
+        });
         if manifold.contacts.is_empty() && separation.is_finite() && separation > 0.0 {
             manifold.separation = separation;
         }
     }
     Ok(())
+}
+
+thread_local! {
+    /// The unreduced contacts of the sampled pair this thread is testing.
+    static CANDIDATES: core::cell::RefCell<Vec<Contact>> = const { core::cell::RefCell::new(Vec::new()) };
 }
 
 /// The largest gap any contact of the pair can have under `closing` ([`Closing::pair_margin`]),

@@ -8,9 +8,9 @@ use super::{Closing, Collider, Contact, FeatureId};
 use crate::pose::Pose;
 
 /// Every particle of either body that `closing` keeps (and within `margin`, the pair's largest
-/// gap, [`super::pair_margin`]), as a contact (unreduced), and a separation of the pair (see
-/// [`Pair::particles_against`]): while no point of one body moves by more than it minus the
-/// margin relative to the other, the test finds no contact.
+/// gap, [`super::pair_margin`]), as a contact (unreduced) into `contacts` (cleared first), and
+/// returns a separation of the pair (see [`Pair::particles_against`]): while no point of one body
+/// moves by more than it minus the margin relative to the other, the test finds no contact.
 pub(super) fn collide(
     a: &Collider,
     pose_a: &Pose,
@@ -18,12 +18,13 @@ pub(super) fn collide(
     pose_b: &Pose,
     closing: &Closing,
     margin: f64,
-) -> (Vec<Contact>, f64) {
-    let mut contacts = Vec::new();
+    contacts: &mut Vec<Contact>,
+) -> f64 {
+    contacts.clear();
     let pair = Pair { closing, margin };
-    let of_a = pair.particles_against(a, pose_a, b, pose_b, false, &mut contacts);
-    let of_b = pair.particles_against(b, pose_b, a, pose_a, true, &mut contacts);
-    (contacts, of_a.min(of_b))
+    let of_a = pair.particles_against(a, pose_a, b, pose_b, false, contacts);
+    let of_b = pair.particles_against(b, pose_b, a, pose_a, true, contacts);
+    of_a.min(of_b)
 }
 
 /// The gap between the two bodies' boxes (each in its geometry frame, holding its solid and its
@@ -166,6 +167,25 @@ mod tests {
     use crate::shapes::{Cuboid, Shape, Sphere};
     use glam::{DQuat, DVec3};
 
+    /// [`collide`] into a new list: the unreduced contacts and the separation.
+    fn candidates(
+        a: &Collider,
+        pose_a: &Pose,
+        b: &Collider,
+        pose_b: &Pose,
+        closing: &Closing,
+        margin: f64,
+    ) -> (Vec<Contact>, f64) {
+        let mut contacts = vec![Contact {
+            point: DVec3::NAN,
+            normal: DVec3::NAN,
+            depth: f64::NAN,
+            feature: FeatureId::of_a(7),
+        }];
+        let separation = collide(a, pose_a, b, pose_b, closing, margin, &mut contacts);
+        (contacts, separation)
+    }
+
     /// Every particle of `source` tested one by one, the rule spelled out: inside the pair's
     /// largest gap and kept by the pair's motion; with its distance and normal (from B to A).
     fn brute_force(
@@ -234,7 +254,7 @@ mod tests {
             );
             for (a, b) in [(&slab, &ball), (&ball, &slab), (&slab, &slab)] {
                 let margin = super::super::pair_margin(&closing, a, &pose_a, b, &pose_b);
-                let mut fast: Vec<(FeatureId, f64, DVec3)> = collide(a, &pose_a, b, &pose_b, &closing, margin)
+                let mut fast: Vec<(FeatureId, f64, DVec3)> = candidates(a, &pose_a, b, &pose_b, &closing, margin)
                     .0
                     .iter()
                     .map(|c| (c.feature, -c.depth, c.normal))
@@ -403,7 +423,7 @@ mod tests {
         // The ball (A) sits on top of the cube (B), 2 cm deep.
         let pose_cube = Pose::new(DVec3::ZERO, DQuat::IDENTITY);
         let pose_ball = Pose::from_position(DVec3::new(0.0, 0.98, 0.0));
-        let (contacts, _) = collide(&ball, &pose_ball, &cube, &pose_cube, &Closing::at_rest(0.0), 0.0);
+        let (contacts, _) = candidates(&ball, &pose_ball, &cube, &pose_cube, &Closing::at_rest(0.0), 0.0);
         assert!(!contacts.is_empty());
         for c in &contacts {
             assert!(c.normal.y > 0.9, "{c:?}");
