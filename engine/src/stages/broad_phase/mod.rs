@@ -206,8 +206,7 @@ pub(crate) struct BroadScratch {
     /// Per body slot index: whether the body is on the moving list this search. Set for the
     /// moving bodies and cleared after, so a search costs nothing per resting body.
     on_list: Vec<bool>,
-    /// The swept boxes' starts along the sweep axis with their dense indices, sorted
-    /// (sweep.rs).
+    /// The swept boxes in the order of their starts along the sweep axis (sweep.rs).
     sweep_order: Vec<sweep::Entry>,
 }
 
@@ -241,10 +240,10 @@ pub(crate) fn find_pairs(
     let mut overflowed = Vec::new();
     if everything {
         // The swept boxes (a rotation, a sine and a cosine each) of the bodies that moved, in
-        // parallel; the proxies of those take them in dense order.
-        // Boxes of bodies new to the search are computed once, and stay marked as renewed so
-        // their proxies take them: renewing them again would find them unchanged, and a static
-        // body would then keep the box it was inserted with, without the margin, for good.
+        // parallel; the proxies of those take them in dense order. Boxes of bodies new to the
+        // search are computed once and stay marked as renewed, so their proxies take them too:
+        // renewing them again would find them unchanged, and a static body would then keep the
+        // box it was inserted with, without the margin, for good.
         let kept = scratch.swept.len().min(n);
         scratch.swept.truncate(n);
         while scratch.swept.len() < n {

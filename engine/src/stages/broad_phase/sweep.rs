@@ -1,6 +1,6 @@
-//! The proxy pairs of a step in which most bodies move, by sort and sweep over their swept boxes
-//! (Baraff 1992, section 6.1: sort the boxes along one axis, then each box meets only the boxes
-//! that start before it ends).
+//! The proxy pairs of a step in which most bodies move, by sort and sweep over their swept boxes:
+//! the boxes sorted by where they start along one axis, each box meets only the boxes that start
+//! before it ends.
 //!
 //! When most bodies move, the persistent pair set of the collision crate's [`BroadPhase`] saves
 //! nothing: every one of its pairs has to be read, looked up and filtered by the swept boxes each
@@ -16,6 +16,10 @@
 //! check the two against each other every time. The sort and the sweep depend on the boxes and
 //! dense indices alone, and the pairs are sorted by handle after, so the thread count cannot
 //! change the list.
+//!
+//! While the sweep serves, the broad phase still takes every moved box, but its trees and pair
+//! set are brought up to date only by the next search that reads them (a step with fewer bodies
+//! moving), all moves at once.
 //!
 //! [`BroadPhase`]: shatter_collision::BroadPhase
 
