@@ -455,3 +455,40 @@ fn step_speculative_contacts_only_where_the_step_can_close_the_gap() {
         }
     }
 }
+
+/// A heap of small bodies takes the broad phase's sort and sweep (most bodies move, each far
+/// smaller than the fat boxes' margin): its pairs must be exactly the pairs of overlapping swept
+/// boxes, counted here by testing every pair (bodies at rest, so a swept box is the world box
+/// grown by half the contact margin).
+#[test]
+fn broad_phase_sweep_pairs_a_heap_of_small_bodies_as_every_pair_test_does() {
+    let mut world = weightless();
+    let margin = world.settings().contact_margin;
+    let mut random = SplitMix64::new(11);
+    let mut boxes = Vec::new();
+    for k in 0..300 {
+        let half = DVec3::new(0.02, 0.03, 0.015) * (1.0 + (k % 3) as f64 * 0.2);
+        let centre = DVec3::new(random.next_f64(), random.next_f64(), random.next_f64()) * 0.5;
+        let axis = DVec3::new(random.next_f64() - 0.5, random.next_f64() - 0.5, 1.0).normalize();
+        let orientation = DQuat::from_axis_angle(axis, 6.0 * random.next_f64());
+        let collider = cuboid(half);
+        let local = collider.local_bounds().unwrap();
+        let rotation = glam::DMat3::from_quat(orientation);
+        let abs = glam::DMat3::from_cols(rotation.x_axis.abs(), rotation.y_axis.abs(), rotation.z_axis.abs());
+        let reach = abs * (0.5 * local.size()) + DVec3::splat(0.5 * margin);
+        let middle = centre + orientation * local.center();
+        boxes.push((middle - reach, middle + reach));
+        let desc = BodyDesc::dynamic(collider)
+            .with_position(centre)
+            .with_orientation(orientation);
+        world.add_body(desc).unwrap();
+    }
+    let overlap = |a: &(DVec3, DVec3), b: &(DVec3, DVec3)| a.0.cmple(b.1).all() && b.0.cmple(a.1).all();
+    let expected = (0..boxes.len())
+        .flat_map(|i| (i + 1..boxes.len()).map(move |j| (i, j)))
+        .filter(|&(i, j)| overlap(&boxes[i], &boxes[j]))
+        .count();
+    assert!(expected > 100, "a heap, not a scatter: {expected} pairs");
+    let report = world.step(FRAME).unwrap();
+    assert_eq!(report.pairs, expected);
+}

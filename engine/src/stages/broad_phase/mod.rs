@@ -16,8 +16,9 @@
 //! current state alone, and a world restored from a snapshot pairs exactly as the original did.
 //! Three ways find that list, by how many bodies move: a query of the broad phase per moving
 //! body when few do among many at rest; the broad phase's whole pair list, filtered; and, when
-//! at least a quarter of the bodies move, a sort and sweep of the swept boxes themselves
-//! (sweep.rs), which does not read the fat boxes' pairs at all.
+//! at least a quarter of the bodies move and they are small against the fat boxes' margin (a heap
+//! of debris), a sort and sweep of the swept boxes themselves (sweep.rs), which does not read the
+//! fat boxes' pairs at all.
 //!
 //! Unbounded bodies (half-spaces) have no box and no proxy: they are tested against every box by
 //! the exact distance of the box's lowest corner below the plane.
@@ -402,7 +403,7 @@ fn collect_pairs(
             scratch.proxy_pairs.sort_unstable_by_key(|f| (f.0, f.1));
             assert_eq!(found, scratch.proxy_pairs, "the broad phase's two paths disagree");
         }
-    } else if 4 * moving.len() >= bodies.len() {
+    } else if 4 * moving.len() >= bodies.len() && sweep::bodies_are_small(&scratch.swept, broad.settings().margin) {
         sweep::pairs_by_sweep(bodies, connected, scratch);
         if cfg!(debug_assertions) {
             let found = core::mem::take(&mut scratch.proxy_pairs);

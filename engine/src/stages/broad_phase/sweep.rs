@@ -32,6 +32,23 @@ use crate::store::BodyStore;
 /// Boxes per parallel task of the sweep: fixed, so the tasks do not depend on the thread count.
 const BOXES_PER_TASK: usize = 128;
 
+/// How many fat-box margins across the mean swept box may be for the sweep to serve.
+const SMALL_BODY_MARGINS: f64 = 4.0;
+
+/// Whether the bodies' swept boxes are, on average across their longest side, under
+/// [`SMALL_BODY_MARGINS`] times the fat boxes' `margin` (m): then the fat boxes overlap far more
+/// often than the swept boxes (a fat box several times its body's size), and the sweep beats
+/// reading the broad phase's pairs. Around bodies of about a metre the pair set holds little
+/// more than the pairs, and a sweep along one axis meets every box of a slab of the heap (a
+/// lattice of 1000 unit cubes: 100 000 boxes met for 1000 pairs, 0.4 ms against the list's
+/// 0.05 ms).
+pub(super) fn bodies_are_small(swept: &[super::Swept], margin: f64) -> bool {
+    let (total, count) = (swept.iter().filter_map(super::Swept::swept)).fold((0.0, 0usize), |(total, count), b| {
+        (total + b.size().max_element(), count + 1)
+    });
+    count > 0 && total < SMALL_BODY_MARGINS * margin * count as f64
+}
+
 /// The axis (0, 1, 2 for x, y, z) along which the centres of `boxes` spread furthest: sweeping
 /// along it, a box meets the fewest boxes that only overlap it along that axis.
 fn sweep_axis<'a>(boxes: impl Iterator<Item = &'a Aabb>) -> usize {
