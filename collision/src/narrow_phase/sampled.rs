@@ -167,25 +167,6 @@ mod tests {
     use crate::shapes::{Cuboid, Shape, Sphere};
     use glam::{DQuat, DVec3};
 
-    /// [`collide`] into a new list: the unreduced contacts and the separation.
-    fn candidates(
-        a: &Collider,
-        pose_a: &Pose,
-        b: &Collider,
-        pose_b: &Pose,
-        closing: &Closing,
-        margin: f64,
-    ) -> (Vec<Contact>, f64) {
-        let mut contacts = vec![Contact {
-            point: DVec3::NAN,
-            normal: DVec3::NAN,
-            depth: f64::NAN,
-            feature: FeatureId::of_a(7),
-        }];
-        let separation = collide(a, pose_a, b, pose_b, closing, margin, &mut contacts);
-        (contacts, separation)
-    }
-
     /// Every particle of `source` tested one by one, the rule spelled out: inside the pair's
     /// largest gap and kept by the pair's motion; with its distance and normal (from B to A).
     fn brute_force(
@@ -254,11 +235,16 @@ mod tests {
             );
             for (a, b) in [(&slab, &ball), (&ball, &slab), (&slab, &slab)] {
                 let margin = super::super::pair_margin(&closing, a, &pose_a, b, &pose_b);
-                let mut fast: Vec<(FeatureId, f64, DVec3)> = candidates(a, &pose_a, b, &pose_b, &closing, margin)
-                    .0
-                    .iter()
-                    .map(|c| (c.feature, -c.depth, c.normal))
-                    .collect();
+                // A stale contact from an earlier pair: `collide` must clear the list first.
+                let mut found = vec![Contact {
+                    point: DVec3::NAN,
+                    normal: DVec3::NAN,
+                    depth: f64::NAN,
+                    feature: FeatureId::of_a(7),
+                }];
+                collide(a, &pose_a, b, &pose_b, &closing, margin, &mut found);
+                let mut fast: Vec<(FeatureId, f64, DVec3)> =
+                    found.iter().map(|c| (c.feature, -c.depth, c.normal)).collect();
                 let mut slow = brute_force(a, &pose_a, b, &pose_b, &closing, margin, false);
                 slow.extend(brute_force(b, &pose_b, a, &pose_a, &closing, margin, true));
                 fast.sort_by_key(|c| c.0);
@@ -423,7 +409,16 @@ mod tests {
         // The ball (A) sits on top of the cube (B), 2 cm deep.
         let pose_cube = Pose::new(DVec3::ZERO, DQuat::IDENTITY);
         let pose_ball = Pose::from_position(DVec3::new(0.0, 0.98, 0.0));
-        let (contacts, _) = candidates(&ball, &pose_ball, &cube, &pose_cube, &Closing::at_rest(0.0), 0.0);
+        let mut contacts = Vec::new();
+        collide(
+            &ball,
+            &pose_ball,
+            &cube,
+            &pose_cube,
+            &Closing::at_rest(0.0),
+            0.0,
+            &mut contacts,
+        );
         assert!(!contacts.is_empty());
         for c in &contacts {
             assert!(c.normal.y > 0.9, "{c:?}");
