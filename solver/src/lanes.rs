@@ -68,13 +68,18 @@ type LaneTwist = [Lane; 6];
 /// other rows keep their lower bound. (Rows that stored the responses read 1080 bytes per four
 /// rows; these read 616. The same bits either way: `prepare` forms the responses with
 /// [`SolverBody::response`](crate::body::SolverBody::response), whose arithmetic the sweep
-/// repeats.)
+/// repeats.) Nor does a row keep body B's linear block where it is body A's negated, bit for bit,
+/// in every lane: a linear row's `(n, r_a x n, -n, -(r_b x n))`, every contact and friction row.
+/// The sweep negates A's block instead (negation is exact, so the products, sums and responses
+/// are the same bits); the other rows (twist and angular joint rows, whose zero blocks are both
+/// `+0`) keep theirs beside the rows ([`LaneBatches::linear_b`]). With the energy clamp's lanes
+/// as four bits, a row is 488 bytes.
 #[derive(Clone, Copy, Debug)]
 struct LaneRow {
     /// Body A's block of `J`.
     jacobian_a: LaneTwist,
-    /// Body B's block of `J`.
-    jacobian_b: LaneTwist,
+    /// The angular part of body B's block of `J`.
+    angular_b: [Lane; 3],
     /// The velocity solve's right-hand side, m/s.
     target: Lane,
     /// `CFM / h`, 1/kg.
@@ -88,13 +93,33 @@ struct LaneRow {
     lower_or_mu: Lane,
     /// The upper impulse bound of a row that is not a friction row, N s.
     upper: Lane,
-    /// 1 where the lane's row is energy-clamped (clamp.rs), 0 where not: a number rather than a
-    /// flag, so that the lanes compare it with one vector instruction.
-    clamped: Lane,
     /// For friction rows, the run-relative range of the normal rows that bound it: the same in
     /// every lane.
     friction: Option<(u16, u16)>,
+    /// Bit `k` set where lane `k`'s row is energy-clamped (clamp.rs).
+    clamped: u8,
+    /// Whether body B's linear block is body A's negated in every filled lane (the type's docs);
+    /// otherwise it is the row's entry of [`LaneBatches::linear_b`].
+    mirrored: bool,
 }
+
+/// The energy clamp's lanes of each [`LaneRow::clamped`] as numbers, 1 where clamped, so that the
+/// sweep turns them into a mask with one load and one comparison.
+const CLAMPED_LANES: [Lane; 1 << LANES] = {
+    let mut table = [[0.0; LANES]; 1 << LANES];
+    let mut bits = 0;
+    while bits < 1 << LANES {
+        let mut lane = 0;
+        while lane < LANES {
+            if bits & (1 << lane) != 0 {
+                table[bits][lane] = 1.0;
+            }
+            lane += 1;
+        }
+        bits += 1;
+    }
+    table
+};
 
 /// Four runs of one shape that share no moving body.
 #[derive(Clone, Copy, Debug)]
@@ -150,9 +175,12 @@ pub(crate) struct LaneSweep {
 #[derive(Default)]
 pub(crate) struct LaneBatches {
     /// The batches' rows: the first `used` of `rows`. The rest are kept from earlier solves and
-    /// overwritten in place (a row is 616 bytes: built on the stack and moved in, it cost as
-    /// much as the sweeps of a small island).
+    /// overwritten in place (built on the stack and moved in, a row cost as much as the sweeps of
+    /// a small island).
     rows: Vec<LaneRow>,
+    /// Body B's linear block of each row that is not [`LaneRow::mirrored`], place for place with
+    /// `rows` (the entries of mirrored rows are never read, so the sweeps do not stream them).
+    linear_b: Vec<[Lane; 3]>,
     used: usize,
     /// Accumulated impulse of each lane row, N s: the sweeps' impulses while they run.
     lambdas: Vec<Lane>,
@@ -366,13 +394,13 @@ impl LaneBatches {
         let end = batch.first + batch.len;
         if self.rows.len() < end {
             self.rows.resize(end, LaneRow::padding(None));
+            self.linear_b.resize(end, [[0.0; LANES]; 3]);
         }
         self.lambdas.resize(end, [0.0; LANES]);
         for k in 0..batch.len {
             let at = batch.first + k;
-            fill_row(&batch, k, &mut self.rows[at], &mut self.lambdas[at], |lane| {
-                lanes[lane].0
-            });
+            let row = (&mut self.rows[at], &mut self.linear_b[at]);
+            fill_row(&batch, k, row, &mut self.lambdas[at], |lane| lanes[lane].0);
         }
     }
 
@@ -411,22 +439,32 @@ impl LaneBatches {
         let used = self.used;
         if self.rows.len() < used {
             self.rows.resize(used, LaneRow::padding(None));
+            self.linear_b.resize(used, [[0.0; LANES]; 3]);
         }
         self.lambdas.clear();
         self.lambdas.resize(used, [0.0; LANES]);
         let batches = &self.batches;
-        let fill = |(at, (row, lambda)): (usize, (&mut LaneRow, &mut Lane))| {
+        let fill = |(at, ((row, linear_b), lambda)): (usize, ((&mut LaneRow, &mut [Lane; 3]), &mut Lane))| {
             let batch = &batches[batches.partition_point(|batch| batch.first <= at) - 1];
-            fill_row(batch, at - batch.first, row, lambda, |_| island);
+            fill_row(batch, at - batch.first, (row, linear_b), lambda, |_| island);
         };
-        let (rows, lambdas) = (&mut self.rows[..used], &mut self.lambdas[..]);
+        let (rows, linear_b, lambdas) = (
+            &mut self.rows[..used],
+            &mut self.linear_b[..used],
+            &mut self.lambdas[..],
+        );
         if used >= PARALLEL_FILL_ROWS {
             rows.par_iter_mut()
+                .zip(linear_b.par_iter_mut())
                 .zip(lambdas.par_iter_mut())
                 .enumerate()
                 .for_each(fill);
         } else {
-            rows.iter_mut().zip(lambdas.iter_mut()).enumerate().for_each(fill);
+            rows.iter_mut()
+                .zip(linear_b.iter_mut())
+                .zip(lambdas.iter_mut())
+                .enumerate()
+                .for_each(fill);
         }
     }
 }
@@ -439,7 +477,7 @@ const PARALLEL_FILL_ROWS: usize = 2048;
 fn fill_row<'a>(
     batch: &Batch,
     k: usize,
-    row: &mut LaneRow,
+    (row, linear_b): (&mut LaneRow, &mut [Lane; 3]),
     lambda: &mut Lane,
     island_of: impl Fn(usize) -> &'a LaneIsland<'a>,
 ) {
@@ -454,13 +492,23 @@ fn fill_row<'a>(
         .map(|(from, to, _)| ((from - first) as u16, (to - first) as u16));
     row.clear(friction);
     *lambda = [0.0; LANES];
+    *linear_b = [[0.0; LANES]; 3];
+    let mut mirrored = true;
     for (lane, start) in batch.start.iter().enumerate() {
         if let Some(start) = start {
             let island = island_of(lane);
-            row.fill(lane, &island.prepared[start + k], island.pass);
+            let prepared = &island.prepared[start + k];
+            row.fill(lane, prepared, island.pass);
+            let (of_a, of_b) = (prepared.jacobian_a.linear(), prepared.jacobian_b.linear());
+            for (c, (a, b)) in of_a.to_array().into_iter().zip(of_b.to_array()).enumerate() {
+                linear_b[c][lane] = b;
+                mirrored &= (-a).to_bits() == b.to_bits();
+            }
             lambda[lane] = island.lambdas[start + k];
         }
     }
+    // Padding lanes never move anything, whatever their B block (the type's docs).
+    row.mirrored = mirrored;
 }
 
 /// Whether two runs (starting at rows `first` and `start`) have friction rows in the same places,
@@ -478,18 +526,18 @@ impl LaneRow {
     /// A row of padding lanes (no Jacobian, no target, no bounds: they never move anything), for
     /// a friction row bounded by the run-relative normal rows `friction`.
     fn padding(friction: Option<(u16, u16)>) -> Self {
-        let zero = [[0.0; LANES]; 6];
         Self {
-            jacobian_a: zero,
-            jacobian_b: zero,
+            jacobian_a: [[0.0; LANES]; 6],
+            angular_b: [[0.0; LANES]; 3],
             target: [0.0; LANES],
             cfm_over_h: [0.0; LANES],
             inverse_diagonal: [0.0; LANES],
             inverse_effective_mass: [0.0; LANES],
             lower_or_mu: [0.0; LANES],
             upper: [0.0; LANES],
-            clamped: [0.0; LANES],
             friction,
+            clamped: 0,
+            mirrored: false,
         }
     }
 
@@ -507,7 +555,9 @@ impl LaneRow {
             }
         };
         put(&mut self.jacobian_a, &row.jacobian_a);
-        put(&mut self.jacobian_b, &row.jacobian_b);
+        for (component, value) in self.angular_b.iter_mut().zip(row.jacobian_b.angular().to_array()) {
+            component[lane] = value;
+        }
         let velocity = pass == Pass::Velocity;
         self.target[lane] = if velocity {
             row.target
@@ -522,7 +572,9 @@ impl LaneRow {
             None => row.lower,
         };
         self.upper[lane] = row.upper;
-        self.clamped[lane] = if row.energy_clamp && velocity { 1.0 } else { 0.0 };
+        if row.energy_clamp && velocity {
+            self.clamped |= 1 << lane;
+        }
     }
 }
 
@@ -549,7 +601,11 @@ fn sweep_batches<W: Wide>(
     active: [bool; LANES],
 ) -> LaneSweep {
     let LaneBatches {
-        rows, lambdas, batches, ..
+        rows,
+        linear_b,
+        lambdas,
+        batches,
+        ..
     } = batches;
     let mut sweep = LaneSweep::default();
     let on = W::load(&each(|lane| if active[lane] { 1.0 } else { 0.0 })).greater(W::splat(0.5));
@@ -564,17 +620,20 @@ fn sweep_batches<W: Wide>(
         );
         let mut budget = W::load(&each(|lane| batch.pair[lane].map_or(0.0, |pair| budgets[pair])));
         let rows = &rows[batch.first..batch.first + batch.len];
+        let linear_b = &linear_b[batch.first..batch.first + batch.len];
         let lambdas = &mut lambdas[batch.first..batch.first + batch.len];
         for (k, row) in rows.iter().enumerate() {
             let lambda = W::load(&lambdas[k]);
+            let jacobian_a: [W; 6] = core::array::from_fn(|c| W::load(&row.jacobian_a[c]));
+            let jacobian_b: [W; 6] = core::array::from_fn(|c| match c {
+                0..3 if row.mirrored => jacobian_a[c].neg(),
+                0..3 => W::load(&linear_b[k][c]),
+                _ => W::load(&row.angular_b[c - 3]),
+            });
             // `J v` summed as `Prepared::relative_velocity_of` sums it.
             let product = |k: usize| {
-                let a = W::load(&row.jacobian_a[k])
-                    .mul(va[k])
-                    .add(W::load(&row.jacobian_a[k + 3]).mul(va[k + 3]));
-                let b = W::load(&row.jacobian_b[k])
-                    .mul(vb[k])
-                    .add(W::load(&row.jacobian_b[k + 3]).mul(vb[k + 3]));
+                let a = jacobian_a[k].mul(va[k]).add(jacobian_a[k + 3].mul(va[k + 3]));
+                let b = jacobian_b[k].mul(vb[k]).add(jacobian_b[k + 3].mul(vb[k + 3]));
                 a.add(b)
             };
             let jv = product(0).add(product(1)).add(product(2).add(zero));
@@ -600,7 +659,8 @@ fn sweep_batches<W: Wide>(
             let slope = delta.mul(jv); // P, J
             let curvature = delta.mul(delta).mul(inverse_effective_mass); // Q, J
             let allowed = W::select(budget.greater(zero), budget, zero);
-            let charged = W::and(W::load(&row.clamped).greater(half), delta.non_zero());
+            let clamped = W::load(&CLAMPED_LANES[usize::from(row.clamped)]).greater(half);
+            let charged = W::and(clamped, delta.non_zero());
             let over = W::and(charged, slope.add(half.mul(curvature)).not_at_most(allowed));
             let delta = if W::any(over) {
                 W::load(&scaled(
@@ -620,7 +680,7 @@ fn sweep_batches<W: Wide>(
             // A zero increment changes nothing, not even the sign of a zero (as row by row).
             let moved = delta.non_zero();
             lambdas[k] = W::select(moved, lambda.add(delta), lambda).store();
-            let (response_a, response_b) = (mass_a.response(&row.jacobian_a), mass_b.response(&row.jacobian_b));
+            let (response_a, response_b) = (mass_a.response(&jacobian_a), mass_b.response(&jacobian_b));
             for c in 0..6 {
                 va[c] = W::select(moved, va[c].add(response_a[c].mul(delta)), va[c]);
                 vb[c] = W::select(moved, vb[c].add(response_b[c].mul(delta)), vb[c]);
@@ -713,8 +773,8 @@ impl<W: Wide> LaneMass<W> {
     /// products and sums of [`SolverBody::response`](crate::body::SolverBody::response), in its
     /// order.
     #[inline(always)]
-    fn response(&self, jacobian: &LaneTwist) -> [W; 6] {
-        let j = |c: usize| W::load(&jacobian[c]);
+    fn response(&self, jacobian: &[W; 6]) -> [W; 6] {
+        let j = |c: usize| jacobian[c];
         let m = &self.inverse_inertia;
         let angular = |i: usize| m[i].mul(j(3)).add(m[3 + i].mul(j(4))).add(m[6 + i].mul(j(5)));
         [
@@ -818,10 +878,15 @@ mod tests {
         }
         // The wall turned as a whole, so that every Jacobian has all six components.
         let turn = DMat3::from_axis_angle(DVec3::new(1.0, 2.0, 3.0).normalize(), 0.4);
-        for row in &mut rows {
+        // Every seventh row's B block is skewed off A's, as a general Jacobian's is, so that the
+        // batches hold rows whose B block is stored besides those that negate A's.
+        for (index, row) in rows.iter_mut().enumerate() {
             let j = &mut row.jacobian;
             (j.linear_a, j.angular_a) = (turn * j.linear_a, turn * j.angular_a);
             (j.linear_b, j.angular_b) = (turn * j.linear_b, turn * j.angular_b);
+            if index % 7 == 3 {
+                j.linear_b = 1.1 * j.linear_b + DVec3::new(0.0, 0.05, 0.0);
+            }
         }
         let mut prepared = prepare_rows(&rows, &bodies, DT);
         let pairs = assign_pairs(&mut prepared, &mut PairKeys::default());
@@ -888,6 +953,13 @@ mod tests {
             if bottom == 500 {
                 assert!(lanes.used >= PARALLEL_FILL_ROWS, "{} lane rows", lanes.used);
             }
+            let used = &lanes.rows[..lanes.used];
+            let mirrored = used.iter().filter(|row| row.mirrored).count();
+            assert!(
+                mirrored > 0 && mirrored < used.len(),
+                "{mirrored} of {} lane rows negate A's block",
+                used.len()
+            );
             if runs.len() >= WIDE_RUNS {
                 let full = |batch: &Batch| batch.start.iter().all(Option::is_some);
                 assert!(lanes.batches.iter().any(full), "a wide wall fills batches");
