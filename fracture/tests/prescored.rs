@@ -939,3 +939,22 @@ fn prescored_a_stick_one_cell_across_rests_on_a_face_of_its_cells() {
     );
     assert!(!world.is_awake(id).unwrap(), "the stick is still awake after 2 s");
 }
+
+/// Su 2009 Fig. 5 as the `cylinder` scene builds it: over the 2 s after the ball arrives the
+/// cylinder breaks once, in the step the ball reaches it, into about 25 pieces, and none of the
+/// pieces breaks again as they topple onto the ground (at the cylinder's own threshold, one of
+/// them landing flat did in some runs: the scene makes its pieces stronger).
+#[test]
+fn prescored_cylinder_scene_breaks_once_into_about_25_pieces() {
+    let mut world = shatter_fracture::prescored::scenes::cylinder().unwrap().world;
+    for _ in 0..60 {
+        world.step(1.0 / 30.0).unwrap();
+    }
+    let model = world.fracture_model::<PrescoredFracture>().unwrap();
+    assert!(model.failures().is_empty(), "{:?}", model.failures());
+    let events: Vec<(f64, usize)> = model.events().iter().map(|e| (e.time, e.fragments.len())).collect();
+    assert_eq!(events.len(), 1, "breaks (time, pieces): {events:?}");
+    let (time, pieces) = events[0];
+    assert!(time < 0.1, "broke at {time} s");
+    assert!((15..=40).contains(&pieces), "{pieces} pieces");
+}

@@ -158,6 +158,9 @@ pub fn walls() -> Result<PrescoredScene, FractureError> {
     Ok(scene.finish(model))
 }
 
+/// How much stronger the cylinder's pieces are than the cylinder (see [`cylinder`]).
+const CYLINDER_PIECES_STRENGTH: f64 = 2.0;
+
 /// Su 2009 Fig. 5: a concrete cylinder 1 m across and 1.91 m tall (lattice 55 x 105 x 55) hit
 /// at 10 m/s by a steel ball at two thirds of its height, broken into about 25 pieces.
 pub fn cylinder() -> Result<PrescoredScene, FractureError> {
@@ -171,7 +174,14 @@ pub fn cylinder() -> Result<PrescoredScene, FractureError> {
         .with_position(DVec3::new(0.0, 0.5 * height + 0.01, 0.0));
     let cylinder = scene.add(desc, "cylinder")?;
     scene.ball(DVec3::new(0.0, 0.66 * height, 1.0), DVec3::new(0.0, 0.0, -10.0), "ball")?;
-    let mut model = PrescoredFracture::new(settings())?;
+    // The figure breaks once. Its pieces weigh up to a few hundred kilograms, and one toppling
+    // flat onto the ground lands with 1.5 to 2.7 kN s, about the cylinder's own threshold: at
+    // that threshold whether one breaks again within the 2 s depends on the smallest change in
+    // how the pieces fall. At twice it none does.
+    let mut model = PrescoredFracture::new(PrescoredSettings {
+        fragment_threshold_scale: CYLINDER_PIECES_STRENGTH,
+        ..settings()
+    })?;
     model.make_breakable(&scene.world, cylinder, Arc::new(starburst(3, 16)?), 2500.0, 105)?;
     Ok(scene.finish(model))
 }
