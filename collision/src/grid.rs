@@ -224,7 +224,11 @@ impl SdfGrid {
     /// 1-Lipschitz), positive wherever the grid's border is.
     pub fn value(&self, point: DVec3) -> f64 {
         let clamped = self.spec.bounds().closest_point(point);
-        self.trilinear(clamped) + (point - clamped).length()
+        // Inside the bounds (the narrow phase's usual case) the distance is an exact zero, and
+        // adding it is kept so that the sum's bits are the same either way.
+        let outside = point - clamped;
+        let beyond = if outside == DVec3::ZERO { 0.0 } else { outside.length() };
+        self.trilinear(clamped) + beyond
     }
 
     /// The level set's gradient at `point` (not normalized): central differences at the 8 corners

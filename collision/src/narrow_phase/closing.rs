@@ -82,17 +82,6 @@ impl Closing {
         }
     }
 
-    /// How far the turning of the two bodies can bend the paths of their material at `point`
-    /// (and anywhere within `radius` of it) off their tangents within the step, in any
-    /// direction, m: a point `r` from a centre turning at `w` strays at most `w^2 r h^2 / 2` in
-    /// a step `h`.
-    fn bend(&self, point: DVec3, radius: f64) -> f64 {
-        let [spin_a, spin_b] = self.spins.map(|w| w.length_squared());
-        let arms =
-            spin_a * ((point - self.anchor).length() + radius) + spin_b * ((point - self.centre_b).length() + radius);
-        0.5 * arms * self.dt * self.dt
-    }
-
     /// Acceleration of A's material at `point` relative to B's material there from their
     /// turning (the centripetal `w x (w x r)` of each; their centres move alike under gravity),
     /// m/s^2.
@@ -122,8 +111,16 @@ impl Closing {
     /// Largest gap any contact within `radius` m of world point `point` may have, whatever its
     /// normal, m.
     pub fn reach_near(&self, point: DVec3, radius: f64) -> f64 {
-        let speed = self.velocity_at(point).length() + self.angular.length() * radius;
-        self.margin + speed * self.dt + self.bend(point, radius)
+        self.near_reach().reach_near(point, radius)
+    }
+
+    /// [`Closing::reach_near`] for many points of this motion, its per-pair terms taken once.
+    pub fn near_reach(&self) -> NearReach {
+        NearReach {
+            closing: *self,
+            turning: self.angular.length(),
+            spins: self.spins.map(|w| w.length_squared()),
+        }
     }
 
     /// Largest gap any contact of the pair may have, m, when one of the bodies lies within
@@ -144,6 +141,39 @@ impl Closing {
     /// close within the step ([`Closing::keeps`] before the contact is made).
     pub fn keeps_gap(&self, gap: f64, point: DVec3, normal: DVec3) -> bool {
         gap <= self.margin || gap <= self.reach_along(point, normal)
+    }
+}
+
+/// [`Closing::reach_near`] with the motion's own terms taken once: a pair's narrow phase asks it
+/// for every cluster of particles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NearReach {
+    closing: Closing,
+    /// `|w_rel|`, rad/s.
+    turning: f64,
+    /// `|w_A|^2` and `|w_B|^2`, rad^2/s^2.
+    spins: [f64; 2],
+}
+
+impl NearReach {
+    /// Largest gap any contact within `radius` m of world point `point` may have, whatever its
+    /// normal, m: the margin, the step's relative motion of the points (`|v_rel(q)| + |w_rel| r`
+    /// per second), and how far the turning of the two bodies can bend their paths off their
+    /// tangents in any direction (a point `r` from a centre turning at `w` strays at most
+    /// `w^2 r h^2 / 2` in a step `h`).
+    #[inline]
+    pub fn reach_near(&self, point: DVec3, radius: f64) -> f64 {
+        let Closing {
+            margin,
+            dt,
+            anchor,
+            centre_b,
+            ..
+        } = self.closing;
+        let speed = self.closing.velocity_at(point).length() + self.turning * radius;
+        let [spin_a, spin_b] = self.spins;
+        let arms = spin_a * ((point - anchor).length() + radius) + spin_b * ((point - centre_b).length() + radius);
+        margin + speed * dt + 0.5 * arms * dt * dt
     }
 }
 

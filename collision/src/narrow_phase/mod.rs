@@ -23,7 +23,7 @@ mod collider;
 pub mod reduce;
 mod sampled;
 
-pub use closing::Closing;
+pub use closing::{Closing, NearReach};
 pub use collider::{Collider, Geometry};
 
 use glam::DVec3;

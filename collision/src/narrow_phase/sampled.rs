@@ -191,6 +191,7 @@ impl Pair<'_> {
         let target_rotation = target_pose.orientation;
         let source_rotation = DMat3::from_quat(source_pose.orientation);
         let lipschitz = target.distance_lipschitz();
+        let reach = self.closing.near_reach();
         // A ball (body frame) is clear of the target when it lies beyond the box or the distance
         // at its centre by more than any contact near it may be apart (`Closing::reach_near`,
         // at most the pair's margin, usually far less): then `Err` with the separation its points
@@ -198,7 +199,7 @@ impl Pair<'_> {
         let near = |centre: DVec3, radius: f64| -> Result<f64, f64> {
             let in_geometry = rotation_g * centre + offset_g;
             let world_centre = source_pose.position + source_rotation * centre;
-            let limit = self.closing.reach_near(world_centre, radius).min(self.margin);
+            let limit = reach.reach_near(world_centre, radius).min(self.margin);
             let clear = limit + radius;
             if let Some(squared) = bounds.map(|b| b.distance_squared(in_geometry))
                 && squared > clear * clear
