@@ -38,9 +38,26 @@ pub(super) fn collide(
 ) -> f64 {
     contacts.clear();
     let pair = Pair { closing, margin };
-    let of_a = pair.surface_against(a, pose_a, b, pose_b, false, contacts);
-    let of_b = pair.surface_against(b, pose_b, a, pose_a, true, contacts);
+    let (body_a, body_b) = (
+        Body {
+            collider: a,
+            pose: pose_a,
+        },
+        Body {
+            collider: b,
+            pose: pose_b,
+        },
+    );
+    let of_a = pair.surface_against(body_a, body_b, false, contacts);
+    let of_b = pair.surface_against(body_b, body_a, true, contacts);
     of_a.min(of_b)
+}
+
+/// One body of a pair: its collider and pose.
+#[derive(Clone, Copy)]
+struct Body<'a> {
+    collider: &'a Collider,
+    pose: &'a Pose,
 }
 
 /// The radius of `source` when it is a ball and `target` a level set: the pairs whose ball side
@@ -75,18 +92,10 @@ impl Pair<'_> {
     /// Contacts of `source`'s surface inside `target` or near enough to it: its deepest point when
     /// it is a ball against a level set ([`Pair::ball_against`]), else its particles
     /// ([`Pair::particles_against`]). Returns a separation as they do.
-    fn surface_against(
-        &self,
-        source: &Collider,
-        source_pose: &Pose,
-        target: &Collider,
-        target_pose: &Pose,
-        swapped: bool,
-        out: &mut Vec<Contact>,
-    ) -> f64 {
-        match ball_on_level_set(source, target) {
-            Some(radius) => self.ball_against(radius, source_pose, target, target_pose, swapped, out),
-            None => self.particles_against(source, source_pose, target, target_pose, swapped, out),
+    fn surface_against(&self, source: Body<'_>, target: Body<'_>, swapped: bool, out: &mut Vec<Contact>) -> f64 {
+        match ball_on_level_set(source.collider, target.collider) {
+            Some(radius) => self.ball_against(radius, source.pose, target, swapped, out),
+            None => self.particles_against(source, target, swapped, out),
         }
     }
 
@@ -104,8 +113,10 @@ impl Pair<'_> {
         &self,
         radius: f64,
         ball_pose: &Pose,
-        target: &Collider,
-        target_pose: &Pose,
+        Body {
+            collider: target,
+            pose: target_pose,
+        }: Body<'_>,
         swapped: bool,
         out: &mut Vec<Contact>,
     ) -> f64 {
@@ -173,15 +184,15 @@ impl Pair<'_> {
     /// target's box is the box distance (it changes no faster than the point moves); one from the
     /// target's distance is that distance over its Lipschitz bound (a level set's interpolated
     /// distance may change up to `sqrt(3) + 1` times faster than the point moves).
-    fn particles_against(
-        &self,
-        source: &Collider,
-        source_pose: &Pose,
-        target: &Collider,
-        target_pose: &Pose,
-        swapped: bool,
-        out: &mut Vec<Contact>,
-    ) -> f64 {
+    fn particles_against(&self, source: Body<'_>, target: Body<'_>, swapped: bool, out: &mut Vec<Contact>) -> f64 {
+        let Body {
+            collider: source,
+            pose: source_pose,
+        } = source;
+        let Body {
+            collider: target,
+            pose: target_pose,
+        } = target;
         let (rotation, offset) = target_pose.relative_to(source_pose);
         // Particles are tested in the target's geometry (grid) frame, straight from the
         // source's frame: one transform each, against the tighter box of that frame.
