@@ -23,7 +23,8 @@ use super::{Closing, Collider, Contact, FeatureId, Geometry};
 use crate::pose::Pose;
 use crate::shapes::Shape;
 
-/// Every particle of either body that `closing` keeps (and within `margin`, the pair's largest
+/// Every particle of either body (a ball's deepest point instead of its particles, against a
+/// level set: module docs) that `closing` keeps (and within `margin`, the pair's largest
 /// gap, [`super::pair_margin`]), as a contact (unreduced) into `contacts` (cleared first), and
 /// returns a separation of the pair (see [`Pair::particles_against`]): while no point of one body
 /// moves by more than it minus the margin relative to the other, the test finds no contact.
