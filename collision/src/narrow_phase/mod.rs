@@ -4,7 +4,7 @@
 //! 2003): every surface particle of each body is looked up in the other body's signed distance,
 //! and each particle within the margin becomes a contact whose normal is the other body's distance
 //! gradient; a ball against a level set is looked up at its deepest point instead of its particles
-//! ([`sampled`]). Pairs with a closed-form answer (sphere-sphere, box-box, sphere, capsule and box
+//! (sampled.rs). Pairs with a closed-form answer (sphere-sphere, box-box, sphere, capsule and box
 //! against a half-space) take exact paths instead. Either way the manifold is then
 //! reduced to at most four points (see [`reduce`]).
 //!
