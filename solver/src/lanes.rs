@@ -492,7 +492,7 @@ fn fill_row<'a>(
         .map(|(from, to, _)| ((from - first) as u16, (to - first) as u16));
     row.clear(friction);
     *lambda = [0.0; LANES];
-    *linear_b = [[0.0; LANES]; 3];
+    let mut block = [[0.0; LANES]; 3];
     let mut mirrored = true;
     for (lane, start) in batch.start.iter().enumerate() {
         if let Some(start) = start {
@@ -501,14 +501,18 @@ fn fill_row<'a>(
             row.fill(lane, prepared, island.pass);
             let (of_a, of_b) = (prepared.jacobian_a.linear(), prepared.jacobian_b.linear());
             for (c, (a, b)) in of_a.to_array().into_iter().zip(of_b.to_array()).enumerate() {
-                linear_b[c][lane] = b;
+                block[c][lane] = b;
                 mirrored &= (-a).to_bits() == b.to_bits();
             }
             lambda[lane] = island.lambdas[start + k];
         }
     }
-    // Padding lanes never move anything, whatever their B block (the type's docs).
+    // Padding lanes never move anything, whatever their B block (the type's docs). A mirrored
+    // row's side entry is never read, so it is not written either.
     row.mirrored = mirrored;
+    if !mirrored {
+        *linear_b = block;
+    }
 }
 
 /// Whether two runs (starting at rows `first` and `start`) have friction rows in the same places,

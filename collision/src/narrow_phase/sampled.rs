@@ -64,8 +64,8 @@ struct Body<'a> {
 /// The radius of `source` when it is a ball and `target` a level set: the pairs whose ball side
 /// is tested by its deepest point (module docs).
 fn ball_on_level_set(source: &Collider, target: &Collider) -> Option<f64> {
-    match (source.geometry(), target.geometry()) {
-        (Geometry::Shape(Shape::Sphere(ball)), Geometry::LevelSet(_)) => Some(ball.radius()),
+    match (super::shape_of(source), target.geometry()) {
+        (Some(Shape::Sphere(ball)), Geometry::LevelSet(_)) => Some(ball.radius()),
         _ => None,
     }
 }
