@@ -91,7 +91,9 @@ fn lcp_violation(body: &SolverBody, rows: &[Row], patch: &PatchRows, tolerance: 
             return Some(format!("corner {k} pushes ({lambda}) while separating at {jv} m/s"));
         }
     }
-    for (k, row) in rows[patch.friction as usize..patch.normals as usize].iter().enumerate() {
+    // A frictionless patch has no friction rows.
+    let friction = patch.friction.map_or(patch.normals, |first| first) as usize;
+    for (k, row) in rows[friction..patch.normals as usize].iter().enumerate() {
         // The twist row's coefficient is mu times the patch's twist radius.
         let limit = row.friction.unwrap().coefficient * total;
         let (lambda, jv) = (row.lambda, row_velocity(body, row));

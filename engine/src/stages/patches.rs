@@ -75,9 +75,10 @@ pub(crate) fn warm_start_patch(
             twist += offsets[k].cross(warm.friction).dot(normal);
         }
     }
-    let first = patch.friction as usize;
-    rows[first].warm = force.dot(patch.tangents[0]);
-    rows[first + 1].warm = force.dot(patch.tangents[1]);
+    if let Some(first) = patch.friction {
+        rows[first as usize].warm = force.dot(patch.tangents[0]);
+        rows[first as usize + 1].warm = force.dot(patch.tangents[1]);
+    }
     if let Some(row) = patch.twist {
         rows[row as usize].warm = twist;
     }
@@ -97,10 +98,13 @@ pub(crate) fn distribute_patch(
 ) {
     let offsets = plane_offsets(points, patch.centre_arm_a, normal);
     let spread: f64 = offsets.iter().map(|r| r.length_squared()).sum();
-    let first = patch.friction as usize;
-    // Each point's share of the patch friction whose rows' impulses `impulse` reads.
+    // Each point's share of the patch friction whose rows' impulses `impulse` reads (none for a
+    // patch without friction rows).
     let shares = |impulse: fn(&Row) -> f64| {
-        let force = patch.tangents[0] * impulse(&rows[first]) + patch.tangents[1] * impulse(&rows[first + 1]);
+        let force = patch.friction.map_or(DVec3::ZERO, |first| {
+            let first = first as usize;
+            patch.tangents[0] * impulse(&rows[first]) + patch.tangents[1] * impulse(&rows[first + 1])
+        });
         let twist = patch.twist.map_or(0.0, |row| impulse(&rows[row as usize]));
         let per_point = force / contacts.len() as f64;
         offsets.iter().map(move |offset| {
