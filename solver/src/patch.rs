@@ -320,7 +320,6 @@ mod tests {
         assert!(bodies[0].linear_velocity.x < 3.0 && bodies[0].angular_velocity.y < 5.0);
     }
 
-    /// Bad patches are refused with the offending field named, and the row list is left as it was.
     /// A patch without friction is its normal rows alone, and while its points stay apart it
     /// solves as the patch with friction does (whose friction is bounded by normal impulses that
     /// stay zero): a box sliding at 1 m/s 5 mm above the ground, falling 2 mm within the step,
@@ -359,6 +358,7 @@ mod tests {
         assert!(sliding.linear_velocity.y.abs() < 1e-9, "{sliding:?}");
     }
 
+    /// Bad patches are refused with the offending field named, and the row list is left as it was.
     #[test]
     fn patch_bad_input_is_named() {
         let bodies = [resting_box(DVec3::ZERO, DVec3::ZERO)];
