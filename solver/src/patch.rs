@@ -117,11 +117,7 @@ pub fn push_patch_rows(
         * inverse_count;
     let has_friction = patch.friction > 0.0;
     let has_twist = has_friction && twist_radius > 1e-9 && count > 1;
-    let friction_rows = match (has_friction, has_twist) {
-        (false, _) => 0,
-        (true, false) => 2,
-        (true, true) => 3,
-    };
+    let friction_rows = u32::from(has_friction) * 2 + u32::from(has_twist);
     let normals = start + friction_rows;
 
     let tangents = friction_tangents(n, patch.friction_direction);
@@ -135,11 +131,13 @@ pub fn push_patch_rows(
         row.energy_clamp = patch.energy_clamp;
         row
     };
-    for tangent in tangents.into_iter().filter(|_| has_friction) {
-        rows.push(friction(
-            Jacobian::linear(tangent, centre_arm_a, centre_arm_b),
-            patch.friction,
-        ));
+    if has_friction {
+        for tangent in tangents {
+            rows.push(friction(
+                Jacobian::linear(tangent, centre_arm_a, centre_arm_b),
+                patch.friction,
+            ));
+        }
     }
     if has_twist {
         rows.push(friction(Jacobian::angular(n), patch.friction * twist_radius));

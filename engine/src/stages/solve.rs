@@ -472,7 +472,7 @@ const PARALLEL_APPEND_ROWS: usize = 16_384;
 /// A contact patch whose every point is apart by more than this beyond what the bodies' velocities
 /// close along its normal within the step is solved without friction, m (see
 /// [`apart_through_the_step`]).
-pub(crate) const FRICTIONLESS_GAP: f64 = 1e-3;
+const FRICTIONLESS_GAP: f64 = 1e-3;
 
 /// Whether every point of a patch between solver bodies `a` and `b` is apart by more than its
 /// approach within the step `dt` (s) at the bodies' velocities, gravity included, plus
