@@ -261,6 +261,19 @@ impl SdfGrid {
         let cell = |x: f64, n: usize| (x as usize).min(n - 2);
         let (i, j, k) = (cell(local.x, nx), cell(local.y, ny), cell(local.z, nz));
         let t = local - DVec3::new(i as f64, j as f64, k as f64);
+        let interior = i >= 1 && j >= 1 && k >= 1 && i + 3 <= nx && j + 3 <= ny && k + 3 <= nz;
+        if interior {
+            self.interior_gradient(spec.index(i, j, k), t)
+        } else {
+            self.cell_gradient([i, j, k], t)
+        }
+    }
+
+    /// [`SdfGrid::smooth_gradient`] in cell `(i, j, k)` anywhere in the grid, the point at `t` in
+    /// the cell: each corner's differences clamped to the grid (one-sided at the border).
+    fn cell_gradient(&self, [i, j, k]: [usize; 3], t: DVec3) -> DVec3 {
+        let spec = &self.spec;
+        let [nx, ny, nz] = spec.dims;
         let node_gradient = |i: usize, j: usize, k: usize| {
             let around = |a: usize, n: usize| (a.saturating_sub(1), (a + 1).min(n - 1));
             let (x0, x1) = around(i, nx);
@@ -272,13 +285,30 @@ impl SdfGrid {
                 (self.sample(i, j, z1) - self.sample(i, j, z0)) / ((z1 - z0) as f64),
             ) / spec.spacing
         };
-        let g = |di: usize, dj: usize, dk: usize| node_gradient(i + di, j + dj, k + dk);
-        let lerp3 = |a: DVec3, b: DVec3, s: f64| a + (b - a) * s;
-        let x00 = lerp3(g(0, 0, 0), g(1, 0, 0), t.x);
-        let x10 = lerp3(g(0, 1, 0), g(1, 1, 0), t.x);
-        let x01 = lerp3(g(0, 0, 1), g(1, 0, 1), t.x);
-        let x11 = lerp3(g(0, 1, 1), g(1, 1, 1), t.x);
-        lerp3(lerp3(x00, x10, t.y), lerp3(x01, x11, t.y), t.z)
+        blend_corners(|di, dj, dk| node_gradient(i + di, j + dj, k + dk), t)
+    }
+
+    /// [`SdfGrid::smooth_gradient`] in a cell whose corners all have both neighbours along every
+    /// axis (the usual case: a level set's surface lies a few cells inside its grid), from the
+    /// linear index `base` of the cell's lowest corner and the point's place `t` in the cell.
+    /// Every central difference spans two spacings here, so the sample indices are fixed offsets
+    /// from `base`, with none of the border's clamping; the arithmetic is the general path's, in
+    /// the same order, so the bits are the same.
+    fn interior_gradient(&self, base: usize, t: DVec3) -> DVec3 {
+        let [nx, ny, _] = self.spec.dims;
+        let (sx, sy, sz) = (1, nx, nx * ny);
+        let v = &self.values;
+        let spacing = self.spec.spacing;
+        // Central differences at the corner `base + offset`, over two spacings each.
+        let node_gradient = |offset: usize| {
+            let n = base + offset;
+            DVec3::new(
+                (v[n + sx] - v[n - sx]) / 2.0,
+                (v[n + sy] - v[n - sy]) / 2.0,
+                (v[n + sz] - v[n - sz]) / 2.0,
+            ) / spacing
+        };
+        blend_corners(|di, dj, dk| node_gradient(di * sx + dj * sy + dk * sz), t)
     }
 
     /// Trilinear interpolation at a point inside the grid's bounds.
@@ -308,9 +338,75 @@ fn lerp(a: f64, b: f64, t: f64) -> f64 {
     a + (b - a) * t
 }
 
+/// The trilinear blend at `t` (the point's place in its cell, each coordinate in [0, 1]) of
+/// `corner(di, dj, dk)`, the vectors at the cell's eight corners: along x, then y, then z.
+fn blend_corners(corner: impl Fn(usize, usize, usize) -> DVec3, t: DVec3) -> DVec3 {
+    let lerp3 = |a: DVec3, b: DVec3, s: f64| a + (b - a) * s;
+    let x00 = lerp3(corner(0, 0, 0), corner(1, 0, 0), t.x);
+    let x10 = lerp3(corner(0, 1, 0), corner(1, 1, 0), t.x);
+    let x01 = lerp3(corner(0, 0, 1), corner(1, 0, 1), t.x);
+    let x11 = lerp3(corner(0, 1, 1), corner(1, 1, 1), t.x);
+    lerp3(lerp3(x00, x10, t.y), lerp3(x01, x11, t.y), t.z)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The interior gradient is the clamped one, bit for bit, wherever both apply: over random
+    /// values (not a distance, so no difference is special) and random points of every cell of
+    /// a small grid, and the dispatch takes the clamped path in the border cells.
+    #[test]
+    fn grid_interior_gradient_has_the_bits_of_the_clamped_gradient() {
+        let spec = GridSpec::try_new(DVec3::new(-0.3, 0.2, 1.0), 0.07, [7, 6, 8]).unwrap();
+        let mut random = 99u64;
+        let mut next = move || {
+            random = random
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (random >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let values: Vec<f64> = (0..spec.sample_count()).map(|_| next() * 2.0 - 1.0).collect();
+        let grid = SdfGrid::try_from_values(spec, values).unwrap();
+        let [nx, ny, nz] = spec.dims;
+        let (mut interior, mut border) = (0, 0);
+        for k in 0..nz - 1 {
+            for j in 0..ny - 1 {
+                for i in 0..nx - 1 {
+                    for _ in 0..4 {
+                        let t = DVec3::new(next(), next(), next());
+                        let point = spec.position(i, j, k) + t * spec.spacing;
+                        let clamped = grid.cell_gradient([i, j, k], point_in_cell(&spec, point, [i, j, k]));
+                        let inside = i >= 1 && j >= 1 && k >= 1 && i + 3 <= nx && j + 3 <= ny && k + 3 <= nz;
+                        if inside {
+                            let fast =
+                                grid.interior_gradient(spec.index(i, j, k), point_in_cell(&spec, point, [i, j, k]));
+                            assert_eq!(fast.to_array().map(f64::to_bits), clamped.to_array().map(f64::to_bits));
+                            interior += 1;
+                        } else {
+                            border += 1;
+                        }
+                        // Whichever path the dispatch takes, it answers what the clamped one does.
+                        let dispatched = grid.smooth_gradient(point);
+                        let local = (point - spec.origin) / spec.spacing;
+                        let cell = |x: f64, n: usize| (x as usize).min(n - 2);
+                        let found = [cell(local.x, nx), cell(local.y, ny), cell(local.z, nz)];
+                        let expected = grid.cell_gradient(found, point_in_cell(&spec, point, found));
+                        assert_eq!(
+                            dispatched.to_array().map(f64::to_bits),
+                            expected.to_array().map(f64::to_bits)
+                        );
+                    }
+                }
+            }
+        }
+        assert!(interior > 100 && border > 100, "{interior} interior, {border} border");
+    }
+
+    /// Where `point` lies in cell `cell`, as the gradient computes it.
+    fn point_in_cell(spec: &GridSpec, point: DVec3, [i, j, k]: [usize; 3]) -> DVec3 {
+        (point - spec.origin) / spec.spacing - DVec3::new(i as f64, j as f64, k as f64)
+    }
 
     #[test]
     fn grid_inside_samples_box_matches_a_scan_of_every_sample() {
