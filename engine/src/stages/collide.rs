@@ -28,26 +28,40 @@ use crate::manifold_cache::{CachedManifold, ManifoldCache, Relative};
 use crate::settings::WorldSettings;
 use crate::store::BodyStore;
 
-/// Largest distance from a body's origin (its centre of mass) to its bounds, m; zero for
-/// unbounded bodies.
-fn reach(bodies: &BodyStore, dense: usize) -> f64 {
-    bodies.records()[dense].collider.reach().unwrap_or(0.0)
+/// What the narrow phase reads of one body for each of its pairs, worked out once a step: a
+/// body has a dozen candidate pairs in a heap of debris, and its angular velocity (a rotation of
+/// its body-frame value) and reach (a root) cost more than the reads.
+#[derive(Clone, Copy, Debug, Default)]
+struct BodyMotion {
+    /// Centre, velocity and angular velocity as the step begins (world frame, m, m/s, rad/s):
+    /// what the last step left, close to zero for a body at rest on others.
+    now: [DVec3; 3],
+    /// The velocity as the solve will see it, m/s: an awake dynamic body's already carries this
+    /// step's gravity.
+    pushed: DVec3,
+    /// Largest distance from the body's origin (its centre of mass) to its bounds, m; zero for
+    /// an unbounded body.
+    reach: f64,
 }
 
-/// A body's centre, velocity and angular velocity as the step begins (world frame, m, m/s,
-/// rad/s): what the last step left, close to zero for a body at rest on others.
-fn state_motion(bodies: &BodyStore, dense: usize) -> [DVec3; 3] {
-    let state = &bodies.states()[dense];
-    [state.position, state.linear_velocity, state.angular_velocity()]
-}
+impl BodyMotion {
+    /// Body `dense` of `bodies` in a step of `dt` s under `gravity` (m/s^2).
+    fn of(bodies: &BodyStore, dense: usize, gravity: DVec3, dt: f64) -> Self {
+        let state = &bodies.states()[dense];
+        let falls = bodies.kinds()[dense] == BodyKind::Dynamic && bodies.is_moving(dense);
+        let push = if falls { gravity * dt } else { DVec3::ZERO };
+        Self {
+            now: [state.position, state.linear_velocity, state.angular_velocity()],
+            pushed: state.linear_velocity + push,
+            reach: bodies.records()[dense].collider.reach().unwrap_or(0.0),
+        }
+    }
 
-/// [`state_motion`] as the solve will see it: an awake dynamic body's velocity already carries
-/// this step's gravity.
-fn motion(bodies: &BodyStore, dense: usize, gravity: DVec3, dt: f64) -> [DVec3; 3] {
-    let [position, velocity, spin] = state_motion(bodies, dense);
-    let falls = bodies.kinds()[dense] == BodyKind::Dynamic && bodies.is_moving(dense);
-    let pushed = if falls { gravity * dt } else { DVec3::ZERO };
-    [position, velocity + pushed, spin]
+    /// Centre, velocity and angular velocity as the solve will see them.
+    fn motion(&self) -> [DVec3; 3] {
+        let [position, _, spin] = self.now;
+        [position, self.pushed, spin]
+    }
 }
 
 /// Candidate pairs per parallel task. Fixed, so the tasks (and everything they write) do not
@@ -122,8 +136,9 @@ impl<'a> Narrow<'a> {
 }
 
 impl Chunk {
-    /// Tests `pairs`, replacing what the chunk held; stops at the first failure.
-    fn run(&mut self, job: &Narrow<'_>, pairs: &[[u32; 2]]) {
+    /// Tests `pairs` (bodies moving as `motions` says), replacing what the chunk held; stops at
+    /// the first failure.
+    fn run(&mut self, job: &Narrow<'_>, motions: &[BodyMotion], pairs: &[[u32; 2]]) {
         self.touching.clear();
         self.contacts.clear();
         self.entries.clear();
@@ -144,13 +159,12 @@ impl Chunk {
             while cursor < previous.len() && (previous[cursor].body_a, previous[cursor].body_b) < key {
                 cursor += 1;
             }
-            let (reach_a, reach_b) = (reach(bodies, a as usize), reach(bodies, b as usize));
+            let (motion_a, motion_b) = (&motions[a as usize], &motions[b as usize]);
             let poses = [va.pose(), vb.pose()];
-            let [ma, mb] = [a, b].map(|dense| motion(bodies, dense as usize, job.gravity, job.dt));
-            let closing = Closing::of_bodies(job.margin, job.dt, ma, mb);
+            let closing = Closing::of_bodies(job.margin, job.dt, motion_a.motion(), motion_b.motion());
             let (ca, cb) = (&va.record.collider, &vb.record.collider);
             let margin = pair_margin(&closing, ca, &poses[0], cb, &poses[1]);
-            let relative = Relative::of(&poses[0], reach_a, &poses[1], reach_b);
+            let relative = Relative::of(&poses[0], motion_a.reach, &poses[1], motion_b.reach);
             let start = self.contacts.len();
             let reused = previous
                 .get(cursor)
@@ -180,8 +194,7 @@ impl Chunk {
                 self.contacts.extend_from_slice(&self.manifold.contacts);
                 // Gravity's push is what the contacts take back: a body at rest keeps the
                 // velocity it ended the last step with.
-                let now = [a, b].map(|dense| state_motion(bodies, dense as usize));
-                let moving = relative.motion_bound(now, margin, job.dt);
+                let moving = relative.motion_bound([motion_a.now, motion_b.now], margin, job.dt);
                 if CachedManifold::worth_making(&self.manifold, &relative, margin, job.reuse_distance, moving) {
                     let ids = [key.0, key.1];
                     self.entries.push(Entry::Made(self.made.len() as u32));
@@ -250,6 +263,8 @@ impl Chunk {
 /// here once the scene has been seen.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct NarrowScratch {
+    /// Every body's motion this step, dense order.
+    motions: Vec<BodyMotion>,
     chunks: Vec<Chunk>,
     /// Every touching pair as (chunk, index in it), in pair order.
     touching: Vec<(u32, u32)>,
@@ -278,11 +293,18 @@ pub(crate) fn narrow_phase(
     if scratch.chunks.len() < tasks {
         scratch.chunks.resize_with(tasks, Chunk::default);
     }
-    let chunks = &mut scratch.chunks[..tasks];
+    let bodies = job.bodies;
+    scratch.motions.clear();
+    scratch.motions.par_extend(
+        (0..bodies.len())
+            .into_par_iter()
+            .map(|dense| BodyMotion::of(bodies, dense, job.gravity, job.dt)),
+    );
+    let (chunks, motions) = (&mut scratch.chunks[..tasks], &scratch.motions[..]);
     pairs
         .par_chunks(CHUNK)
         .zip(chunks.par_iter_mut())
-        .for_each(|(pairs, chunk)| chunk.run(job, pairs));
+        .for_each(|(pairs, chunk)| chunk.run(job, motions, pairs));
     scratch.touching.clear();
     scratch.entries.clear();
     for (c, chunk) in chunks.iter_mut().enumerate() {
