@@ -62,8 +62,9 @@ pub struct StepReport {
     pub manifolds: usize,
     /// Contact points.
     pub contacts: usize,
-    /// Contact points whose pair and feature last step's contact cache holds: those the solve
-    /// warm-starts from last step's impulses. Close to [`StepReport::contacts`] for a resting
+    /// Contact points the solve warm-started from last step's impulses: those whose pair and
+    /// feature last step's contact cache holds, among the points it solved (a pair neither of
+    /// whose bodies can move is not solved). Close to [`StepReport::contacts`] for a resting
     /// pile, where every contact persists with its feature id.
     pub warm_started: usize,
     /// Touching pairs whose contact manifold was carried over from an earlier step by the

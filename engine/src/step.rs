@@ -225,7 +225,6 @@ impl World {
         report.energy_removed_by_clamping += collisions.energy_removed;
         self.quarantine_non_finite(Stage::Collide, &[], &mut report);
         clock.end(Stage::Collide, report.contacts, &self.bodies, &mut report);
-        report.warm_started = self.contact_cache.remembered(&contacts);
 
         clock.begin(Stage::ApplyForces, &self.bodies, &mut report);
         let pushed = forces::run(&mut self.bodies, self.settings.gravity, dt);
@@ -235,6 +234,7 @@ impl World {
         clock.begin(Stage::SolveConstraints, &self.bodies, &mut report);
         let mut solved = solve::run(self, &mut contacts, dt);
         report.solver_rows = solved.rows;
+        report.warm_started = solved.warm_started;
         report.solver_islands = solved.islands;
         report.solver_iterations = solved.iterations;
         report.clamped_solver_increments = solved.clamped;

@@ -56,7 +56,8 @@ fn plane_offsets(points: &[PatchPoint], centre_arm_a: DVec3, normal: DVec3) -> S
 }
 
 /// Sets the warm-start impulses of a patch's rows from the cache: each point's normal impulse, and
-/// the friction force and twist rebuilt from the points' remembered friction vectors.
+/// the friction force and twist rebuilt from the points' remembered friction vectors. Returns how
+/// many of the patch's points the cache remembered.
 pub(crate) fn warm_start_patch(
     rows: &mut [Row],
     patch: &PatchRows,
@@ -65,14 +66,16 @@ pub(crate) fn warm_start_patch(
     pair: &PairContacts,
     contacts: &[usize],
     cache: &PairCache<'_>,
-) {
+) -> usize {
     let offsets = plane_offsets(points, patch.centre_arm_a, normal);
     let (mut force, mut twist) = (DVec3::ZERO, 0.0);
+    let mut remembered = 0;
     for (k, &c) in contacts.iter().enumerate() {
         if let Some(warm) = cache.lookup(pair.contacts[c].feature) {
             rows[patch.normals as usize + k].warm = warm.normal;
             force += warm.friction;
             twist += offsets[k].cross(warm.friction).dot(normal);
+            remembered += 1;
         }
     }
     if let Some(first) = patch.friction {
@@ -82,6 +85,7 @@ pub(crate) fn warm_start_patch(
     if let Some(row) = patch.twist {
         rows[row as usize].warm = twist;
     }
+    remembered
 }
 
 /// Hands a solved patch's impulses back to its points: normal impulses one to one, the friction

@@ -58,6 +58,8 @@ const SLIDING_SPEED: f64 = 1e-4;
 pub(crate) struct SolveOutcome {
     /// Rows solved.
     pub(crate) rows: usize,
+    /// Contact points warm-started from last step's contact cache.
+    pub(crate) warm_started: usize,
     /// The most sweeps (velocity and split passes together) any island ran.
     pub(crate) iterations: usize,
     /// Islands solved.
@@ -101,6 +103,8 @@ struct ContactChunk {
     rows: Vec<Row>,
     patches: Vec<SolvedPatch>,
     failures: Vec<String>,
+    /// Contact points of its patches warm-started from last step's contact cache.
+    warm_started: usize,
     /// Where the chunk's rows start in the step's rows once joined ([`append_chunks`]), and
     /// whether they fit there at all.
     start: u32,
@@ -112,6 +116,7 @@ impl ContactChunk {
         self.rows.clear();
         self.patches.clear();
         self.failures.clear();
+        self.warm_started = 0;
     }
 }
 
@@ -256,6 +261,11 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
         tension_stiffness,
     );
     outcome.rows = rows.len();
+    outcome.warm_started = chunks
+        .iter()
+        .filter(|chunk| chunk.kept)
+        .map(|chunk| chunk.warm_started)
+        .sum();
     if !rows.is_empty() {
         before.clear();
         before.extend_from_slice(&solver.bodies);
@@ -354,7 +364,8 @@ fn pair_rows(
         };
         match push_patch_rows(&mut chunk.rows, bodies, &patch, dt) {
             Ok(patch_rows) => {
-                warm_start_patch(&mut chunk.rows, &patch_rows, &points, normal, pair, &group, &remembered);
+                chunk.warm_started +=
+                    warm_start_patch(&mut chunk.rows, &patch_rows, &points, normal, pair, &group, &remembered);
                 chunk.patches.push(SolvedPatch {
                     pair: p,
                     contacts: group,
