@@ -91,11 +91,15 @@ impl World {
             }));
             fresh.retain(|pair| pairs.binary_search_by_key(&key(pair), key).is_err());
             let job = collide::Narrow::new(&self.bodies, &self.manifold_cache, &self.settings, dt);
+            let cached = manifolds.len();
             collide::narrow_phase(&job, &fresh, &mut self.scratch.narrow, contacts, manifolds)?;
             // Two sorted runs each: the stable sorts merge them.
             pairs.extend(fresh);
             pairs.sort_by_key(key);
             contacts.sort_by_key(|pair| (pair.body_a, pair.body_b));
+            if manifolds.len() > cached {
+                manifolds.sort_by_key(CachedManifold::key);
+            }
         }
         Ok(woken)
     }
