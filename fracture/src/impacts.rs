@@ -45,18 +45,26 @@ impl Hit {
 }
 
 /// Per body, the strongest pair impulse above its threshold this step; `threshold(id)` is
-/// `None` for a body that cannot break now. With `replay`, each hit also lists every contact
-/// impulse its body received.
+/// `None` for a body that cannot break now, and no threshold is below `floor` (N s), so a pair
+/// whose impulse is no more than `floor` is passed over without asking (a heap of debris has
+/// tens of thousands of resting pairs a step, and the callers look thresholds up in a map).
+/// With `replay`, each hit also lists every contact impulse its body received.
 pub fn strongest_hits(
     context: &FractureContext<'_>,
+    floor: f64,
     threshold: impl Fn(BodyId) -> Option<f64>,
     replay: bool,
 ) -> BTreeMap<BodyId, Hit> {
     let mut hits: BTreeMap<BodyId, Hit> = BTreeMap::new();
     for pair in context.contacts() {
+        let on_a = pair.total_impulse();
+        // Either body's impulse has this length (negating a vector keeps its length's bits).
+        if on_a.length() <= floor {
+            continue;
+        }
         for (id, sign) in [(pair.body_a, 1.0), (pair.body_b, -1.0)] {
             let Some(limit) = threshold(id) else { continue };
-            let impulse = pair.total_impulse() * sign;
+            let impulse = on_a * sign;
             let magnitude = impulse.length();
             if magnitude <= limit || hits.get(&id).is_some_and(|h| h.impulse.length() >= magnitude) {
                 continue;
@@ -204,7 +212,7 @@ pub(crate) fn stress_hit_bodies(
     failures: &mut Vec<String>,
     mut stress: impl FnMut(&mut FractureContext<'_>, BodyId, &Hit, &[StepContact]) -> Result<bool, FractureError>,
 ) {
-    let hits = strongest_hits(context, threshold, replay);
+    let hits = strongest_hits(context, 0.0, threshold, replay);
     let touching = step_contacts(context, &hits);
     break_hit_bodies(
         context,
@@ -252,4 +260,70 @@ pub(crate) fn replace_with_fragments<B>(
         .map(|(desc, kept)| (context.spawn(desc), kept))
         .collect();
     Ok((tickets, after))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shatter_collision::{Collider, Cuboid, Shape};
+    use shatter_engine::{BodyDesc, FractureModel};
+    use std::sync::{Arc, Mutex};
+
+    /// A hook that breaks nothing: it compares the hits found with the least threshold as the
+    /// floor against those found asking every pair, and counts the hits.
+    struct Compare {
+        thresholds: BTreeMap<BodyId, f64>,
+        hits: Arc<Mutex<usize>>,
+    }
+
+    impl FractureModel for Compare {
+        fn name(&self) -> &str {
+            "compare"
+        }
+
+        fn fracture(&mut self, context: &mut FractureContext<'_>) -> Result<(), String> {
+            let threshold = |id| self.thresholds.get(&id).copied();
+            let floor = self.thresholds.values().copied().fold(f64::INFINITY, f64::min);
+            let summary = |hits: BTreeMap<BodyId, Hit>| {
+                hits.into_iter()
+                    .map(|(id, hit)| (id, hit.impulse.to_array().map(f64::to_bits), hit.received.len()))
+                    .collect::<Vec<_>>()
+            };
+            let fast = summary(strongest_hits(context, floor, threshold, true));
+            let every = summary(strongest_hits(context, 0.0, threshold, true));
+            assert_eq!(fast, every);
+            *self.hits.lock().unwrap() += fast.len();
+            Ok(())
+        }
+    }
+
+    /// The floor changes no hit: unit boxes (1000 kg, resting on one another with 327 N s a
+    /// step and more below) of thresholds 200 N s, 2000 N s and out of reach, dropped in a column
+    /// onto the ground, find step after step the same hits with the least threshold as the floor
+    /// as without one, and some bodies are hit (a floor twice the least threshold loses hits).
+    #[test]
+    fn impacts_floor_finds_the_hits_asking_every_pair_finds() {
+        let mut world = World::new();
+        let cube = |half: f64| Collider::from_shape(Shape::Cuboid(Cuboid::try_new(DVec3::splat(half)).unwrap()), 0.1);
+        world
+            .add_body(BodyDesc::fixed(cube(5.0).unwrap()).with_position(DVec3::new(0.0, -5.0, 0.0)))
+            .unwrap();
+        let mut thresholds = BTreeMap::new();
+        for k in 0..12 {
+            let position = DVec3::new(0.1 * (k % 3) as f64, 0.6 + 1.05 * k as f64, 0.0);
+            let id = world
+                .add_body(BodyDesc::dynamic(cube(0.5).unwrap()).with_position(position))
+                .unwrap();
+            thresholds.insert(id, [200.0, 2000.0, 1e6][k % 3]);
+        }
+        let hits = Arc::new(Mutex::new(0));
+        world.add_fracture_model(Box::new(Compare {
+            thresholds,
+            hits: hits.clone(),
+        }));
+        for _ in 0..90 {
+            world.step(1.0 / 30.0).unwrap();
+        }
+        assert!(*hits.lock().unwrap() > 10, "{} hits", hits.lock().unwrap());
+    }
 }

@@ -237,8 +237,10 @@ impl FractureModel for ModesFracture {
     fn fracture(&mut self, context: &mut FractureContext<'_>) -> Result<(), String> {
         self.bodies.retain(|id, _| context.bodies().contains(*id));
         let bodies = &self.bodies;
+        let floor = bodies.values().map(|b| b.threshold).fold(f64::INFINITY, f64::min);
         let hits = strongest_hits(
             context,
+            floor,
             |id| bodies.get(&id).map(|b| b.threshold),
             self.settings.replay_impact,
         );

@@ -261,7 +261,8 @@ impl FractureModel for PrescoredFracture {
         let time = context.time();
         let bodies = &self.bodies;
         let threshold = |id| bodies.get(&id).filter(|b| time >= b.ready_at).map(|b| b.threshold);
-        let hits = strongest_hits(context, threshold, self.settings.replay_impact);
+        let floor = bodies.values().map(|b| b.threshold).fold(f64::INFINITY, f64::min);
+        let hits = strongest_hits(context, floor, threshold, self.settings.replay_impact);
         if hits.is_empty() {
             return Ok(());
         }
