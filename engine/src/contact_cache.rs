@@ -16,10 +16,14 @@
 
 use bytemuck::{Pod, Zeroable};
 use glam::DVec3;
+use rayon::prelude::*;
 use shatter_collision::FeatureId;
 
 use crate::contacts::PairContacts;
 use crate::handle::BodyId;
+
+/// Pairs from which the cache is rebuilt on the pool.
+const PARALLEL_PAIRS: usize = 4096;
 
 /// One remembered contact: its key and its impulses.
 #[repr(C)]
@@ -139,18 +143,23 @@ impl ContactCache {
     /// ([`ContactPoint::warm_start`](crate::ContactPoint::warm_start); sorted by pair, contacts by
     /// feature, as the collide stage leaves them).
     pub(crate) fn rebuild(&mut self, pairs: &[PairContacts]) {
+        fn entries(pair: &PairContacts) -> impl Iterator<Item = CachedContact> + '_ {
+            pair.contacts.iter().map(|contact| CachedContact {
+                body_a: pair.body_a,
+                body_b: pair.body_b,
+                feature: contact.feature.0,
+                padding: 0,
+                normal_impulse: contact.warm_start.normal,
+                friction_impulse: contact.warm_start.friction.to_array(),
+            })
+        }
         self.entries.clear();
-        for pair in pairs {
-            for contact in &pair.contacts {
-                self.entries.push(CachedContact {
-                    body_a: pair.body_a,
-                    body_b: pair.body_b,
-                    feature: contact.feature.0,
-                    padding: 0,
-                    normal_impulse: contact.warm_start.normal,
-                    friction_impulse: contact.warm_start.friction.to_array(),
-                });
-            }
+        // A heap of debris has tens of thousands of pairs, each a few hundred bytes to read: they
+        // are read on the pool, and the entries come out in pair order all the same.
+        if pairs.len() >= PARALLEL_PAIRS {
+            self.entries.par_extend(pairs.par_iter().flat_map_iter(entries));
+        } else {
+            self.entries.extend(pairs.iter().flat_map(entries));
         }
         debug_assert!(self.entries.windows(2).all(|w| w[0].key() < w[1].key()));
     }

@@ -29,10 +29,14 @@ use crate::report::{kinetic_energy, potential_energy};
 use crate::settings::check_time_step;
 use crate::stages::integrate::{IntegrateScratch, SplitVelocity};
 use crate::stages::{broad_phase, collide, collision_pass, forces, integrate, joint_positions, sleep, solve};
+use rayon::prelude::*;
 use shatter_integrators::BodyKind;
 
 use crate::store::BodyStore;
 use crate::world::World;
+
+/// Contact pairs from which the sleep stage's links are read on the pool.
+const PARALLEL_LINKS: usize = 4096;
 
 /// The stages of a step, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -310,10 +314,12 @@ impl World {
         let links = &mut self.scratch.links;
         links.clear();
         let dense = |id: BodyId| self.bodies.dense_index(id).ok().map(|i| i as u32);
-        for pair in contacts {
-            if let (Some(a), Some(b)) = (dense(pair.body_a), dense(pair.body_b)) {
-                links.push([a, b]);
-            }
+        let link = |pair: &PairContacts| Some([dense(pair.body_a)?, dense(pair.body_b)?]);
+        // Read on the pool for a heap of debris (tens of thousands of pairs), in order all the same.
+        if contacts.len() >= PARALLEL_LINKS {
+            links.par_extend(contacts.par_iter().filter_map(link));
+        } else {
+            links.extend(contacts.iter().filter_map(link));
         }
         for joint in self.joints.joints() {
             if let (Some(a), Some(Some(b))) = (dense(joint.body_a), joint.body_b.map(dense)) {
