@@ -44,6 +44,7 @@ pub use grid::{GridSpec, SdfGrid};
 pub use mass_properties::{BodyMassProperties, VolumeIntegrals};
 pub use narrow_phase::{
     Closing, Collider, Contact, ContactManifold, FeatureId, Geometry, collide, collide_closing_into, collide_into,
+    collide_within_margin_into,
 };
 pub use pose::Pose;
 pub use shapes::{Capsule, Cuboid, HalfSpace, Shape, SignedDistance, Sphere};

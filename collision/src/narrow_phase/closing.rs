@@ -267,6 +267,36 @@ mod tests {
         assert!(manifold.is_empty());
     }
 
+    /// A caller's margin gives what the test works out itself, and a margin that cannot be the
+    /// pair's (not finite, or below the world's) is refused by name with the manifold left empty.
+    #[test]
+    fn closing_a_given_pair_margin_finds_what_the_test_finds_and_a_bad_one_is_refused() {
+        use crate::narrow_phase::{
+            Collider, ContactManifold, collide_closing_into, collide_within_margin_into, pair_margin,
+        };
+        use crate::pose::Pose;
+        use crate::shapes::{Cuboid, Shape};
+        let cube = Collider::from_shape(Shape::Cuboid(Cuboid::try_new(DVec3::splat(0.5)).unwrap()), 0.1).unwrap();
+        let (pa, pb) = (Pose::IDENTITY, Pose::from_position(DVec3::new(0.2, 0.99, 0.1)));
+        let closing = Closing::of_bodies(
+            0.01,
+            1.0 / 30.0,
+            [pa.position, DVec3::Y, DVec3::Z],
+            [pb.position, -DVec3::Y, DVec3::X],
+        );
+        let margin = pair_margin(&closing, &cube, &pa, &cube, &pb);
+        let (mut own, mut given) = (ContactManifold::default(), ContactManifold::default());
+        collide_closing_into(&cube, &pa, &cube, &pb, &closing, &mut own).unwrap();
+        collide_within_margin_into(&cube, &pa, &cube, &pb, &closing, margin, &mut given).unwrap();
+        assert!(!own.is_empty());
+        assert_eq!(format!("{own:?}"), format!("{given:?}"));
+        for bad in [f64::NAN, 0.005] {
+            let error = collide_within_margin_into(&cube, &pa, &cube, &pb, &closing, bad, &mut given).unwrap_err();
+            assert!(error.to_string().contains("pair margin"), "{error}");
+            assert!(given.is_empty());
+        }
+    }
+
     /// The normal-free bounds are at least every normal's reach for points they cover.
     #[test]
     fn closing_bounds_without_a_normal_cover_every_normal() {

@@ -155,8 +155,56 @@ pub fn collide_closing_into(
     closing: &Closing,
     manifold: &mut ContactManifold,
 ) -> Result<(), GeometryError> {
+    let margin = pair_margin(closing, a, pose_a, b, pose_b);
+    collide_within_margin_into(a, pose_a, b, pose_b, closing, margin, manifold)
+}
+
+/// [`collide_closing_into`] for a caller that has the pair's margin at hand already (its
+/// [`pair_margin`] under `closing`, which it needed to decide whether to test the pair at all):
+/// a heap of debris tests tens of thousands of pairs a step, and the margin takes two roots and
+/// the pair's motion at two points to work out.
+pub fn collide_within_margin_into(
+    a: &Collider,
+    pose_a: &Pose,
+    b: &Collider,
+    pose_b: &Pose,
+    closing: &Closing,
+    margin: f64,
+    manifold: &mut ContactManifold,
+) -> Result<(), GeometryError> {
     manifold.contacts.clear();
     manifold.separation = 0.0;
+    check_motion(pose_a, pose_b, closing)?;
+    if !(margin.is_finite() && margin >= closing.margin) {
+        return Err(GeometryError::invalid(
+            "pair margin",
+            margin,
+            "the pair's margin under its motion (narrow_phase::pair_margin)",
+        ));
+    }
+    debug_assert_eq!(margin.to_bits(), pair_margin(closing, a, pose_a, b, pose_b).to_bits());
+    if analytic::collide(a, pose_a, b, pose_b, margin, manifold) {
+        manifold.contacts.retain(|c| closing.keeps(c));
+    } else if let Some(gap) = sampled::boxes_apart(a, pose_a, b, pose_b, margin) {
+        manifold.separation = gap;
+    } else {
+        // The candidates (a few to dozens a pair, tens of thousands of pairs a step in a heap of
+        // debris) go into one buffer per thread rather than a new vector per pair.
+        let separation = CANDIDATES.with_borrow_mut(|candidates| {
+            let separation = sampled::collide(a, pose_a, b, pose_b, closing, margin, candidates);
+            reduce::reduce_into(candidates, manifold);
+            separation
+        });
+        if manifold.contacts.is_empty() && separation.is_finite() && separation > 0.0 {
+            manifold.separation = separation;
+        }
+    }
+    Ok(())
+}
+
+/// Fails on a pose that is not finite and unit, or a motion (margin, step, centres, velocities)
+/// that is not finite.
+fn check_motion(pose_a: &Pose, pose_b: &Pose, closing: &Closing) -> Result<(), GeometryError> {
     for (name, pose) in [("pose of body A", pose_a), ("pose of body B", pose_b)] {
         if !pose.is_valid() {
             return Err(GeometryError::invalid(
@@ -188,23 +236,6 @@ pub fn collide_closing_into(
             format!("{closing:?}"),
             "a finite step >= 0 and finite centres and velocities",
         ));
-    }
-    let margin = pair_margin(closing, a, pose_a, b, pose_b);
-    if analytic::collide(a, pose_a, b, pose_b, margin, manifold) {
-        manifold.contacts.retain(|c| closing.keeps(c));
-    } else if let Some(gap) = sampled::boxes_apart(a, pose_a, b, pose_b, margin) {
-        manifold.separation = gap;
-    } else {
-        // The candidates (a few to dozens a pair, tens of thousands of pairs a step in a heap of
-        // debris) go into one buffer per thread rather than a new vector per pair.
-        let separation = CANDIDATES.with_borrow_mut(|candidates| {
-            let separation = sampled::collide(a, pose_a, b, pose_b, closing, margin, candidates);
-            reduce::reduce_into(candidates, manifold);
-            separation
-        });
-        if manifold.contacts.is_empty() && separation.is_finite() && separation > 0.0 {
-            manifold.separation = separation;
-        }
     }
     Ok(())
 }

@@ -18,7 +18,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 use shatter_collision::narrow_phase::pair_margin;
-use shatter_collision::{Closing, Contact, ContactManifold, collide_closing_into};
+use shatter_collision::{Closing, Contact, ContactManifold, collide_within_margin_into};
 use shatter_integrators::BodyKind;
 
 use crate::contact_cache::WarmStart;
@@ -187,7 +187,7 @@ impl Chunk {
                 self.carried += usize::from(self.contacts.len() > start);
             } else {
                 let (pa, pb) = (&poses[0], &poses[1]);
-                if let Err(error) = collide_closing_into(ca, pa, cb, pb, &closing, &mut self.manifold) {
+                if let Err(error) = collide_within_margin_into(ca, pa, cb, pb, &closing, margin, &mut self.manifold) {
                     self.error = Some(EngineError::geometry("narrow phase")(error));
                     return;
                 }
