@@ -147,6 +147,7 @@ pub(crate) struct StepScratch {
     pub(crate) pairs: Vec<[u32; 2]>,
     pub(crate) broad: broad_phase::BroadScratch,
     pub(crate) narrow: collide::NarrowScratch,
+    pub(crate) collisions: collision_pass::CollisionScratch,
     /// The contact list of the step before last, cleared: a step writes its contacts into it,
     /// and last step's list takes its place here when the step ends.
     pub(crate) contacts: Vec<PairContacts>,
@@ -221,7 +222,13 @@ impl World {
         report.carried_manifolds = std::mem::take(&mut self.scratch.narrow.carried);
         self.manifold_cache.swap(&mut manifolds);
         self.scratch.manifolds = manifolds;
-        let collisions = collision_pass::run(&mut self.bodies, &mut contacts, dt, &self.settings);
+        let collisions = collision_pass::run(
+            &mut self.bodies,
+            &mut contacts,
+            dt,
+            &self.settings,
+            &mut self.scratch.collisions,
+        );
         report.manifolds = contacts.len();
         report.contacts = contacts.iter().map(|p| p.contacts.len()).sum();
         report.collision_impulses = collisions.impulses;

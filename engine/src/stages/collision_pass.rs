@@ -101,19 +101,28 @@ impl PairMotion {
     }
 }
 
+/// The pass's lists, kept from step to step for their memory.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CollisionScratch {
+    /// Per pair, whether it collides at the velocities a pass starts from.
+    colliding: Vec<bool>,
+    /// Per body, the last pass whose impulses moved it (passes count from 1; 0 for none).
+    moved_in: Vec<usize>,
+}
+
 /// Runs the pass over `pairs` (whose bodies are awake or fixed); records each contact's impulse.
 pub(crate) fn run(
     bodies: &mut BodyStore,
     pairs: &mut [PairContacts],
     dt: f64,
     settings: &WorldSettings,
+    scratch: &mut CollisionScratch,
 ) -> CollisionPassOutcome {
     let mut outcome = CollisionPassOutcome::default();
     let threshold = settings.restitution_threshold;
-    // Per pair, whether it collides at the velocities a pass starts from; per body, the last
-    // pass whose impulses moved it (passes count from 1).
-    let mut colliding = Vec::new();
-    let mut moved_in = vec![0_usize; bodies.len()];
+    let CollisionScratch { colliding, moved_in } = scratch;
+    moved_in.clear();
+    moved_in.resize(bodies.len(), 0);
     for pass in 1..=settings.collision_passes {
         // Most pairs rest, and a pair whose bodies no impulse of this pass has moved yet is
         // tested at the velocities the pass started from: those tests are made at once, in
@@ -122,13 +131,13 @@ pub(crate) fn run(
         let states = bodies.states();
         let collides = |pair: &PairContacts| collides_at(bodies, states, pair, dt, threshold);
         if pairs.len() >= PARALLEL_PAIRS {
-            pairs.par_iter().map(collides).collect_into_vec(&mut colliding);
+            pairs.par_iter().map(collides).collect_into_vec(colliding);
         } else {
             colliding.clear();
             colliding.extend(pairs.iter().map(collides));
         }
         let mut any = false;
-        for (pair, &collides) in pairs.iter_mut().zip(&colliding) {
+        for (pair, &collides) in pairs.iter_mut().zip(colliding.iter()) {
             let [a, b] = pair.dense.map(|i| i as usize);
             if !collides && moved_in[a] != pass && moved_in[b] != pass {
                 continue;
@@ -379,7 +388,8 @@ mod tests {
             let settings = WorldSettings::default();
             let (mut bodies, mut reference) = (world.bodies.clone(), contacts.clone());
             let expected = every_pair_every_pass(&mut bodies, &mut reference, 1.0 / 30.0, &settings);
-            let found = run(&mut world.bodies, &mut contacts, 1.0 / 30.0, &settings);
+            let mut scratch = CollisionScratch::default();
+            let found = run(&mut world.bodies, &mut contacts, 1.0 / 30.0, &settings, &mut scratch);
             assert!(
                 expected.impulses > pairs / 10,
                 "{} impulses over {pairs} pairs",
