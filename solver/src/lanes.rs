@@ -154,8 +154,6 @@ pub(crate) struct LaneIsland<'a> {
     /// The island's prepared rows and its runs of rows between one body pair.
     pub(crate) prepared: &'a [Prepared],
     pub(crate) runs: &'a [(usize, usize)],
-    /// The rows' impulses after the warm start, N s.
-    pub(crate) lambdas: &'a [f64],
     /// Where the island's velocity slots and energy budgets start in the shared arrays.
     pub(crate) slot_offset: usize,
     pub(crate) pair_offset: usize,
@@ -220,7 +218,8 @@ pub(crate) fn same_runs(one: &LaneIsland<'_>, other: &LaneIsland<'_>) -> bool {
 
 impl LaneBatches {
     /// Deals one `island`'s regular runs (ranges of its rows between one body pair, offsets zero)
-    /// into batches, with each row's impulse starting at its `lambdas`; `world` is the world slot and
+    /// into batches and writes their rows (the impulses are [`LaneBatches::load_lambdas`]'s to
+    /// write, so the batches can be built while the warm start runs); `world` is the world slot and
     /// `immovable` says which slots no impulse moves. Fewer than [`WIDE_RUNS`] runs are swept one
     /// after another in their own order (one lane each); more are ordered by the contact `levels`
     /// of the shock order (ground first) and each level's runs of one shape cut into [`LANES`]
@@ -233,7 +232,6 @@ impl LaneBatches {
         world: usize,
     ) {
         self.used = 0;
-        self.lambdas.clear();
         self.batches.clear();
         let (prepared, runs) = (island.prepared, island.runs);
         if runs.len() < WIDE_RUNS {
@@ -287,10 +285,10 @@ impl LaneBatches {
     /// Deals islands whose runs have the same shapes ([`same_runs`], at most [`LANES`] of them)
     /// one island per lane: batch `k` holds run `k` of every island, so each island is swept in
     /// its own order, as alone. Velocity slots and budgets are those of shared arrays (each
-    /// island's at its offsets); unfilled lanes use `padding_slot`, an immovable slot.
+    /// island's at its offsets); unfilled lanes use `padding_slot`, an immovable slot. The
+    /// impulses are [`LaneBatches::load_lambdas`]'s to write.
     pub(crate) fn build_together(&mut self, islands: &[LaneIsland<'_>], padding_slot: usize) {
         self.used = 0;
-        self.lambdas.clear();
         self.batches.clear();
         let Some(first) = islands.first() else {
             return;
@@ -333,6 +331,25 @@ impl LaneBatches {
             .iter()
             .flat_map(|batch| batch.start.iter().flatten().map(|&s| (s, s + batch.len)));
         starts.collect()
+    }
+
+    /// Sets each lane row's starting impulses: lane `l`'s from `lambdas_of(l)`, its island's row
+    /// impulses (the same list in every lane for an island swept alone); padding lanes start at
+    /// zero. Once after the batches are built, before the first sweep.
+    pub(crate) fn load_lambdas<'a>(&mut self, lambdas_of: impl Fn(usize) -> &'a [f64]) {
+        self.lambdas.clear();
+        self.lambdas.resize(self.used, [0.0; LANES]);
+        for batch in &self.batches {
+            for (lane, start) in batch.start.iter().enumerate() {
+                if let Some(start) = *start {
+                    let from = &lambdas_of(lane)[start..start + batch.len];
+                    let to = &mut self.lambdas[batch.first..batch.first + batch.len];
+                    for (to, &from) in to.iter_mut().zip(from) {
+                        to[lane] = from;
+                    }
+                }
+            }
+        }
     }
 
     /// Writes lane `lane`'s impulses back to its island's row impulses (all lanes, for an island
@@ -388,7 +405,7 @@ impl LaneBatches {
     }
 
     /// Adds a batch of the given `(island, run)` lanes (at least one, all of one shape and one
-    /// pass), the rest padding on `padding_slot`, each row's impulse starting at its island's.
+    /// pass), the rest padding on `padding_slot`.
     fn push_batch(&mut self, lanes: &[(&LaneIsland<'_>, (usize, usize))], padding_slot: usize) {
         let batch = self.plan_batch(lanes, padding_slot);
         let end = batch.first + batch.len;
@@ -396,11 +413,10 @@ impl LaneBatches {
             self.rows.resize(end, LaneRow::padding(None));
             self.linear_b.resize(end, [[0.0; LANES]; 3]);
         }
-        self.lambdas.resize(end, [0.0; LANES]);
         for k in 0..batch.len {
             let at = batch.first + k;
             let row = (&mut self.rows[at], &mut self.linear_b[at]);
-            fill_row(&batch, k, row, &mut self.lambdas[at], |lane| lanes[lane].0);
+            fill_row(&batch, k, row, |lane| lanes[lane].0);
         }
     }
 
@@ -431,7 +447,7 @@ impl LaneBatches {
         batch
     }
 
-    /// Writes the rows and starting impulses of every batch planned for the one `island`
+    /// Writes the rows of every batch planned for the one `island`
     /// ([`LaneBatches::plan_batch`]). Each lane row is written on its own from its batch (found
     /// by its place: the batches' rows follow one another), so a large island's rows are written
     /// on the pool: the same rows whatever the thread count.
@@ -441,28 +457,29 @@ impl LaneBatches {
             self.rows.resize(used, LaneRow::padding(None));
             self.linear_b.resize(used, [[0.0; LANES]; 3]);
         }
-        self.lambdas.clear();
-        self.lambdas.resize(used, [0.0; LANES]);
         let batches = &self.batches;
-        let fill = |(at, ((row, linear_b), lambda)): (usize, ((&mut LaneRow, &mut [Lane; 3]), &mut Lane))| {
-            let batch = &batches[batches.partition_point(|batch| batch.first <= at) - 1];
-            fill_row(batch, at - batch.first, (row, linear_b), lambda, |_| island);
+        // A stretch of lane rows finds the batch of its first row, then walks the batches along.
+        let fill = |(stretch, (rows, linear_b)): (usize, (&mut [LaneRow], &mut [[Lane; 3]]))| {
+            let first = stretch * FILL_STRETCH;
+            let mut b = batches.partition_point(|batch| batch.first <= first) - 1;
+            for (k, (row, linear_b)) in rows.iter_mut().zip(linear_b).enumerate() {
+                let at = first + k;
+                while batches[b].first + batches[b].len <= at {
+                    b += 1;
+                }
+                let batch = &batches[b];
+                fill_row(batch, at - batch.first, (row, linear_b), |_| island);
+            }
         };
-        let (rows, linear_b, lambdas) = (
-            &mut self.rows[..used],
-            &mut self.linear_b[..used],
-            &mut self.lambdas[..],
-        );
+        let (rows, linear_b) = (&mut self.rows[..used], &mut self.linear_b[..used]);
         if used >= PARALLEL_FILL_ROWS {
-            rows.par_iter_mut()
-                .zip(linear_b.par_iter_mut())
-                .zip(lambdas.par_iter_mut())
+            rows.par_chunks_mut(FILL_STRETCH)
+                .zip(linear_b.par_chunks_mut(FILL_STRETCH))
                 .enumerate()
                 .for_each(fill);
         } else {
-            rows.iter_mut()
-                .zip(linear_b.iter_mut())
-                .zip(lambdas.iter_mut())
+            rows.chunks_mut(FILL_STRETCH)
+                .zip(linear_b.chunks_mut(FILL_STRETCH))
                 .enumerate()
                 .for_each(fill);
         }
@@ -472,13 +489,15 @@ impl LaneBatches {
 /// Lane rows from which an island's batches are written on the pool.
 const PARALLEL_FILL_ROWS: usize = 2048;
 
-/// Writes row `k` of `batch` into `row` and its starting impulses into `lambda`, lane `j`'s from
-/// `island_of(j)`: padding first (padding lanes stay so), then each lane in place.
+/// Lane rows written by one task of the pool.
+const FILL_STRETCH: usize = 256;
+
+/// Writes row `k` of `batch` into `row`, lane `j`'s from `island_of(j)`: padding first (padding
+/// lanes stay so), then each lane in place.
 fn fill_row<'a>(
     batch: &Batch,
     k: usize,
     (row, linear_b): (&mut LaneRow, &mut [Lane; 3]),
-    lambda: &mut Lane,
     island_of: impl Fn(usize) -> &'a LaneIsland<'a>,
 ) {
     let Some(first) = batch.start[0] else {
@@ -491,7 +510,6 @@ fn fill_row<'a>(
         .filter(|_| shape.pass == Pass::Velocity)
         .map(|(from, to, _)| ((from - first) as u16, (to - first) as u16));
     row.clear(friction);
-    *lambda = [0.0; LANES];
     let mut block = [[0.0; LANES]; 3];
     let mut mirrored = true;
     for (lane, start) in batch.start.iter().enumerate() {
@@ -504,7 +522,6 @@ fn fill_row<'a>(
                 block[c][lane] = b;
                 mirrored &= (-a).to_bits() == b.to_bits();
             }
-            lambda[lane] = island.lambdas[start + k];
         }
     }
     // Padding lanes never move anything, whatever their B block (the type's docs). A mirrored
@@ -944,12 +961,12 @@ mod tests {
                 pass: Pass::Velocity,
                 prepared: &prepared,
                 runs: &runs,
-                lambdas: &lambdas,
                 slot_offset: 0,
                 pair_offset: 0,
             };
             let mut lanes = LaneBatches::default();
             lanes.build_alone(&island(), &immovable, Some(&levels), world);
+            lanes.load_lambdas(|_| &lambdas);
             let order = lanes.swept_runs();
             let mut dealt = order.clone();
             dealt.sort_unstable();
@@ -984,6 +1001,7 @@ mod tests {
             ];
             for sweep in builds {
                 lanes.build_alone(&island(), &immovable, Some(&levels), world);
+                lanes.load_lambdas(|_| &lambdas);
                 let (mut lv, mut lb) = (velocities.clone(), budgets.clone());
                 let (mut scaled, mut dropped) = (0, 0);
                 for &residual in &rowwise {

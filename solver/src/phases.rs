@@ -13,7 +13,7 @@ use crate::pgs::{Prepared, assign_pairs, prepare, sweep_rows};
 use crate::row::Row;
 use crate::settings::{SolveReport, SolverSettings};
 use crate::shock::{ShockOrder, ShockScratch};
-use crate::split::{finish_split, start_split, sweep_split_alone};
+use crate::split::{build_split_batches, finish_split, start_split, sweep_split_alone};
 use crate::twist::Twist;
 use crate::warm_start::warm_start;
 use crate::workspace::SolverWorkspace;
@@ -85,6 +85,8 @@ pub(crate) fn start(
         warm,
         warm_scratch,
         runs,
+        lanes,
+        batched,
         immovable,
         shock,
         split,
@@ -124,15 +126,15 @@ pub(crate) fn start(
             .chain(core::iter::once(true)),
     );
     // The shock order depends on the rows alone, so both passes share it; it is built beside the
-    // warm start and the split pass's start, which read the rows only too (for a heap of debris
-    // in one island, each of the two is a pass over tens of megabytes of rows). The runs are
-    // listed after the order, which is the shorter of the two.
+    // warm start, which reads the rows only too (for a heap of debris in one island, each of the
+    // two is a pass over tens of megabytes of rows). Then, from the order's contact levels, the
+    // batches of both passes' sweeps are built side by side, each after listing its runs (the
+    // velocity sweeps' impulses are loaded from the warm start's as they begin).
     let prepared = &prepared[..];
     let mut order = || {
         if shock_on(settings) {
             shock.rebuild(prepared, immovable);
         }
-        list_runs(prepared, runs);
     };
     let report_ref = &mut report;
     let mut rest = || {
@@ -147,13 +149,39 @@ pub(crate) fn start(
                 report_ref,
             );
         }
-        start_split(prepared, bodies.len(), split);
     };
-    if rows.len() >= PARALLEL_ISLAND_ROWS {
+    let parallel = rows.len() >= PARALLEL_ISLAND_ROWS;
+    if parallel {
         rayon::join(order, rest);
     } else {
         order();
         rest();
+    }
+    let levels = shock_on(settings).then(|| shock.levels());
+    let immovable = &immovable[..];
+    let mut velocity_batches = || {
+        list_runs(prepared, runs);
+        *batched = sweeps_in_lanes(prepared, runs, settings);
+        if *batched {
+            let island = LaneIsland {
+                pass: Pass::Velocity,
+                prepared,
+                runs,
+                slot_offset: 0,
+                pair_offset: 0,
+            };
+            lanes.build_alone(&island, immovable, levels, body_count);
+        }
+    };
+    let mut split_batches = || {
+        start_split(prepared, body_count, split);
+        build_split_batches(prepared, settings, split, immovable, levels);
+    };
+    if parallel {
+        rayon::join(velocity_batches, split_batches);
+    } else {
+        velocity_batches();
+        split_batches();
     }
     Ok(report)
 }
@@ -214,7 +242,7 @@ pub(crate) fn finish(
         warm,
         runs,
         lanes,
-        immovable,
+        batched,
         shock,
         shock_scratch,
         split: split_buffers,
@@ -228,8 +256,7 @@ pub(crate) fn finish(
     let velocity_pass = || {
         let mut joints = JointBlock::new(prepared, body_data);
         if !swept {
-            let levels = shock.map(ShockOrder::levels);
-            let buffers = (&mut *lanes, &masses[..], &immovable[..], levels);
+            let buffers = (&mut *lanes, *batched, &masses[..]);
             sweep_alone(
                 prepared,
                 runs,
@@ -258,13 +285,7 @@ pub(crate) fn finish(
     };
     let mut split_pass = || {
         if !swept {
-            sweep_split_alone(
-                prepared,
-                settings,
-                split_buffers,
-                (masses, immovable),
-                shock.map(ShockOrder::levels),
-            );
+            sweep_split_alone(prepared, settings, split_buffers, masses);
         }
         finish_split(prepared, world, settings, shock, split_buffers)
     };
@@ -315,9 +336,9 @@ pub(crate) fn finish(
     Ok(report)
 }
 
-/// The batches of an island swept alone, the slots' `M^-1`, which slots are immovable, and the
-/// contact levels of the shock order when there is one.
-type AloneBuffers<'a> = (&'a mut LaneBatches, &'a [SlotMass], &'a [bool], Option<&'a [u32]>);
+/// The batches of an island swept alone (built by [`start`]), whether its sweeps run in them, and
+/// the slots' `M^-1`.
+type AloneBuffers<'a> = (&'a mut LaneBatches, bool, &'a [SlotMass]);
 
 /// One island's Gauss-Seidel sweeps: a wide island's runs in batches (lanes.rs), a small one's
 /// (or one with a friction row bounded by rows outside its run) row by row; the joints' block
@@ -329,24 +350,13 @@ fn sweep_alone(
     velocities: &mut [Twist],
     lambdas: &mut [f64],
     budgets: &mut [f64],
-    (lanes, masses, immovable, levels): AloneBuffers<'_>,
+    (lanes, in_lanes, masses): AloneBuffers<'_>,
     mut joints: Option<&mut JointBlock>,
     settings: &SolverSettings,
     report: &mut SolveReport,
 ) {
-    // A small island alone fills one lane per batch: row by row is the same arithmetic in the
-    // same order (lanes.rs), without building the batches.
-    let in_lanes = settings.iterations > 0 && runs.len() >= WIDE_RUNS && runs_are_regular(prepared, runs);
     if in_lanes {
-        let island = LaneIsland {
-            pass: Pass::Velocity,
-            prepared,
-            runs,
-            lambdas,
-            slot_offset: 0,
-            pair_offset: 0,
-        };
-        lanes.build_alone(&island, immovable, levels, velocities.len() - 1);
+        lanes.load_lambdas(|_| lambdas);
     }
     for _ in 0..settings.iterations {
         let mut residual = if in_lanes {
@@ -372,6 +382,13 @@ fn sweep_alone(
     if in_lanes {
         lanes.scatter(None, lambdas);
     }
+}
+
+/// Whether an island swept alone sweeps its runs in batches (lanes.rs). A small island alone fills
+/// one lane per batch: row by row is the same arithmetic in the same order, without building the
+/// batches; so is an island with a friction row bounded by rows outside its run.
+fn sweeps_in_lanes(prepared: &[Prepared], runs: &[(usize, usize)], settings: &SolverSettings) -> bool {
+    settings.iterations > 0 && runs.len() >= WIDE_RUNS && runs_are_regular(prepared, runs)
 }
 
 /// The shock pass over `shock` when given, then the joints' block once more.

@@ -70,7 +70,6 @@ impl SplitBuffers {
             pass: Pass::Split,
             prepared,
             runs: &self.runs,
-            lambdas: &self.lambdas,
             slot_offset,
             pair_offset: 0,
         }
@@ -104,19 +103,51 @@ pub(crate) fn start_split(prepared: &[Prepared], world: usize, buffers: &mut Spl
     buffers.work
 }
 
-/// The split sweeps of an island on its own, in batches (lanes.rs) dealt as the velocity sweeps
-/// deal theirs: the slots' `M^-1` (`masses`), `immovable` slots, the shock order's contact
-/// `levels`.
+/// Builds the batches of an island's split sweeps on its own (lanes.rs), dealt as the velocity
+/// sweeps deal theirs: `immovable` slots, the shock order's contact `levels`. Only for an island
+/// whose split sweeps run in batches ([`sweeps_in_lanes`]); the sweeps themselves are
+/// [`sweep_split_alone`]'s.
+pub(crate) fn build_split_batches(
+    prepared: &[Prepared],
+    settings: &SolverSettings,
+    buffers: &mut SplitBuffers,
+    immovable: &[bool],
+    levels: Option<&[u32]>,
+) {
+    if !sweeps_in_lanes(buffers, settings) {
+        return;
+    }
+    let island = LaneIsland {
+        pass: Pass::Split,
+        prepared,
+        runs: &buffers.runs,
+        slot_offset: 0,
+        pair_offset: 0,
+    };
+    buffers
+        .lanes
+        .build_alone(&island, immovable, levels, buffers.pseudo.len() - 1);
+}
+
+/// Whether an island's split sweeps on its own run in batches. A small island alone fills one
+/// lane per batch: row by row is the same arithmetic in the same order (lanes.rs), without
+/// building the batches.
+fn sweeps_in_lanes(buffers: &SplitBuffers, settings: &SolverSettings) -> bool {
+    buffers.work && settings.split_iterations > 0 && buffers.runs.len() >= WIDE_RUNS
+}
+
+/// The split sweeps of an island on its own, over the slots' `M^-1` (`masses`): in the batches
+/// [`build_split_batches`] built, or row by row.
 pub(crate) fn sweep_split_alone(
     prepared: &[Prepared],
     settings: &SolverSettings,
     buffers: &mut SplitBuffers,
-    (masses, immovable): (&[SlotMass], &[bool]),
-    levels: Option<&[u32]>,
+    masses: &[SlotMass],
 ) {
     if !buffers.work || settings.split_iterations == 0 {
         return;
     }
+    let in_lanes = sweeps_in_lanes(buffers, settings);
     let SplitBuffers {
         pseudo,
         runs,
@@ -126,20 +157,8 @@ pub(crate) fn sweep_split_alone(
         lanes,
         ..
     } = buffers;
-    let world = pseudo.len() - 1;
-    // A small island alone fills one lane per batch: row by row is the same arithmetic in the
-    // same order (lanes.rs), without building the batches.
-    let in_lanes = runs.len() >= WIDE_RUNS;
     if in_lanes {
-        let island = LaneIsland {
-            pass: Pass::Split,
-            prepared,
-            runs,
-            lambdas,
-            slot_offset: 0,
-            pair_offset: 0,
-        };
-        lanes.build_alone(&island, immovable, levels, world);
+        lanes.load_lambdas(|_| lambdas);
     }
     for _ in 0..settings.split_iterations {
         *residual = if in_lanes {

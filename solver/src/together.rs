@@ -137,7 +137,6 @@ fn lane_island<'a>(island: &'a IslandSolve<'_>) -> LaneIsland<'a> {
         pass: Pass::Velocity,
         prepared: &workspace.prepared,
         runs: &workspace.runs,
-        lambdas: &workspace.lambdas,
         slot_offset: 0,
         pair_offset: 0,
     }
@@ -176,7 +175,6 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
             pass: Pass::Velocity,
             prepared: &workspace.prepared,
             runs: &workspace.runs,
-            lambdas: &workspace.lambdas,
             slot_offset,
             pair_offset,
         })
@@ -184,6 +182,7 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
     // The first island's world slot: immovable, so padding lanes read it harmlessly.
     lanes.build_together(&islands, members[0].0.velocities.len() - 1);
     drop(islands);
+    lanes.load_lambdas(|lane| &members[lane].0.lambdas);
     let active = [0, 1, 2, 3].map(|lane| lane < members.len());
     let outcome = sweep_lanes(
         lanes,
@@ -224,6 +223,7 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
         .collect();
     lanes.build_together(&islands, members[0].0.split.pseudo.len() - 1);
     drop(islands);
+    lanes.load_lambdas(|lane| &members[lane].0.split.lambdas);
     let active = [0, 1, 2, 3].map(|lane| members.get(lane).is_some_and(|(workspace, _)| workspace.split.work));
     let outcome = sweep_lanes(
         lanes,

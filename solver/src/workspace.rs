@@ -42,6 +42,8 @@ pub struct SolverWorkspace {
     pub(crate) runs: Vec<(usize, usize)>,
     /// The runs dealt into batches swept four at a time.
     pub(crate) lanes: LaneBatches,
+    /// Whether the solve's own velocity sweeps run in `lanes` (set as the solve starts).
+    pub(crate) batched: bool,
     /// Which slots the solve cannot move.
     pub(crate) immovable: Vec<bool>,
     /// The shock pass's row order.
