@@ -136,7 +136,7 @@ pub(crate) fn solve_islands(
         }
     }
     let (global_bodies, global_rows) = (&*bodies, &*rows);
-    groups.par_iter_mut().for_each(|group| {
+    let solve_group = |group: &mut SmallVec<[(&Island, &mut IslandSlot); ISLANDS_TOGETHER]>| {
         for (island, slot) in group.iter_mut() {
             slot.renumber(island, global_bodies, global_rows);
         }
@@ -153,7 +153,14 @@ pub(crate) fn solve_islands(
         for ((_, slot), result) in group.iter_mut().zip(results) {
             slot.result = Some(result);
         }
-    });
+    };
+    // The largest island (a heap of debris: most of the step's rows) shares its own solve among
+    // threads, and the others go beside it from the start. Handed to the pool as one list, the
+    // list was cut in two halves once: the thread holding the first half solved its other
+    // islands one after another once the largest was done, while the rest of the pool waited.
+    if let Some((largest, others)) = groups.split_first_mut() {
+        rayon::join(|| solve_group(largest), || others.par_iter_mut().for_each(solve_group));
+    }
     drop(groups);
     // Merged in island order, as the report's lists are.
     let slot_of = &mut scratch.slot_of;
