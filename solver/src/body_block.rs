@@ -316,6 +316,7 @@ fn inverse(matrix: DMat3) -> Option<DMat3> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::head::heads_of;
     use crate::joint_block::{JointBlock, RowBlock, is_bilateral};
     use crate::joints::{JointAnchor, JointPose, JointSpec, fixed_joint_rows};
     use crate::softness::Softness;
@@ -440,10 +441,13 @@ mod tests {
         agree(&lambdas_bodies, &lambdas_rows, &v_bodies, &v_rows);
         // The dispatcher picks the body space here, the row space once a row is rigid.
         assert!(matches!(
-            JointBlock::new(&prepared, &bodies),
+            JointBlock::new(&prepared, &heads_of(&prepared), &bodies),
             Some(JointBlock::Bodies(_))
         ));
         let (bodies, prepared) = glued_grid(false);
-        assert!(matches!(JointBlock::new(&prepared, &bodies), Some(JointBlock::Rows(_))));
+        assert!(matches!(
+            JointBlock::new(&prepared, &heads_of(&prepared), &bodies),
+            Some(JointBlock::Rows(_))
+        ));
     }
 }

@@ -24,6 +24,7 @@
 
 use crate::body::SolverBody;
 use crate::body_block::BodyBlock;
+use crate::head::RowHead;
 use crate::pgs::Prepared;
 use crate::profile::Profile;
 use crate::twist::Twist;
@@ -60,10 +61,11 @@ pub(crate) enum JointBlock {
 }
 
 impl JointBlock {
-    /// Factors the bilateral rows of `prepared` for `bodies` (the velocity slot after the last
-    /// body is the world, which couples nothing); `None` when there are none.
-    pub(crate) fn new(prepared: &[Prepared], bodies: &[SolverBody]) -> Option<Self> {
-        let rows: Vec<usize> = (0..prepared.len()).filter(|&i| is_bilateral(&prepared[i])).collect();
+    /// Factors the bilateral rows of `prepared` (found by their `heads`) for `bodies` (the
+    /// velocity slot after the last body is the world, which couples nothing); `None` when there
+    /// are none.
+    pub(crate) fn new(prepared: &[Prepared], heads: &[RowHead], bodies: &[SolverBody]) -> Option<Self> {
+        let rows: Vec<usize> = (0..heads.len()).filter(|&i| heads[i].bilateral()).collect();
         if rows.is_empty() {
             return None;
         }

@@ -39,6 +39,7 @@ use smallvec::SmallVec;
 
 use crate::body::SlotMass;
 use crate::clamp::budget_root;
+use crate::head::RowHead;
 use crate::pgs::Prepared;
 use crate::twist::Twist;
 #[cfg(target_arch = "x86_64")]
@@ -151,8 +152,10 @@ pub(crate) enum Pass {
 pub(crate) struct LaneIsland<'a> {
     /// Which solve's rows.
     pub(crate) pass: Pass,
-    /// The island's prepared rows and its runs of rows between one body pair.
+    /// The island's prepared rows, their heads (head.rs) and its runs of rows between one body
+    /// pair.
     pub(crate) prepared: &'a [Prepared],
+    pub(crate) heads: &'a [RowHead],
     pub(crate) runs: &'a [(usize, usize)],
     /// Where the island's velocity slots and energy budgets start in the shared arrays.
     pub(crate) slot_offset: usize,
@@ -195,11 +198,11 @@ pub(crate) struct LaneBatches {
 /// Whether every friction row of `runs` is bounded by normal rows of its own run, as the batches
 /// need (rows a caller lists apart are swept row by row instead), and every run is shorter than
 /// [`u16::MAX`] rows.
-pub(crate) fn runs_are_regular(prepared: &[Prepared], runs: &[(usize, usize)]) -> bool {
+pub(crate) fn runs_are_regular(heads: &[RowHead], runs: &[(usize, usize)]) -> bool {
     runs.iter().all(|&(start, end)| {
         end - start < usize::from(u16::MAX)
-            && prepared[start..end].iter().all(|row| match row.friction {
-                Some((first, last, _)) => start <= first && first < last && last <= end,
+            && heads[start..end].iter().all(|row| match row.friction() {
+                Some((first, last)) => start <= first && first < last && last <= end,
                 None => true,
             })
     })
@@ -213,7 +216,7 @@ pub(crate) fn same_runs(one: &LaneIsland<'_>, other: &LaneIsland<'_>) -> bool {
             .runs
             .iter()
             .zip(other.runs)
-            .all(|(&(s1, e1), &(s2, e2))| same_shape(&one.prepared[s1..e1], s1, &other.prepared[s2..e2], s2))
+            .all(|(&(s1, e1), &(s2, e2))| same_shape(&one.heads[s1..e1], s1, &other.heads[s2..e2], s2))
 }
 
 impl LaneBatches {
@@ -233,7 +236,7 @@ impl LaneBatches {
     ) {
         self.used = 0;
         self.batches.clear();
-        let (prepared, runs) = (island.prepared, island.runs);
+        let (heads, runs) = (island.heads, island.runs);
         if runs.len() < WIDE_RUNS {
             for &run in runs {
                 self.push_batch(&[(island, run)], world);
@@ -244,8 +247,8 @@ impl LaneBatches {
         let level = |slot: usize| levels.and_then(|l| l.get(slot).copied()).unwrap_or(0);
         self.order.clear();
         self.order.extend(runs.iter().map(|&(start, end)| {
-            let row = &prepared[start];
-            (level(row.a).max(level(row.b)), start, end)
+            let row = &heads[start];
+            (level(row.a()).max(level(row.b())), start, end)
         }));
         self.order.sort_by_key(|&(level, _, _)| level);
         let order = core::mem::take(&mut self.order);
@@ -263,10 +266,10 @@ impl LaneBatches {
             );
             // One shape at a time, in the order the shapes first appear.
             while let Some(&(first, first_end)) = rest.first() {
-                let shape = &prepared[first..first_end];
+                let shape = &heads[first..first_end];
                 group.clear();
                 rest.retain(|&(start, end)| {
-                    let same = same_shape(shape, first, &prepared[start..end], start);
+                    let same = same_shape(shape, first, &heads[start..end], start);
                     if same {
                         group.push((start, end));
                     }
@@ -384,11 +387,11 @@ impl LaneBatches {
         for k in 0..segment {
             let mut lanes: SmallVec<[(&LaneIsland<'_>, (usize, usize)); LANES]> = SmallVec::new();
             for &run in group.iter().skip(k).step_by(segment) {
-                let row = &island.prepared[run.0];
+                let row = &island.heads[run.0];
                 let clashes = lanes.iter().any(|&(_, (start, _))| {
-                    let other = &island.prepared[start];
-                    let shared = |slot: usize| moves(slot) && (slot == other.a || slot == other.b);
-                    shared(row.a) || shared(row.b)
+                    let other = &island.heads[start];
+                    let shared = |slot: usize| moves(slot) && (slot == other.a() || slot == other.b());
+                    shared(row.a()) || shared(row.b())
                 });
                 if clashes {
                     spilled.push(run);
@@ -433,14 +436,14 @@ impl LaneBatches {
             pair: [None; LANES],
         };
         for (lane, &(island, (start, end))) in lanes.iter().enumerate() {
-            let run = &island.prepared[start..end];
+            let run = &island.heads[start..end];
             batch.start[lane] = Some(start);
-            batch.a[lane] = island.slot_offset + run[0].a;
-            batch.b[lane] = island.slot_offset + run[0].b;
-            batch.pair[lane] = run
-                .iter()
-                .find(|row| row.energy_clamp && island.pass == Pass::Velocity)
-                .map(|row| island.pair_offset + row.pair);
+            batch.a[lane] = island.slot_offset + run[0].a();
+            batch.b[lane] = island.slot_offset + run[0].b();
+            batch.pair[lane] = (island.pass == Pass::Velocity)
+                .then(|| run.iter().position(RowHead::clamped))
+                .flatten()
+                .map(|k| island.pair_offset + island.prepared[start + k].pair);
         }
         self.used += batch.len;
         self.batches.push(batch);
@@ -534,8 +537,8 @@ fn fill_row<'a>(
 
 /// Whether two runs (starting at rows `first` and `start`) have friction rows in the same places,
 /// bounded by normal rows in the same places.
-fn same_shape(one: &[Prepared], first: usize, other: &[Prepared], start: usize) -> bool {
-    let relative = |row: &Prepared, base: usize| row.friction.map(|(from, to, _)| (from - base, to - base));
+fn same_shape(one: &[RowHead], first: usize, other: &[RowHead], start: usize) -> bool {
+    let relative = |row: &RowHead, base: usize| row.friction().map(|(from, to)| (from - base, to - base));
     one.len() == other.len()
         && one
             .iter()
@@ -821,6 +824,7 @@ mod tests {
     use super::*;
     use crate::body::{NO_BODY, SolverBody};
     use crate::contact::{ContactPoint, push_contact_rows};
+    use crate::head::heads_of;
     use crate::pgs::{PairKeys, assign_pairs, sweep_rows};
     use crate::settings::SolveReport;
     use crate::shock::ShockOrder;
@@ -910,7 +914,8 @@ mod tests {
             }
         }
         let mut prepared = prepare_rows(&rows, &bodies, DT);
-        let pairs = assign_pairs(&mut prepared, &mut PairKeys::default());
+        let heads = heads_of(&prepared);
+        let pairs = assign_pairs(&mut prepared, &heads, &mut PairKeys::default());
         let budgets: Vec<f64> = (0..pairs).map(|_| rng.range(0.0, 0.02)).collect();
         let mut runs: Vec<(usize, usize)> = Vec::new();
         for (index, row) in prepared.iter().enumerate() {
@@ -927,7 +932,7 @@ mod tests {
             .collect();
         let immovable: Vec<bool> = (0..=count).map(|slot| slot == count).collect();
         let mut order = ShockOrder::default();
-        order.rebuild(&prepared, &immovable);
+        order.rebuild(&heads_of(&prepared), &immovable);
         let levels = order.levels().to_vec();
         let mut masses = Vec::new();
         SlotMass::fill(&bodies, &mut masses);
@@ -957,9 +962,11 @@ mod tests {
         for bottom in [3, 12, 30, 500] {
             let (prepared, runs, lambdas, velocities, masses, budgets, immovable, levels) = wall(&mut rng, bottom);
             let world = velocities.len() - 1;
+            let heads = heads_of(&prepared);
             let island = || LaneIsland {
                 pass: Pass::Velocity,
                 prepared: &prepared,
+                heads: &heads,
                 runs: &runs,
                 slot_offset: 0,
                 pair_offset: 0,

@@ -32,6 +32,7 @@ pub mod contact;
 pub mod error;
 mod free_rows;
 pub mod geometric;
+mod head;
 pub mod joint_block;
 pub mod joints;
 mod lanes;

@@ -72,6 +72,7 @@ use rayon::prelude::*;
 use crate::body::SolverBody;
 use crate::clamp::clamp_row_increment_within;
 use crate::error::SolverError;
+use crate::head::RowHead;
 use crate::phases;
 use crate::row::{BiasMode, Row};
 use crate::settings::{SolveReport, SolverSettings};
@@ -297,30 +298,30 @@ fn apply_increment(
     delta
 }
 
-/// Gives every energy-clamped row the index of its unordered body pair, numbered in sorted order so
-/// the numbering is the same on every run; returns the number of pairs (at least one, so that rows
-/// without a pair can point at slot 0 harmlessly).
-pub(crate) fn assign_pairs(prepared: &mut [Prepared], keys: &mut PairKeys) -> usize {
+/// Gives every energy-clamped row of `prepared` (found by its `heads`) the index of its unordered
+/// body pair, numbered in sorted order so the numbering is the same on every run; returns the
+/// number of pairs (at least one, so that rows without a pair can point at slot 0 harmlessly).
+pub(crate) fn assign_pairs(prepared: &mut [Prepared], heads: &[RowHead], keys: &mut PairKeys) -> usize {
     let PairKeys {
         sorted: pairs,
         stretches,
     } = keys;
     // Body indices fit in 32 bits (rows hold u32 indices), so a pair packs into one sortable u64.
-    let key = |row: &Prepared| ((row.a.min(row.b) as u64) << 32) | row.a.max(row.b) as u64;
+    let key = |row: &RowHead| ((row.a().min(row.b()) as u64) << 32) | row.a().max(row.b()) as u64;
     // A patch's rows come together, so one key per run of equal keys leaves the sort a seventh of
     // the rows.
-    let keys_of = |rows: &[Prepared], keys: &mut Vec<u64>| {
-        for row in rows.iter().filter(|r| r.energy_clamp) {
+    let keys_of = |heads: &[RowHead], keys: &mut Vec<u64>| {
+        for row in heads.iter().filter(|r| r.clamped()) {
             let row_key = key(row);
             if keys.last() != Some(&row_key) {
                 keys.push(row_key);
             }
         }
     };
-    let number = |rows: &mut [Prepared], pairs: &[u64]| {
+    let number = |(rows, heads): (&mut [Prepared], &[RowHead]), pairs: &[u64]| {
         let mut last: Option<(u64, usize)> = None;
-        for row in rows.iter_mut().filter(|r| r.energy_clamp) {
-            let row_key = key(row);
+        for (row, head) in rows.iter_mut().zip(heads).filter(|(_, head)| head.clamped()) {
+            let row_key = key(head);
             row.pair = match last {
                 Some((previous, pair)) if previous == row_key => pair,
                 // Present by construction.
@@ -337,18 +338,18 @@ pub(crate) fn assign_pairs(prepared: &mut [Prepared], keys: &mut PairKeys) -> us
         if stretches.len() < count {
             stretches.resize_with(count, Vec::new);
         }
-        prepared
+        heads
             .par_chunks(PAIR_STRETCH)
             .zip(stretches[..count].par_iter_mut())
-            .for_each(|(rows, keys)| {
+            .for_each(|(heads, keys)| {
                 keys.clear();
-                keys_of(rows, keys);
+                keys_of(heads, keys);
             });
         for keys in &stretches[..count] {
             pairs.extend_from_slice(keys);
         }
     } else {
-        keys_of(prepared, pairs);
+        keys_of(heads, pairs);
     }
     pairs.sort_unstable();
     pairs.dedup();
@@ -356,9 +357,10 @@ pub(crate) fn assign_pairs(prepared: &mut [Prepared], keys: &mut PairKeys) -> us
     if prepared.len() >= PARALLEL_PAIR_ROWS {
         prepared
             .par_chunks_mut(PAIR_STRETCH)
-            .for_each(|rows| number(rows, sorted));
+            .zip(heads.par_chunks(PAIR_STRETCH))
+            .for_each(|stretch| number(stretch, sorted));
     } else {
-        number(prepared, sorted);
+        number((prepared, heads), sorted);
     }
     pairs.len().max(1)
 }
@@ -445,6 +447,7 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
 mod tests {
     use super::*;
     use crate::body::NO_BODY;
+    use crate::head::heads_of;
     use crate::test_scenes::{prepare_rows, push_stacked_patch};
     use glam::DMat3;
     use shatter_integrators::SplitMix64;
@@ -492,7 +495,8 @@ mod tests {
                 "{} rows",
                 prepared.len()
             );
-            let count = pool.install(|| assign_pairs(&mut prepared, &mut PairKeys::default()));
+            let heads = heads_of(&prepared);
+            let count = pool.install(|| assign_pairs(&mut prepared, &heads, &mut PairKeys::default()));
             let key = |row: &Prepared| (row.a.min(row.b), row.a.max(row.b));
             let distinct: std::collections::BTreeSet<(usize, usize)> =
                 prepared.iter().filter(|row| row.energy_clamp).map(key).collect();

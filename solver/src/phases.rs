@@ -7,7 +7,8 @@
 
 use crate::body::{SlotMass, SolverBody};
 use crate::error::SolverError;
-use crate::joint_block::{JointBlock, is_bilateral};
+use crate::head::RowHead;
+use crate::joint_block::JointBlock;
 use crate::lanes::{LANES, LaneBatches, LaneIsland, Pass, WIDE_RUNS, runs_are_regular};
 use crate::pgs::{Prepared, assign_pairs, prepare, sweep_rows};
 use crate::row::Row;
@@ -77,6 +78,7 @@ pub(crate) fn start(
 
     let SolverWorkspace {
         prepared,
+        heads,
         budgets,
         pairs,
         velocities,
@@ -92,16 +94,25 @@ pub(crate) fn start(
         split,
         ..
     } = workspace;
-    prepared.clear();
     // Each row is prepared on its own, so a large island shares the work among threads: the
-    // same rows in the same order either way.
+    // same rows in the same order either way. Each row's head (head.rs) is read off it at once.
+    let prepare_one = |row: &Row| {
+        let prepared = prepare(row, bodies, dt, settings);
+        (prepared, RowHead::of(&prepared))
+    };
     if rows.len() >= PARALLEL_ISLAND_ROWS {
-        prepared.par_extend(rows.par_iter().map(|row| prepare(row, bodies, dt, settings)));
+        rows.par_iter().map(prepare_one).unzip_into_vecs(prepared, heads);
     } else {
-        prepared.extend(rows.iter().map(|row| prepare(row, bodies, dt, settings)));
+        prepared.clear();
+        heads.clear();
+        for (row, head) in rows.iter().map(prepare_one) {
+            prepared.push(row);
+            heads.push(head);
+        }
     }
+    let heads = &heads[..];
     // Energy removed so far by each body pair's clamped rows, J (clamp.rs): zero at the start.
-    let pair_count = assign_pairs(prepared, pairs);
+    let pair_count = assign_pairs(prepared, heads, pairs);
     budgets.clear();
     budgets.resize(pair_count, 0.0);
     velocities.clear();
@@ -115,7 +126,7 @@ pub(crate) fn start(
     lambdas.clear();
     lambdas.resize(rows.len(), 0.0);
     let mut report = SolveReport {
-        inactive_rows: prepared.iter().filter(|row| !row.active).count(),
+        inactive_rows: heads.iter().filter(|head| !head.active()).count(),
         ..SolveReport::default()
     };
     immovable.clear();
@@ -125,15 +136,31 @@ pub(crate) fn start(
             .map(|body| !body.is_dynamic())
             .chain(core::iter::once(true)),
     );
-    // The shock order depends on the rows alone, so both passes share it; it is built beside the
-    // warm start, which reads the rows only too (for a heap of debris in one island, each of the
-    // two is a pass over tens of megabytes of rows). Then, from the order's contact levels, the
-    // batches of both passes' sweeps are built side by side, each after listing its runs (the
-    // velocity sweeps' impulses are loaded from the warm start's as they begin).
+    // The warm start reads the prepared rows and sets the impulses; everything else here reads
+    // only the rows' heads: the shock order, then from its contact levels the velocity sweeps'
+    // runs and batches (whose impulses are loaded from the warm start's as the sweeps begin). The
+    // two go side by side, and the split pass's start goes after the warm start, the shorter of
+    // them for a heap of debris. The split sweeps' batches, which need the levels and the split
+    // runs, come last (their rows written on the pool).
     let prepared = &prepared[..];
+    let immovable = &immovable[..];
     let mut order = || {
         if shock_on(settings) {
-            shock.rebuild(prepared, immovable);
+            shock.rebuild(heads, immovable);
+        }
+        list_runs(heads, runs);
+        *batched = sweeps_in_lanes(heads, runs, settings);
+        if *batched {
+            let island = LaneIsland {
+                pass: Pass::Velocity,
+                prepared,
+                heads,
+                runs,
+                slot_offset: 0,
+                pair_offset: 0,
+            };
+            let levels = shock_on(settings).then(|| shock.levels());
+            lanes.build_alone(&island, immovable, levels, body_count);
         }
     };
     let report_ref = &mut report;
@@ -149,55 +176,31 @@ pub(crate) fn start(
                 report_ref,
             );
         }
+        start_split(heads, body_count, split);
     };
-    let parallel = rows.len() >= PARALLEL_ISLAND_ROWS;
-    if parallel {
+    if rows.len() >= PARALLEL_ISLAND_ROWS {
         rayon::join(order, rest);
     } else {
         order();
         rest();
     }
     let levels = shock_on(settings).then(|| shock.levels());
-    let immovable = &immovable[..];
-    let mut velocity_batches = || {
-        list_runs(prepared, runs);
-        *batched = sweeps_in_lanes(prepared, runs, settings);
-        if *batched {
-            let island = LaneIsland {
-                pass: Pass::Velocity,
-                prepared,
-                runs,
-                slot_offset: 0,
-                pair_offset: 0,
-            };
-            lanes.build_alone(&island, immovable, levels, body_count);
-        }
-    };
-    let mut split_batches = || {
-        start_split(prepared, body_count, split);
-        build_split_batches(prepared, settings, split, immovable, levels);
-    };
-    if parallel {
-        rayon::join(velocity_batches, split_batches);
-    } else {
-        velocity_batches();
-        split_batches();
-    }
+    build_split_batches((prepared, heads), settings, split, immovable, levels);
     Ok(report)
 }
 
-/// Lists the swept rows of `prepared` in `runs` between one pair of bodies (a contact patch's
-/// rows are one run), so a sweep loads and stores the pair's velocities once per run rather than
-/// once per row. The joints' rows are left to their block where there is one.
-fn list_runs(prepared: &[Prepared], runs: &mut Vec<(usize, usize)>) {
-    let joints = prepared.iter().any(is_bilateral);
+/// Lists the swept rows (by their `heads`) in `runs` between one pair of bodies (a contact
+/// patch's rows are one run), so a sweep loads and stores the pair's velocities once per run
+/// rather than once per row. The joints' rows are left to their block where there is one.
+fn list_runs(heads: &[RowHead], runs: &mut Vec<(usize, usize)>) {
+    let joints = heads.iter().any(RowHead::bilateral);
     runs.clear();
-    for (index, row) in prepared.iter().enumerate() {
-        if !row.active || (joints && is_bilateral(row)) {
+    for (index, row) in heads.iter().enumerate() {
+        if !row.active() || (joints && row.bilateral()) {
             continue;
         }
         match runs.last_mut() {
-            Some((start, end)) if *end == index && prepared[*start].a == row.a && prepared[*start].b == row.b => {
+            Some((start, end)) if *end == index && heads[*start].a() == row.a() && heads[*start].b() == row.b() => {
                 *end += 1;
             }
             _ => runs.push((index, index + 1)),
@@ -216,8 +219,8 @@ fn shock_on(settings: &SolverSettings) -> bool {
 pub(crate) fn shareable(workspace: &SolverWorkspace, settings: &SolverSettings) -> bool {
     settings.iterations > 0
         && workspace.runs.len() < WIDE_RUNS
-        && runs_are_regular(&workspace.prepared, &workspace.runs)
-        && !workspace.prepared.iter().any(is_bilateral)
+        && runs_are_regular(&workspace.heads, &workspace.runs)
+        && !workspace.heads.iter().any(RowHead::bilateral)
 }
 
 /// Finishes a started solve: its own Gauss-Seidel sweeps of both passes unless `swept` (then
@@ -235,6 +238,7 @@ pub(crate) fn finish(
     let world = bodies.len();
     let SolverWorkspace {
         prepared,
+        heads,
         budgets,
         velocities,
         masses,
@@ -254,7 +258,7 @@ pub(crate) fn finish(
     // The split pass reads the prepared rows and the shock order only, never the velocity solve's
     // results, so a large island runs the two at the same time: the same bits either way.
     let velocity_pass = || {
-        let mut joints = JointBlock::new(prepared, body_data);
+        let mut joints = JointBlock::new(prepared, heads, body_data);
         if !swept {
             let buffers = (&mut *lanes, *batched, &masses[..]);
             sweep_alone(
@@ -387,8 +391,8 @@ fn sweep_alone(
 /// Whether an island swept alone sweeps its runs in batches (lanes.rs). A small island alone fills
 /// one lane per batch: row by row is the same arithmetic in the same order, without building the
 /// batches; so is an island with a friction row bounded by rows outside its run.
-fn sweeps_in_lanes(prepared: &[Prepared], runs: &[(usize, usize)], settings: &SolverSettings) -> bool {
-    settings.iterations > 0 && runs.len() >= WIDE_RUNS && runs_are_regular(prepared, runs)
+fn sweeps_in_lanes(heads: &[RowHead], runs: &[(usize, usize)], settings: &SolverSettings) -> bool {
+    settings.iterations > 0 && runs.len() >= WIDE_RUNS && runs_are_regular(heads, runs)
 }
 
 /// The shock pass over `shock` when given, then the joints' block once more.

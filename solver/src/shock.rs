@@ -32,6 +32,7 @@
 //! 1000-cube random pile at 30 Hz on two threads: median step 31.6 -> 25.7 ms.
 
 use crate::clamp::clamp_row_increment_within;
+use crate::head::RowHead;
 use crate::pgs::{Prepared, clamp};
 use crate::settings::SolveReport;
 #[cfg(doc)]
@@ -76,14 +77,14 @@ pub(crate) struct ShockOrder {
 /// Writes into `out` everything the shock order depends on: per row its two slots, whether it is
 /// active, whether it is a contact normal row, and for friction the first normal row; then the
 /// immovable slots. Two inputs with equal structures get the same order.
-fn structure(prepared: &[Prepared], immovable: &[bool], out: &mut Vec<u64>) {
+fn structure(heads: &[RowHead], immovable: &[bool], out: &mut Vec<u64>) {
     out.clear();
-    out.push(prepared.len() as u64);
+    out.push(heads.len() as u64);
     out.push(immovable.len() as u64);
-    for row in prepared {
-        let normal = row.friction.map_or(u64::MAX >> 2, |(normal, _, _)| normal as u64);
-        out.push(((row.a as u64) << 32) ^ row.b as u64);
-        out.push((normal << 2) | (u64::from(row.active) << 1) | u64::from(is_contact(row)));
+    for row in heads {
+        let normal = row.friction().map_or(u64::MAX >> 2, |(normal, _)| normal as u64);
+        out.push(((row.a() as u64) << 32) ^ row.b() as u64);
+        out.push((normal << 2) | (u64::from(row.active()) << 1) | u64::from(row.is_contact()));
     }
     for chunk in immovable.chunks(64) {
         out.push(
@@ -147,15 +148,10 @@ fn counting_sort<T: Copy>(
     core::mem::swap(items, sorted);
 }
 
-/// Whether a row is a contact normal row (a split row that is not friction).
-fn is_contact(row: &Prepared) -> bool {
-    row.split_target.is_some() && row.friction.is_none()
-}
-
 impl Levels {
     /// Fills `level` with the contact levels of the `immovable.len()` velocity slots (the last is
     /// the world), `u32::MAX` for bodies that touch no level-0 body through contacts.
-    fn compute(&mut self, prepared: &[Prepared], immovable: &[bool]) {
+    fn compute(&mut self, heads: &[RowHead], immovable: &[bool]) {
         let slots = immovable.len();
         let Self {
             offsets,
@@ -166,9 +162,9 @@ impl Levels {
         } = self;
         offsets.clear();
         offsets.resize(slots + 1, 0);
-        for row in prepared.iter().filter(|r| r.active && is_contact(r)) {
-            offsets[row.a + 1] += 1;
-            offsets[row.b + 1] += 1;
+        for row in heads.iter().filter(|r| r.is_split()) {
+            offsets[row.a() + 1] += 1;
+            offsets[row.b() + 1] += 1;
         }
         for i in 0..slots {
             offsets[i + 1] += offsets[i];
@@ -177,8 +173,8 @@ impl Levels {
         fill.extend_from_slice(offsets);
         neighbours.clear();
         neighbours.resize(offsets[slots] as usize, 0);
-        for row in prepared.iter().filter(|r| r.active && is_contact(r)) {
-            for (from, to) in [(row.a, row.b), (row.b, row.a)] {
+        for row in heads.iter().filter(|r| r.is_split()) {
+            for (from, to) in [(row.a(), row.b()), (row.b(), row.a())] {
                 neighbours[fill[from] as usize] = to;
                 fill[from] += 1;
             }
@@ -211,36 +207,36 @@ impl ShockOrder {
         &self.levels.level
     }
 
-    /// Makes this the order for `prepared` over `immovable.len()` slots; `immovable[i]` marks
+    /// Makes this the order for the rows with `heads` over `immovable.len()` slots; `immovable[i]` marks
     /// slots the solve cannot move (the world slot, static and kinematic bodies).
     /// Does nothing when the rows and slots have the structure the order was last built from.
-    pub(crate) fn rebuild(&mut self, prepared: &[Prepared], immovable: &[bool]) {
-        structure(prepared, immovable, &mut self.wanted);
+    pub(crate) fn rebuild(&mut self, heads: &[RowHead], immovable: &[bool]) {
+        structure(heads, immovable, &mut self.wanted);
         if self.wanted == self.built_from {
             return;
         }
         core::mem::swap(&mut self.wanted, &mut self.built_from);
-        self.levels.compute(prepared, immovable);
+        self.levels.compute(heads, immovable);
         let level = &self.levels.level;
         // Contact rows (normal and friction) freeze their lower-level side.
-        let contact_row = |row: &Prepared| match row.friction {
-            Some((normal, _, _)) => is_contact(&prepared[normal]),
-            None => is_contact(row),
+        let contact_row = |row: &RowHead| match row.friction() {
+            Some((normal, _)) => heads[normal].is_contact(),
+            None => row.is_contact(),
         };
         let keyed = &mut self.keyed;
         keyed.clear();
         keyed.extend(
-            prepared
+            heads
                 .iter()
                 .enumerate()
-                .filter(|(_, row)| row.active)
+                .filter(|(_, row)| row.active())
                 .map(|(index, row)| {
-                    let (la, lb) = (level[row.a], level[row.b]);
+                    let (la, lb) = (level[row.a()], level[row.b()]);
                     let contact = contact_row(row);
                     if contact && la < lb && lb != u32::MAX {
-                        (lb, row.b, index, Frozen::A)
+                        (lb, row.b(), index, Frozen::A)
                     } else if contact && lb < la && la != u32::MAX {
-                        (la, row.a, index, Frozen::B)
+                        (la, row.a(), index, Frozen::B)
                     } else {
                         (la.min(lb), usize::MAX, index, Frozen::None)
                     }
@@ -728,6 +724,7 @@ fn apply_to<S: GroupState>(row: &Prepared, frozen: Frozen, state: &mut S, va: Tw
 mod tests {
     use super::*;
     use crate::body::SolverBody;
+    use crate::head::heads_of;
     use crate::patch::{ContactPatch, PatchPoint, push_patch_rows};
     use crate::pgs::prepare;
     use crate::settings::SolverSettings;
@@ -902,8 +899,8 @@ mod tests {
                 immovable[slot] = true;
             }
             let mut fresh = ShockOrder::default();
-            fresh.rebuild(&prepared, &immovable);
-            kept.rebuild(&prepared, &immovable);
+            fresh.rebuild(&heads_of(&prepared), &immovable);
+            kept.rebuild(&heads_of(&prepared), &immovable);
             same(&kept, &fresh);
         }
         // The stack's third box stands on the second, the leaning one's on the first, beside the
@@ -912,7 +909,7 @@ mod tests {
         let [standing, leaning] = [&stack, &leaning].map(|pairs| {
             let (prepared, immovable) = column(&mut rng, pairs);
             let mut order = ShockOrder::default();
-            order.rebuild(&prepared, &immovable);
+            order.rebuild(&heads_of(&prepared), &immovable);
             order.batches
         });
         assert_ne!(standing, leaning);

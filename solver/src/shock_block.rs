@@ -441,6 +441,7 @@ mod tests {
 
     use super::*;
     use crate::body::SolverBody;
+    use crate::head::heads_of;
     use crate::pgs::{PairKeys, assign_pairs};
     use crate::settings::SolveReport;
     use crate::shock_state::Shared;
@@ -482,7 +483,8 @@ mod tests {
             (0.5, true),
         );
         let mut prepared = prepare_rows(&rows, &bodies, 1.0 / 30.0);
-        assert_eq!(assign_pairs(&mut prepared, &mut PairKeys::default()), 2);
+        let heads = heads_of(&prepared);
+        assert_eq!(assign_pairs(&mut prepared, &heads, &mut PairKeys::default()), 2);
         let group: Vec<(usize, Frozen)> = (0..rows.len())
             .filter(|&i| rows[i].friction.is_none())
             .map(|i| (i, Frozen::B))

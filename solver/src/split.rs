@@ -25,6 +25,7 @@
 //! energy.
 
 use crate::body::{SlotMass, SplitVelocity};
+use crate::head::RowHead;
 use crate::lanes::{LANES, LaneBatches, LaneIsland, Pass, WIDE_RUNS};
 use crate::pgs::{Prepared, clamp};
 use crate::settings::SolverSettings;
@@ -64,11 +65,17 @@ pub(crate) struct SplitBuffers {
 }
 
 impl SplitBuffers {
-    /// The island's split rows as a part in batches shared with other islands (together.rs).
-    pub(crate) fn lane_island<'a>(&'a self, prepared: &'a [Prepared], slot_offset: usize) -> LaneIsland<'a> {
+    /// The island's split rows (of its `prepared` rows with their `heads`) as a part in batches
+    /// shared with other islands (together.rs).
+    pub(crate) fn lane_island<'a>(
+        &'a self,
+        (prepared, heads): (&'a [Prepared], &'a [RowHead]),
+        slot_offset: usize,
+    ) -> LaneIsland<'a> {
         LaneIsland {
             pass: Pass::Split,
             prepared,
+            heads,
             runs: &self.runs,
             slot_offset,
             pair_offset: 0,
@@ -76,23 +83,23 @@ impl SplitBuffers {
     }
 }
 
-/// Starts the split pass over the prepared rows for `world` bodies: pseudo velocities and split
-/// impulses at zero, the runs of split rows (active, not friction, with a split target) between
-/// one body pair. Returns whether there is anything to correct.
-pub(crate) fn start_split(prepared: &[Prepared], world: usize, buffers: &mut SplitBuffers) -> bool {
+/// Starts the split pass over the prepared rows (by their `heads`) for `world` bodies: pseudo
+/// velocities and split impulses at zero, the runs of split rows (active, not friction, with a
+/// split target) between one body pair. Returns whether there is anything to correct.
+pub(crate) fn start_split(heads: &[RowHead], world: usize, buffers: &mut SplitBuffers) -> bool {
     buffers.pseudo.clear();
     buffers.pseudo.resize(world + 1, Twist::default());
     buffers.lambdas.clear();
-    buffers.lambdas.resize(prepared.len(), 0.0);
+    buffers.lambdas.resize(heads.len(), 0.0);
     buffers.runs.clear();
     buffers.work = false;
-    for (index, row) in prepared.iter().enumerate() {
-        let Some(target) = row.split_target.filter(|_| row.active && row.friction.is_none()) else {
+    for (index, row) in heads.iter().enumerate() {
+        if !row.is_split() {
             continue;
-        };
-        buffers.work |= target > 0.0;
+        }
+        buffers.work |= row.pushes();
         match buffers.runs.last_mut() {
-            Some((start, end)) if *end == index && prepared[*start].a == row.a && prepared[*start].b == row.b => {
+            Some((start, end)) if *end == index && heads[*start].a() == row.a() && heads[*start].b() == row.b() => {
                 *end += 1;
             }
             _ => buffers.runs.push((index, index + 1)),
@@ -103,12 +110,13 @@ pub(crate) fn start_split(prepared: &[Prepared], world: usize, buffers: &mut Spl
     buffers.work
 }
 
-/// Builds the batches of an island's split sweeps on its own (lanes.rs), dealt as the velocity
-/// sweeps deal theirs: `immovable` slots, the shock order's contact `levels`. Only for an island
+/// Builds the batches of an island's split sweeps on its own (lanes.rs) over its prepared rows
+/// and their heads, dealt as the velocity sweeps deal theirs: `immovable` slots, the shock
+/// order's contact `levels`. Only for an island
 /// whose split sweeps run in batches ([`sweeps_in_lanes`]); the sweeps themselves are
 /// [`sweep_split_alone`]'s.
 pub(crate) fn build_split_batches(
-    prepared: &[Prepared],
+    rows: (&[Prepared], &[RowHead]),
     settings: &SolverSettings,
     buffers: &mut SplitBuffers,
     immovable: &[bool],
@@ -117,16 +125,14 @@ pub(crate) fn build_split_batches(
     if !sweeps_in_lanes(buffers, settings) {
         return;
     }
-    let island = LaneIsland {
-        pass: Pass::Split,
-        prepared,
-        runs: &buffers.runs,
-        slot_offset: 0,
-        pair_offset: 0,
-    };
-    buffers
-        .lanes
-        .build_alone(&island, immovable, levels, buffers.pseudo.len() - 1);
+    let mut lanes = core::mem::take(&mut buffers.lanes);
+    lanes.build_alone(
+        &buffers.lane_island(rows, 0),
+        immovable,
+        levels,
+        buffers.pseudo.len() - 1,
+    );
+    buffers.lanes = lanes;
 }
 
 /// Whether an island's split sweeps on its own run in batches. A small island alone fills one

@@ -125,8 +125,8 @@ fn alike(one: &IslandSolve<'_>, other: &IslandSolve<'_>) -> bool {
     let (a, b) = (&*one.workspace, &*other.workspace);
     same_runs(&lane_island(one), &lane_island(other))
         && same_runs(
-            &a.split.lane_island(&a.prepared, 0),
-            &b.split.lane_island(&b.prepared, 0),
+            &a.split.lane_island((&a.prepared, &a.heads), 0),
+            &b.split.lane_island((&b.prepared, &b.heads), 0),
         )
 }
 
@@ -136,6 +136,7 @@ fn lane_island<'a>(island: &'a IslandSolve<'_>) -> LaneIsland<'a> {
     LaneIsland {
         pass: Pass::Velocity,
         prepared: &workspace.prepared,
+        heads: &workspace.heads,
         runs: &workspace.runs,
         slot_offset: 0,
         pair_offset: 0,
@@ -174,6 +175,7 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
         .map(|((workspace, _), &(slot_offset, pair_offset))| LaneIsland {
             pass: Pass::Velocity,
             prepared: &workspace.prepared,
+            heads: &workspace.heads,
             runs: &workspace.runs,
             slot_offset,
             pair_offset,
@@ -219,7 +221,11 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
     let islands: SmallVec<[LaneIsland<'_>; LANES]> = members
         .iter()
         .zip(&offsets)
-        .map(|((workspace, _), &(slot_offset, _))| workspace.split.lane_island(&workspace.prepared, slot_offset))
+        .map(|((workspace, _), &(slot_offset, _))| {
+            workspace
+                .split
+                .lane_island((&workspace.prepared, &workspace.heads), slot_offset)
+        })
         .collect();
     lanes.build_together(&islands, members[0].0.split.pseudo.len() - 1);
     drop(islands);

@@ -10,6 +10,7 @@
 //! same bits whichever workspace a solve is given.
 
 use crate::body::SlotMass;
+use crate::head::RowHead;
 use crate::lanes::LaneBatches;
 use crate::pgs::{PairKeys, Prepared};
 use crate::shock::{ShockOrder, ShockScratch};
@@ -23,6 +24,8 @@ use crate::warm_start::WarmScratch;
 pub struct SolverWorkspace {
     /// The rows with everything fixed during the sweeps precomputed.
     pub(crate) prepared: Vec<Prepared>,
+    /// Their bodies and kinds, packed (head.rs).
+    pub(crate) heads: Vec<RowHead>,
     /// Energy removed so far by each body pair's clamped rows, J.
     pub(crate) budgets: Vec<f64>,
     /// The numbering of the energy-clamped rows' body pairs.
