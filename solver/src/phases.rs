@@ -18,6 +18,7 @@ use crate::split::{build_split_batches, finish_split, start_split, sweep_split_a
 use crate::twist::Twist;
 use crate::warm_start::warm_start;
 use crate::workspace::SolverWorkspace;
+use core::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 /// Rows from which a solve shares its work among threads where the result cannot depend on it:
@@ -49,32 +50,10 @@ pub(crate) fn start(
             .and_then(|friction| friction.normal_rows().find(|&n| rows[n].friction.is_some()))
             .map(|normal| (index, normal))
     };
-    // The checks read each row on its own, so a large island shares them among threads; only
-    // whether they pass is kept, and the error is then found in row order on one thread.
     let plainly_valid = |(index, row): (usize, &Row)| {
         row.plainly_valid(index, body_count, row_count, settings.warm_start)
             && friction_on_friction(index, row).is_none()
     };
-    let valid = if rows.len() >= PARALLEL_ISLAND_ROWS {
-        rows.par_iter().enumerate().all(plainly_valid)
-    } else {
-        rows.iter().enumerate().all(plainly_valid)
-    };
-    if !valid {
-        for (index, row) in rows.iter().enumerate() {
-            row.validate(index, body_count, row_count, settings.warm_start)?;
-        }
-        if let Some((index, normal)) =
-            (rows.iter().enumerate()).find_map(|(index, row)| friction_on_friction(index, row))
-        {
-            return Err(SolverError::row(
-                index,
-                "friction normal row",
-                normal,
-                "a row that is not itself a friction row",
-            ));
-        }
-    }
 
     let SolverWorkspace {
         prepared,
@@ -94,20 +73,45 @@ pub(crate) fn start(
         split,
         ..
     } = workspace;
-    // Each row is prepared on its own, so a large island shares the work among threads: the
-    // same rows in the same order either way. Each row's head (head.rs) is read off it at once.
-    let prepare_one = |row: &Row| {
+    // Each row is checked and prepared on its own (`prepare` takes any row, valid or not), so a
+    // large island shares the work among threads: the same rows in the same order either way,
+    // each read once. Each row's head (head.rs) is read off it at once. Only whether every row
+    // passes is kept; the first error is then found in row order on one thread, and what was
+    // prepared is dropped.
+    let valid = AtomicBool::new(true);
+    let prepare_one = |(index, row): (usize, &Row)| {
+        if !plainly_valid((index, row)) {
+            valid.store(false, Ordering::Relaxed);
+        }
         let prepared = prepare(row, bodies, dt, settings);
         (prepared, RowHead::of(&prepared))
     };
     if rows.len() >= PARALLEL_ISLAND_ROWS {
-        rows.par_iter().map(prepare_one).unzip_into_vecs(prepared, heads);
+        rows.par_iter()
+            .enumerate()
+            .map(prepare_one)
+            .unzip_into_vecs(prepared, heads);
     } else {
         prepared.clear();
         heads.clear();
-        for (row, head) in rows.iter().map(prepare_one) {
+        for (row, head) in rows.iter().enumerate().map(prepare_one) {
             prepared.push(row);
             heads.push(head);
+        }
+    }
+    if !valid.into_inner() {
+        for (index, row) in rows.iter().enumerate() {
+            row.validate(index, body_count, row_count, settings.warm_start)?;
+        }
+        if let Some((index, normal)) =
+            (rows.iter().enumerate()).find_map(|(index, row)| friction_on_friction(index, row))
+        {
+            return Err(SolverError::row(
+                index,
+                "friction normal row",
+                normal,
+                "a row that is not itself a friction row",
+            ));
         }
     }
     let heads = &heads[..];
