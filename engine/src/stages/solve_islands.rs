@@ -320,10 +320,13 @@ fn find_islands(bodies: &[SolverBody], rows: &[Row], scratch: &mut IslandScratch
     }
     let (sets, roots) = (&mut scratch.sets, &mut scratch.roots);
     sets.reset(bodies.len());
+    // A contact patch's rows come together: one union per run of rows between the same bodies.
+    let mut last = [NO_BODY; 2];
     for &[a, b] in ends.iter() {
-        if dynamic(a) && dynamic(b) {
+        if [a, b] != last && dynamic(a) && dynamic(b) {
             sets.union(a as usize, b as usize);
         }
+        last = [a, b];
     }
     sets.roots_into(roots);
     let roots = &scratch.roots;
@@ -335,35 +338,52 @@ fn find_islands(bodies: &[SolverBody], rows: &[Row], scratch: &mut IslandScratch
     places.clear();
     places.resize(rows.len(), [u32::MAX; 2]);
     let mut count = 0usize;
+    // The island of the last run of rows between the same bodies, if it has one.
+    let mut last: Option<([u32; 2], Option<u32>)> = None;
     for (r, &[a, b]) in scratch.ends.iter().enumerate() {
-        let owner = if dynamic(a) {
-            a
-        } else if dynamic(b) {
-            b
-        } else {
+        let of_run = match last {
+            Some((ends, island)) if ends == [a, b] => island,
+            _ => {
+                let owner = if dynamic(a) {
+                    Some(a)
+                } else if dynamic(b) {
+                    Some(b)
+                } else {
+                    None
+                };
+                let island = owner.map(|owner| {
+                    let root = roots[owner as usize];
+                    if number[root] == u32::MAX {
+                        number[root] = count as u32;
+                        if islands.len() == count {
+                            islands.push(Island::default());
+                        }
+                        islands[count].bodies.clear();
+                        islands[count].rows.clear();
+                        islands[count].touches_kinematic = false;
+                        count += 1;
+                    }
+                    // Kinematic bodies join every island they touch; dynamic ones are listed
+                    // below.
+                    let island = &mut islands[number[root] as usize];
+                    for b in [a, b] {
+                        if b != NO_BODY && !dynamic(b) {
+                            island.bodies.push(b);
+                            island.touches_kinematic = true;
+                        }
+                    }
+                    number[root]
+                });
+                last = Some(([a, b], island));
+                island
+            }
+        };
+        let Some(k) = of_run else {
             continue;
         };
-        let root = roots[owner as usize];
-        if number[root] == u32::MAX {
-            number[root] = count as u32;
-            if islands.len() == count {
-                islands.push(Island::default());
-            }
-            islands[count].bodies.clear();
-            islands[count].rows.clear();
-            islands[count].touches_kinematic = false;
-            count += 1;
-        }
-        let island = &mut islands[number[root] as usize];
-        places[r] = [number[root], island.rows.len() as u32];
+        let island = &mut islands[k as usize];
+        places[r] = [k, island.rows.len() as u32];
         island.rows.push(r);
-        // Kinematic bodies join every island they touch; dynamic ones are listed below.
-        for b in [a, b] {
-            if b != NO_BODY && !dynamic(b) {
-                island.bodies.push(b);
-                island.touches_kinematic = true;
-            }
-        }
     }
     // Dynamic bodies in ascending order by one scan, so only islands that touch a kinematic body
     // need a sort (sorting every row's bodies was 3 percent of a pyramid's step).
