@@ -337,9 +337,15 @@ pub(crate) fn finish(
             body.angular_velocity = velocity.angular();
         }
     }
-    for ((row, lambda), warm) in rows.iter_mut().zip(lambdas.iter()).zip(warm.iter()) {
+    // Each row is written on its own: a large island's rows (tens of megabytes) on the pool.
+    let write = |((row, lambda), warm): ((&mut Row, &f64), &f64)| {
         row.lambda = *lambda;
         row.warm = *warm;
+    };
+    if rows.len() >= PARALLEL_ISLAND_ROWS {
+        (rows.par_iter_mut().zip(lambdas.par_iter()).zip(warm.par_iter())).for_each(write);
+    } else {
+        rows.iter_mut().zip(lambdas.iter()).zip(warm.iter()).for_each(write);
     }
     Ok(report)
 }
