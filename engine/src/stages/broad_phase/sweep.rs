@@ -26,7 +26,8 @@
 use rayon::prelude::*;
 use shatter_collision::Aabb;
 
-use super::{BroadScratch, Found, ordered, wanted};
+use super::{BroadScratch, Found, Role, ordered, wanted};
+use crate::handle::BodyId;
 use crate::store::BodyStore;
 
 /// Boxes per parallel task of the sweep: fixed, so the tasks do not depend on the thread count.
@@ -65,11 +66,16 @@ fn sweep_axis<'a>(boxes: impl Iterator<Item = &'a Aabb>) -> usize {
     (0..3).fold(0, |best, axis| if spread(axis) > spread(best) { axis } else { best })
 }
 
-/// A swept box in the sweep order: its start along the sweep axis, its body, the box.
+/// A swept box in the sweep order: its start along the sweep axis, its body, the box, and what
+/// the pair tests read of the body (its handle, whether it moves, its role), so that a box's
+/// sweep reads only the entries it meets.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Entry {
     start: f64,
     dense: u32,
+    moving: bool,
+    role: Role,
+    id: BodyId,
     aabb: Aabb,
 }
 
@@ -87,18 +93,22 @@ pub(super) fn pairs_by_sweep(bodies: &BodyStore, connected: &[(u64, u64)], scrat
         boxed(dense).map(|&aabb| Entry {
             start: aabb.min[axis],
             dense: dense as u32,
+            moving: bodies.is_moving(dense),
+            role: swept[dense].role,
+            id: records[dense].id,
             aabb,
         })
     }));
     order.par_sort_unstable_by(|x, y| x.start.total_cmp(&y.start).then(x.dense.cmp(&y.dense)));
     let order = &scratch.sweep_order;
     // Boxes that overlap, with the list's other tests: one moving body, roles, joints.
-    let pair = |i: usize, j: usize| -> Option<Found> {
-        if !((bodies.is_moving(i) || bodies.is_moving(j)) && wanted(swept[i].role, swept[j].role)) {
+    let pair = |first: &Entry, second: &Entry| -> Option<Found> {
+        if !((first.moving || second.moving) && wanted(first.role, second.role)) {
             return None;
         }
-        let (a, b) = (records[i].id, records[j].id);
+        let (a, b) = (first.id, second.id);
         let bits = (a.to_bits().min(b.to_bits()), a.to_bits().max(b.to_bits()));
+        let (i, j) = (first.dense as usize, second.dense as usize);
         connected.binary_search(&bits).is_err().then(|| ordered(a, i, b, j))
     };
     scratch.proxy_pairs.clear();
@@ -115,7 +125,7 @@ pub(super) fn pairs_by_sweep(bodies: &BodyStore, connected: &[(u64, u64)], scrat
                         .iter()
                         .take_while(move |second| second.start <= end)
                         .filter(move |second| first.aabb.overlaps(&second.aabb))
-                        .filter_map(move |second| pair(first.dense as usize, second.dense as usize))
+                        .filter_map(move |second| pair(first, second))
                 }),
         );
     // Live bodies have distinct slots, so the slots order pairs as the handles do, and the
