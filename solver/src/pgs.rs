@@ -50,8 +50,8 @@
 //! hands the solver one island at a time, or several of one make at once ([`solve_together`],
 //! which sweeps small islands side by side and gives each the bits it gets alone), and may solve
 //! islands in parallel. Within an island, work is shared among threads only where the result
-//! cannot depend on it: the rows are checked and prepared each on its own (phases.rs), their
-//! body pairs numbered stretch by stretch around one sort (`assign_pairs`), the batches' rows
+//! cannot depend on it: the rows are checked and prepared each on its own in one pass (phases.rs),
+//! their body pairs numbered stretch by stretch around one sort (`assign_pairs`), the batches' rows
 //! written each batch on its own once the dealing has placed them (lanes.rs), the split pass
 //! (split.rs), which reads the prepared rows and never the velocity solve's results, runs beside
 //! the velocity solve in a large island, and the shock pass solves the groups of a wide level

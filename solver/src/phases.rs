@@ -1,8 +1,9 @@
 //! One island's solve in two phases, so that several islands can share their sweeps.
 //!
-//! [`start`] validates the input, prepares the rows, warm starts and finds the runs of rows between
-//! one body pair; [`finish`] runs the island's own sweeps (unless they were run together with
-//! other islands, together.rs), the shock pass, the split pass, and writes the results back.
+//! [`start`] validates the input, prepares the rows, warm starts, finds the runs of rows between
+//! one body pair and, for an island swept on its own in batches, builds the batches of both
+//! passes; [`finish`] runs the island's own sweeps (unless they were run together with other
+//! islands, together.rs), the shock pass, the split pass, and writes the results back.
 //! [`solve_with`](crate::pgs::solve_with) is the two in a row.
 
 use crate::body::{SlotMass, SolverBody};
@@ -26,9 +27,9 @@ use rayon::prelude::*;
 /// solve. Below this the work is too short to pay for handing it to another thread.
 const PARALLEL_ISLAND_ROWS: usize = 256;
 
-/// Validates the bodies, rows, `dt` and settings (nothing is changed on an error), prepares the
-/// rows in `workspace`, applies the warm start and lists the runs of swept rows. Returns the report
-/// so far.
+/// Validates the bodies, rows, `dt` and settings (the bodies and rows are left as they are on an
+/// error), prepares the rows in `workspace`, applies the warm start, lists the runs of swept rows
+/// and builds the sweeps' batches of an island swept on its own. Returns the report so far.
 pub(crate) fn start(
     workspace: &mut SolverWorkspace,
     bodies: &[SolverBody],
