@@ -41,7 +41,7 @@ fn merge_appended<T: Clone, K: Ord>(
         shift(list, at, rest, free);
         // The entries after `at` now end at `end`; the copies to overwrite lie before them.
         end = at + free - 1;
-        list[end] = entry.clone();
+        list[end] = entry;
     }
 }
 
