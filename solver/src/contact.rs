@@ -103,7 +103,12 @@ pub(crate) fn contact_normal_row(
     row.position_error = -depth;
     row.bias_mode = BiasMode::Split;
     row.energy_clamp = energy_clamp;
-    let effective_mass = 1.0 / inverse_effective_mass(bodies, &row);
+    // Only a frequency softness reads the effective mass; a contact's rows are built by the
+    // thousand each step, so the others skip computing it.
+    let effective_mass = match softness {
+        Softness::Frequency { .. } => 1.0 / inverse_effective_mass(bodies, &row),
+        Softness::ErpCfm { .. } | Softness::SpringDamper { .. } => f64::NAN,
+    };
     Ok(row.with_softness(softness.erp_cfm(dt, effective_mass)?))
 }
 

@@ -93,12 +93,16 @@ pub(crate) fn start(
             .map(prepare_one)
             .unzip_into_vecs(prepared, heads);
     } else {
+        // Prepared in place (a push of each would copy its few hundred bytes once more).
         prepared.clear();
+        prepared.extend(rows.iter().enumerate().map(|(index, row)| {
+            if !plainly_valid((index, row)) {
+                valid.store(false, Ordering::Relaxed);
+            }
+            prepare(row, bodies, dt, settings)
+        }));
         heads.clear();
-        for (row, head) in rows.iter().enumerate().map(prepare_one) {
-            prepared.push(row);
-            heads.push(head);
-        }
+        heads.extend(prepared.iter().map(RowHead::of));
     }
     if !valid.into_inner() {
         for (index, row) in rows.iter().enumerate() {
