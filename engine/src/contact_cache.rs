@@ -58,6 +58,10 @@ impl CachedContact {
     }
 }
 
+/// Entries [`ContactCache::pair_from`] steps over before it falls back to a binary search: a pair
+/// has a few contacts, and most pairs asked for are remembered.
+const PAIR_WALK: usize = 16;
+
 /// What the cache remembers of one pair of bodies, by feature.
 #[derive(Clone, Copy, Debug)]
 pub struct PairCache<'a> {
@@ -104,6 +108,39 @@ impl ContactCache {
         PairCache {
             entries: &self.entries[start..start + len],
         }
+    }
+
+    /// [`ContactCache::pair`] for pairs asked in ascending order: the search starts at `hint`, the
+    /// end of the previous pair's entries (0 for the first), and walks a few entries before it
+    /// searches the rest, so a run of pairs costs one search rather than one each. Returns the
+    /// pair's entries and the hint for the next pair. Any hint gives the same entries.
+    pub fn pair_from(&self, hint: usize, a: BodyId, b: BodyId) -> (PairCache<'_>, usize) {
+        let entries = &self.entries;
+        let before = |entry: &CachedContact| (entry.body_a, entry.body_b) < (a, b);
+        let mut start = hint.min(entries.len());
+        if start > 0 && !before(&entries[start - 1]) {
+            start = entries.partition_point(before);
+        } else {
+            let walked = entries[start..]
+                .iter()
+                .take(PAIR_WALK)
+                .take_while(|entry| before(entry))
+                .count();
+            start += walked;
+            if walked == PAIR_WALK {
+                start += entries[start..].partition_point(before);
+            }
+        }
+        let len = entries[start..]
+            .iter()
+            .take_while(|entry| (entry.body_a, entry.body_b) == (a, b))
+            .count();
+        (
+            PairCache {
+                entries: &entries[start..start + len],
+            },
+            start + len,
+        )
     }
 
     /// How many contacts of `pairs` (sorted by pair, each pair's contacts by feature, as the
@@ -270,5 +307,54 @@ mod tests {
         let mut shuffled = cache.entries().to_vec();
         shuffled.push(shuffled[0]);
         assert!(cache.replace(shuffled).is_err(), "duplicate keys are refused");
+    }
+
+    #[test]
+    fn contact_cache_pair_from_any_hint_finds_what_pair_finds() {
+        // Pairs with one to three contacts each, some bodies left out, so that runs of absent
+        // pairs, walks longer than the search threshold and hints past the key all occur.
+        let bodies: Vec<BodyId> = (0..40).map(|i| BodyId::new(i, i % 3)).collect();
+        let mut pairs = Vec::new();
+        for (i, &a) in bodies.iter().enumerate() {
+            for (j, &b) in bodies.iter().enumerate().skip(i + 1) {
+                if (i * 7 + j * 3) % 5 == 0 {
+                    let count = 1 + (i + j) % 3;
+                    pairs.push(PairContacts {
+                        body_a: a,
+                        body_b: b,
+                        friction: 0.5,
+                        restitution: 0.0,
+                        contacts: (0..count).map(|f| contact(FeatureId::of_a(f), f as f64)).collect(),
+                        dense: [i as u32, j as u32],
+                    });
+                }
+            }
+        }
+        let mut cache = ContactCache::default();
+        cache.rebuild(&pairs);
+        let entries = cache.len();
+        assert!(entries > 2 * PAIR_WALK);
+        let same = |x: PairCache<'_>, y: PairCache<'_>| {
+            x.entries.len() == y.entries.len() && x.entries.iter().zip(y.entries).all(|(p, q)| p == q)
+        };
+        let mut hint = 0;
+        for (i, &a) in bodies.iter().enumerate() {
+            for &b in &bodies[i + 1..] {
+                let wanted = cache.pair(a, b);
+                // In ascending order from the last pair's end, as the solve asks ...
+                let (found, next) = cache.pair_from(hint, a, b);
+                assert!(same(found, wanted), "pair ({a}, {b}) from hint {hint}");
+                assert!(next >= hint);
+                hint = next;
+                // ... and from any hint at all, before, inside or past the pair's entries.
+                for other in [0, 1, entries / 3, entries / 2, entries - 1, entries, entries + 5] {
+                    assert!(
+                        same(cache.pair_from(other, a, b).0, wanted),
+                        "pair ({a}, {b}) from {other}"
+                    );
+                }
+            }
+        }
+        assert_eq!(hint, entries, "the walk in order ends past the last entry");
     }
 }

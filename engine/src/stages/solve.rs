@@ -215,6 +215,8 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     let build = |(k, chunk): (usize, &mut ContactChunk)| {
         chunk.clear();
         let first = k * PAIRS_PER_CHUNK;
+        // The pairs come in order, so each one's remembered contacts are found from the last's.
+        let mut hint = 0;
         for p in first..contacts.len().min(first + PAIRS_PER_CHUNK) {
             pair_rows(
                 p,
@@ -222,7 +224,7 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
                 pair_slots[p],
                 store,
                 bodies,
-                &world.contact_cache,
+                (&world.contact_cache, &mut hint),
                 dt,
                 chunk,
             );
@@ -311,7 +313,8 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
 }
 
 /// Appends the rows of contact pair `p` (`pair`, whose bodies have the solver slots `(a, b)`) to
-/// `chunk`: one patch of rows per group of its contacts, warm started from `cache`. A pair that
+/// `chunk`: one patch of rows per group of its contacts, warm started from `cache` (searched from
+/// `hint`, which is left past the pair's entries: [`ContactCache::pair_from`]). A pair that
 /// neither side can move this step gets none; a patch the solver refuses is named in the chunk's
 /// failures.
 #[allow(clippy::too_many_arguments)]
@@ -321,7 +324,7 @@ fn pair_rows(
     (a, b): (u32, u32),
     store: &BodyStore,
     bodies: &[SolverBody],
-    cache: &ContactCache,
+    (cache, hint): (&ContactCache, &mut usize),
     dt: f64,
     chunk: &mut ContactChunk,
 ) {
@@ -330,7 +333,8 @@ fn pair_rows(
     }
     let [da, db] = pair.dense.map(|i| i as usize);
     let (xa, xb) = (store.states()[da].position, store.states()[db].position);
-    let remembered = cache.pair(pair.body_a, pair.body_b);
+    let (remembered, next) = cache.pair_from(*hint, pair.body_a, pair.body_b);
+    *hint = next;
     for group in group_patches(pair) {
         let points: SmallVec<[PatchPoint; 4]> = group
             .iter()
