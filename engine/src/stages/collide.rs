@@ -295,6 +295,12 @@ pub(crate) fn narrow_phase(
     }
     let bodies = job.bodies;
     scratch.motions.clear();
+    if pairs.is_empty() {
+        // A world asleep has no pairs: nothing reads the motions, so none are computed.
+        scratch.touching.clear();
+        scratch.entries.clear();
+        return Ok(());
+    }
     scratch.motions.par_extend(
         (0..bodies.len())
             .into_par_iter()
