@@ -481,8 +481,9 @@ fn visit_patches(
 /// Patches from which [`visit_patches`] visits the pairs on the pool.
 const PARALLEL_PATCHES: usize = 2048;
 
-/// Rows from which [`append_chunks`] copies on the pool.
-const PARALLEL_APPEND_ROWS: usize = 16_384;
+/// Rows from which [`append_chunks`] copies on the pool: a few thousand rows (about a megabyte) take
+/// long enough on one thread (0.15 ms for the aligned 1000-box pile's 7000) to pay for a second.
+const PARALLEL_APPEND_ROWS: usize = 4096;
 
 /// A contact patch whose every point is apart by more than this beyond what the bodies' velocities
 /// close along its normal within the step is solved without friction, m (see

@@ -295,8 +295,9 @@ impl IslandSlot {
     }
 }
 
-/// Rows from which an island is renumbered on the pool.
-const PARALLEL_ROWS: usize = 16_384;
+/// Rows from which an island is renumbered on the pool (the random 1000-box pile's largest island,
+/// about 14 000 rows, took 0.37 ms on one thread).
+const PARALLEL_ROWS: usize = 4096;
 
 /// Bodies from which an island renumbers them through a table rather than by search.
 const TABLE_BODIES: usize = 256;
