@@ -13,6 +13,7 @@
 //!
 //! Units are SI, vectors world frame unless a name says otherwise, Y up.
 
+mod awake_pool;
 pub mod build;
 pub mod commands;
 pub mod contact_cache;

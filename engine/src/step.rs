@@ -19,6 +19,7 @@
 use core::fmt;
 use std::time::Instant;
 
+use crate::awake_pool::AwakePool;
 use crate::contacts::PairContacts;
 use crate::error::EngineError;
 use crate::handle::BodyId;
@@ -173,6 +174,8 @@ impl World {
     /// Fails, changing nothing, when `dt` is not a finite number of seconds in `(0, 1]`.
     pub fn step(&mut self, dt: f64) -> Result<StepReport, EngineError> {
         check_time_step(dt)?;
+        // The pool's other threads watch for the step's parallel work until it returns.
+        let _awake = AwakePool::start();
         let mut report = StepReport {
             dt,
             kinetic_energy_before: kinetic_energy(&self.bodies),
