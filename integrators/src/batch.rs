@@ -73,12 +73,13 @@ impl core::fmt::Display for BatchError {
 
 impl std::error::Error for BatchError {}
 
-/// Bodies per rayon task in [`integrate_batch`], a multiple of [`LANES`]: about 30 us of work.
-/// A 1000-body world stays on one thread: waking a second one for its 25-30 us of advance costs
-/// more than it saves (the integrate stage of the 1000-box pile at 30 Hz on two threads took
-/// 150 us with 256 bodies per task, 110 us with 1024; the 1000 stacked spheres 130 and 96 us),
-/// while a heap of debris with tens of thousands of bodies is still shared.
-const BATCH_CHUNK: usize = 1024;
+/// Bodies per rayon task in [`integrate_batch`], a multiple of [`LANES`]: about 7 us of work,
+/// enough to amortize scheduling, and small enough that a 1000-body world is shared among threads.
+/// Measured on two threads with the pool's threads kept looking for work during the step (the
+/// engine's step does): the integrate stage of the 1000-box pile at 30 Hz took 98-100 us with 256
+/// bodies per task and 110-112 us with 1024 (which keeps it on one thread); without the threads
+/// kept awake, waking one cost more than it saved (150 us with 256).
+const BATCH_CHUNK: usize = 256;
 
 /// Dynamic bodies advanced in lock step by [`integrate_batch`] (see [`crate::lanes`]): two AVX
 /// registers per value. Eight lanes measured 30 percent faster than four (two independent
