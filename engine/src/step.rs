@@ -167,6 +167,11 @@ pub(crate) struct StepScratch {
     pub(crate) sleep: sleep::SleepScratch,
 }
 
+/// Moving bodies from which a step keeps the pool's other threads looking for its work
+/// (awake_pool.rs): with fewer, its stages hardly share work, and a world asleep steps in about a
+/// microsecond, which waking the other threads would double.
+const AWAKE_POOL_BODIES: usize = 64;
+
 impl World {
     /// Advances the world by `dt` seconds: one step, every stage once (see the [module
     /// docs](self)). Frame-rate use means `dt = 1/30`.
@@ -174,8 +179,9 @@ impl World {
     /// Fails, changing nothing, when `dt` is not a finite number of seconds in `(0, 1]`.
     pub fn step(&mut self, dt: f64) -> Result<StepReport, EngineError> {
         check_time_step(dt)?;
-        // The pool's other threads watch for the step's parallel work until it returns.
-        let _awake = AwakePool::start();
+        // The pool's other threads watch for the step's parallel work until it returns, when
+        // there are enough moving bodies for the stages to share work at all.
+        let _awake = (self.bodies.moving().len() >= AWAKE_POOL_BODIES).then(AwakePool::start);
         let mut report = StepReport {
             dt,
             kinetic_energy_before: kinetic_energy(&self.bodies),
