@@ -1,9 +1,10 @@
 //! One island's solve in two phases, so that several islands can share their sweeps.
 //!
 //! [`start`] validates the input, prepares the rows, warm starts, finds the runs of rows between
-//! one body pair and, for an island swept on its own in batches, builds the batches of both
-//! passes; [`finish`] runs the island's own sweeps (unless they were run together with other
-//! islands, together.rs), the shock pass, the split pass, and writes the results back.
+//! one body pair and, for an island swept on its own in batches, builds the velocity sweeps'
+//! batches; [`finish`] runs the island's own sweeps (unless they were run together with other
+//! islands, together.rs; the split sweeps' batches are built there, beside the velocity sweeps),
+//! the shock pass, the split pass, and writes the results back.
 //! [`solve_with`](crate::pgs::solve_with) is the two in a row.
 
 use crate::body::{SlotMass, SolverBody};
@@ -29,7 +30,8 @@ const PARALLEL_ISLAND_ROWS: usize = 256;
 
 /// Validates the bodies, rows, `dt` and settings (the bodies and rows are left as they are on an
 /// error), prepares the rows in `workspace`, applies the warm start, lists the runs of swept rows
-/// and builds the sweeps' batches of an island swept on its own. Returns the report so far.
+/// and builds the velocity sweeps' batches of an island swept on its own. Returns the report so
+/// far.
 pub(crate) fn start(
     workspace: &mut SolverWorkspace,
     bodies: &[SolverBody],
@@ -150,7 +152,7 @@ pub(crate) fn start(
     // runs and batches (whose impulses are loaded from the warm start's as the sweeps begin). The
     // two go side by side, and the split pass's start goes after the warm start, the shorter of
     // them for a heap of debris. The split sweeps' batches, which need the levels and the split
-    // runs, come last (their rows written on the pool).
+    // runs, are built by the split pass itself (`finish`), beside the velocity sweeps.
     let prepared = &prepared[..];
     let immovable = &immovable[..];
     let mut order = || {
@@ -193,8 +195,6 @@ pub(crate) fn start(
         order();
         rest();
     }
-    let levels = shock_on(settings).then(|| shock.levels());
-    build_split_batches((prepared, heads), settings, split, immovable, levels);
     Ok(report)
 }
 
@@ -259,6 +259,7 @@ pub(crate) fn finish(
         shock,
         shock_scratch,
         split: split_buffers,
+        immovable,
         ..
     } = workspace;
     let (prepared, shock) = (&prepared[..], shock_on(settings).then_some(&*shock));
@@ -298,6 +299,8 @@ pub(crate) fn finish(
     };
     let mut split_pass = || {
         if !swept {
+            let levels = shock.map(ShockOrder::levels);
+            build_split_batches((prepared, heads), settings, split_buffers, immovable, levels);
             sweep_split_alone(prepared, settings, split_buffers, masses);
         }
         finish_split(prepared, world, settings, shock, split_buffers)
@@ -355,7 +358,7 @@ pub(crate) fn finish(
     Ok(report)
 }
 
-/// The batches of an island swept alone (built by [`start`]), whether its sweeps run in them, and
+/// The velocity sweeps' batches of an island swept alone (built by [`start`]), whether its sweeps run in them, and
 /// the slots' `M^-1`.
 type AloneBuffers<'a> = (&'a mut LaneBatches, bool, &'a [SlotMass]);
 

@@ -112,9 +112,8 @@ pub(crate) fn start_split(heads: &[RowHead], world: usize, buffers: &mut SplitBu
 
 /// Builds the batches of an island's split sweeps on its own (lanes.rs) over its prepared rows
 /// and their heads, dealt as the velocity sweeps deal theirs: `immovable` slots, the shock
-/// order's contact `levels`. Only for an island
-/// whose split sweeps run in batches ([`sweeps_in_lanes`]); the sweeps themselves are
-/// [`sweep_split_alone`]'s.
+/// order's contact `levels`. Only for an island whose split sweeps run in batches
+/// ([`sweeps_in_lanes`]); the sweeps themselves are [`sweep_split_alone`]'s, right after.
 pub(crate) fn build_split_batches(
     rows: (&[Prepared], &[RowHead]),
     settings: &SolverSettings,
