@@ -43,8 +43,9 @@ pub struct WorldSettings {
     /// Acceleration of gravity, world frame, m/s^2. Y is up.
     pub gravity: DVec3,
     /// Contacts are generated for surfaces up to this far apart (speculative contacts), m, on top
-    /// of the distance the pair's relative motion closes along the contact's normal within the
-    /// step (gravity included; `shatter_collision::Closing`). It covers what that first-order
+    /// of the distance the pair's motion closes along the contact's normal within the step, either
+    /// body perhaps stopped by something else meanwhile (gravity included;
+    /// `shatter_collision::Closing`). It covers what that first-order
     /// approach misses (a spinning point's curved path): millimetres for pieces a few centimetres
     /// across, more for large bodies turning fast.
     pub contact_margin: f64,

@@ -221,7 +221,7 @@ fn check_motion(pose_a: &Pose, pose_b: &Pose, closing: &Closing) -> Result<(), G
             "a non-negative finite distance in metres",
         ));
     }
-    let [spin_a, spin_b] = closing.spins;
+    let ([spin_a, spin_b], [own_a, own_b]) = (closing.spins, closing.own);
     let vectors = [
         closing.anchor,
         closing.linear,
@@ -229,6 +229,8 @@ fn check_motion(pose_a: &Pose, pose_b: &Pose, closing: &Closing) -> Result<(), G
         closing.centre_b,
         spin_a,
         spin_b,
+        own_a,
+        own_b,
     ];
     if !(closing.dt.is_finite() && closing.dt >= 0.0 && vectors.iter().all(|v| v.is_finite())) {
         return Err(GeometryError::invalid(
