@@ -183,6 +183,7 @@ pub fn collide_within_margin_into(
         ));
     }
     debug_assert_eq!(margin.to_bits(), pair_margin(closing, a, pose_a, b, pose_b).to_bits());
+    let closing = &bound_for(closing, a, b);
     if analytic::collide(a, pose_a, b, pose_b, margin, manifold) {
         manifold.contacts.retain(|c| closing.keeps(c));
     } else if let Some(gap) = sampled::boxes_apart(a, pose_a, b, pose_b, margin) {
@@ -221,7 +222,7 @@ fn check_motion(pose_a: &Pose, pose_b: &Pose, closing: &Closing) -> Result<(), G
             "a non-negative finite distance in metres",
         ));
     }
-    let ([spin_a, spin_b], [own_a, own_b]) = (closing.spins, closing.own);
+    let ([spin_a, spin_b], [own_a, own_b]) = (closing.spins, closing.own.unwrap_or_default());
     let vectors = [
         closing.anchor,
         closing.linear,
@@ -250,11 +251,22 @@ thread_local! {
 /// The largest gap any contact of the pair can have under `closing` ([`Closing::pair_margin`]),
 /// m, measured from the body of smaller reach (a bounded one; the margin alone when neither is).
 pub fn pair_margin(closing: &Closing, a: &Collider, pose_a: &Pose, b: &Collider, pose_b: &Pose) -> f64 {
+    let closing = &bound_for(closing, a, b);
     match (a.reach(), b.reach()) {
         (Some(ra), Some(rb)) if rb < ra => closing.pair_margin(pose_b.position, rb),
         (Some(ra), _) => closing.pair_margin(pose_a.position, ra),
         (None, Some(rb)) => closing.pair_margin(pose_b.position, rb),
         (None, None) => closing.margin,
+    }
+}
+
+/// The motion `closing` as the pair's gaps are bounded by: in full for two exact shapes, by the
+/// relative motion alone ([`Closing::relative_only`]) when either is a level set (closing.rs).
+fn bound_for(closing: &Closing, a: &Collider, b: &Collider) -> Closing {
+    if shape_of(a).is_some() && shape_of(b).is_some() {
+        *closing
+    } else {
+        closing.relative_only()
     }
 }
 
