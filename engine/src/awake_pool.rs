@@ -92,22 +92,21 @@ fn watch(done: &AtomicBool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
 
     fn pool(threads: usize) -> rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap()
     }
 
-    /// The watchers run the pool's work: a parallel sum over a pool of three gives the sum, with
-    /// work done off the calling thread, and every watcher has left soon after the guard drops.
+    /// The watchers run the pool's work: parallel sums over a pool of three, between stretches of
+    /// one-thread work, give the sums; the second half of a `join` whose first half waits for it
+    /// (up to two seconds, so a loaded machine cannot fail the test by scheduling alone) is run
+    /// off the calling thread; and every watcher has left soon after the guard drops.
     #[test]
     fn awake_pool_watchers_run_work_and_leave() {
         let pool = pool(3);
-        let (sum, others) = pool.install(|| {
+        let (sum, elsewhere) = pool.install(|| {
             let awake = AwakePool::start();
             assert!(awake.done.is_some());
-            let caller = rayon::current_thread_index();
-            let others = AtomicUsize::new(0);
             let mut sum = 0u64;
             for round in 0..50u64 {
                 // A stretch of one-thread work between parallel ones, as in a step.
@@ -117,19 +116,28 @@ mod tests {
                 }
                 sum += rayon::iter::ParallelIterator::sum::<u64>(rayon::iter::ParallelIterator::map(
                     rayon::iter::IntoParallelIterator::into_par_iter(0..1000u64),
-                    |k| {
-                        if rayon::current_thread_index() != caller {
-                            others.fetch_add(1, Ordering::Relaxed);
-                        }
-                        k * round
-                    },
+                    |k| k * round,
                 ));
             }
+            let caller = rayon::current_thread_index();
+            let taken = AtomicBool::new(false);
+            let (_, second) = rayon::join(
+                || {
+                    let start = Instant::now();
+                    while !taken.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(2) {
+                        std::hint::spin_loop();
+                    }
+                },
+                || {
+                    taken.store(true, Ordering::Release);
+                    rayon::current_thread_index()
+                },
+            );
             drop(awake);
-            (sum, others.into_inner())
+            (sum, second != caller)
         });
         assert_eq!(sum, (0..50u64).map(|round| round * 999 * 1000 / 2).sum::<u64>());
-        assert!(others > 0, "no work ran off the calling thread");
+        assert!(elsewhere, "no work ran off the calling thread");
         // Once the step is over the watchers leave: the pool runs a broadcast on every thread,
         // which it could not while a watcher held one.
         assert_eq!(pool.broadcast(|context| context.index()), vec![0, 1, 2]);
