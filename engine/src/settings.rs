@@ -43,11 +43,11 @@ pub struct WorldSettings {
     /// Acceleration of gravity, world frame, m/s^2. Y is up.
     pub gravity: DVec3,
     /// Contacts are generated for surfaces up to this far apart (speculative contacts), m, on top
-    /// of the distance the pair's motion closes along the contact's normal within the step, either
-    /// body perhaps stopped by something else meanwhile (gravity included;
-    /// `shatter_collision::Closing`). It covers what that first-order
-    /// approach misses (a spinning point's curved path): millimetres for pieces a few centimetres
-    /// across, more for large bodies turning fast.
+    /// of the distance the pair's motion closes along the contact's normal within the step (for
+    /// two exact shapes, either body perhaps stopped by something else meanwhile; gravity
+    /// included; `shatter_collision::Closing`). It covers what that first-order approach misses
+    /// (a spinning point's curved path): millimetres for pieces a few centimetres across, more
+    /// for large bodies turning fast.
     pub contact_margin: f64,
     /// A touching pair reuses its contact manifold, carried along with the bodies, while no
     /// point of one body has moved this far relative to the other since the manifold was made, m

@@ -358,8 +358,8 @@ pub(crate) fn finish(
     Ok(report)
 }
 
-/// The velocity sweeps' batches of an island swept alone (built by [`start`]), whether its sweeps run in them, and
-/// the slots' `M^-1`.
+/// The velocity sweeps' batches of an island swept alone (built by [`start`]), whether its sweeps
+/// run in them, and the slots' `M^-1`.
 type AloneBuffers<'a> = (&'a mut LaneBatches, bool, &'a [SlotMass]);
 
 /// One island's Gauss-Seidel sweeps: a wide island's runs in batches (lanes.rs), a small one's

@@ -20,13 +20,13 @@
 //! clusters of particles, and as the pair's largest gap ([`Closing::pair_margin`]) for tests
 //! that cannot look along a normal first.
 //!
-//! Either body may also be stopped within the step by something else: the bottom ball of a falling
-//! column lands, and the ball above it, 10 cm behind and falling with it at 5 m/s, meets it
-//! before a 30 Hz step is two thirds through. Their relative velocity was zero when the contacts were
-//! made, so a bound on it alone made no contact between them, the solve let the upper ball fall
-//! on at full speed, and it ended the step 7 cm deep in the one below (measured: a column of ten
-//! balls of radius 0.25 m dropped together from 1 m sank by up to 25 cm into itself, and took a
-//! second of position correction before it could sleep). So each body's own motion counts too: a
+//! Either body may also be stopped within the step by something else: the bottom ball of a
+//! falling column lands, and the ball above it, 10 cm behind and falling with it at 5 m/s, meets
+//! it before a 30 Hz step is two thirds through. Their relative velocity was zero when the
+//! contacts were made, so a bound on it alone made no contact between them, the solve let the
+//! upper ball fall on at full speed, and it ended the step 7 cm deep in the one below (measured: a
+//! column of ten balls of radius 0.25 m dropped together from 1 m sank by up to 25 cm into
+//! itself, and took a second of position correction before it could sleep). So each body's own motion counts too: a
 //! gap is kept when the step closes it with the other body held still, A's material velocity at
 //! the point against a still B or B's against a still A, whichever closes most (a body the
 //! other's collisions push along can only slow the closing down). Bodies moving side by side, and
@@ -125,7 +125,7 @@ impl Closing {
     }
 
     /// The same motion with the gaps bounded by the relative motion alone, neither body
-    /// supposed stopped (what a pair of level sets uses, module docs).
+    /// supposed stopped (what a pair with a level set uses, module docs).
     pub fn relative_only(&self) -> Self {
         Self { own: None, ..*self }
     }
@@ -215,9 +215,9 @@ pub struct NearReach {
 impl NearReach {
     /// Largest gap any contact within `radius` m of world point `point` may have, whatever its
     /// normal, m: the margin, the step's motion of the points (`|v_rel(q)| + |w_rel| r` per
-    /// second, or either body's own `|v(q)| + |w| r` should the other be held still), and how far the turning of the two bodies can bend their paths off their
-    /// tangents in any direction (a point `r` from a centre turning at `w` strays at most
-    /// `w^2 r h^2 / 2` in a step `h`).
+    /// second, or either body's own `|v(q)| + |w| r` should the other be held still), and how
+    /// far the turning of the two bodies can bend their paths off their tangents in any direction
+    /// (a point `r` from a centre turning at `w` strays at most `w^2 r h^2 / 2` in a step `h`).
     #[inline]
     pub fn reach_near(&self, point: DVec3, radius: f64) -> f64 {
         let Closing {
@@ -363,6 +363,35 @@ mod tests {
         assert!(relative.keeps(&contact(point, DVec3::Y, 0.019)));
         assert!(!relative.keeps(&contact(point, DVec3::Y, 0.021)));
         assert_eq!(relative.reach_near(point, 0.1), relative.margin);
+    }
+
+    /// Two cubes falling together 10 cm apart, one above the other: as exact shapes their margin
+    /// reaches past the gap (the lower one may land within the step), and the contact is made;
+    /// as level sets it is the relative motion's, the margin alone, and no contact is made.
+    #[test]
+    fn closing_the_stopped_partner_bound_is_for_exact_shapes_only() {
+        use crate::TriMesh;
+        use crate::narrow_phase::{Collider, ContactManifold, collide_closing_into, pair_margin};
+        use crate::pose::Pose;
+        use crate::shapes::{Cuboid, Shape};
+        let half = DVec3::splat(0.5);
+        let exact = Collider::from_shape(Shape::Cuboid(Cuboid::try_new(half).unwrap()), 0.1).unwrap();
+        let level_set = Collider::from_mesh(&TriMesh::cuboid(half), 20, 0.1).unwrap();
+        let (upper, lower) = (Pose::from_position(DVec3::new(0.0, 1.1, 0.0)), Pose::IDENTITY);
+        let fall = DVec3::new(0.0, -5.0, 0.0);
+        let closing = Closing::of_bodies(
+            0.02,
+            1.0 / 30.0,
+            [upper.position, fall, DVec3::ZERO],
+            [lower.position, fall, DVec3::ZERO],
+        );
+        let mut manifold = ContactManifold::default();
+        assert!(pair_margin(&closing, &exact, &upper, &exact, &lower) > 0.1);
+        collide_closing_into(&exact, &upper, &exact, &lower, &closing, &mut manifold).unwrap();
+        assert!(!manifold.is_empty());
+        assert_eq!(pair_margin(&closing, &level_set, &upper, &level_set, &lower), 0.02);
+        collide_closing_into(&level_set, &upper, &level_set, &lower, &closing, &mut manifold).unwrap();
+        assert!(manifold.is_empty());
     }
 
     #[test]
