@@ -32,6 +32,7 @@ fn stability_incline_box_slides_at_the_coulomb_rate_with_mu_0_3() {
     // a h^2 n (n + 1) / 2 in n steps).
     let from_speed = speed / t;
     let from_distance = 2.0 * distance / (FRAME_30HZ * FRAME_30HZ * (steps * (steps + 1)) as f64);
+    println!("mu 0.3: {from_speed:.4} m/s^2 from the speed, {from_distance:.4} from the distance, expected {a:.4}");
     for measured in [from_speed, from_distance] {
         assert!(
             (measured - a).abs() < 0.05 * a,
@@ -46,6 +47,7 @@ fn stability_incline_box_stays_put_with_mu_0_7() {
     // it by at most a millimetre (a box that slid at even 1 percent of the frictionless rate would
     // travel 10 cm).
     let (distance, speed) = slide(30f64.to_radians(), 0.7, 60);
+    println!("mu 0.7: crept {distance:.2e} m in 2 s, moving at {speed:.2e} m/s");
     assert!(distance.abs() < 1e-3, "crept {distance} m down the slope");
     assert!(speed.abs() < 1e-3, "moving at {speed} m/s");
 }
@@ -67,6 +69,7 @@ fn stability_bounce_ball_with_restitution_half_rebounds_to_a_quarter_of_its_drop
         }
     }
     assert!(bounced, "the ball never hit the ground");
+    println!("rebounded to {peak:.4} m (0.25 m expected)");
     assert!(
         (peak - 0.25).abs() < 0.03 * 0.25,
         "rebounded to {peak} m, expected 0.25 m"
