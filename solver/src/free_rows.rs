@@ -232,7 +232,7 @@ struct Direct {
 
 impl Direct {
     /// The factors of `system`, or `None` when it has more than [`DIRECT_ROWS`] rows or a pivot
-    /// below [`DIRECT_PIVOT`] of its largest diagonal entry (or not finite).
+    /// below [`DIRECT_PIVOT`] of its largest diagonal entry (or not finite, or no entry above zero).
     fn factor(system: &FreeSystem) -> Option<Self> {
         let count = system.count;
         if count > DIRECT_ROWS {
@@ -246,6 +246,9 @@ impl Direct {
             }
             line[i] += system.diagonal[i];
             largest = largest.max(line[i].abs());
+        }
+        if !(largest > 0.0 && largest.is_finite()) {
+            return None;
         }
         let smallest = DIRECT_PIVOT * largest;
         let mut factors = matrix;
@@ -522,6 +525,7 @@ mod tests {
             twice.diagonal[i] = REGULARIZATION;
         }
         assert!(Direct::factor(&twice).is_none(), "a row given twice was factored directly");
+        assert!(Direct::factor(&FreeSystem::new(3)).is_none(), "a zero system was factored directly");
     }
 
     /// Rows that ask for incompatible velocities get the least-squares compromise with the
