@@ -12,7 +12,12 @@ pub struct SolverSettings {
     /// from the ground up; 0 disables them.
     pub shock_sweeps: usize,
     /// Most Gauss-Seidel iterations over one body's rows to its supports within a shock pass
-    /// (stopped early by `tolerance`), where solving those rows as one block gives up.
+    /// (stopped early by `tolerance`), where solving those rows as one block gives up, and over
+    /// each body's rows in the split pass's shock order. The default, 8, was 20: the block settles
+    /// nearly every group of aligned stacks, and the groups it leaves (a quarter of the random
+    /// 1000-cube pile's: bodies on three supports or more, guesses that cycle) took 9 percent of
+    /// that pile's step more at 20 (10.1 -> 9.2 ms at 30 Hz, 8.8 -> 8.1 ms at 60 Hz, two threads),
+    /// while the 210-box pyramid's top box moves 4e-5 m in 20 s at 8 against 2e-8 m at 20.
     pub shock_iterations: usize,
     /// Most sweeps of the split (position correction) solve; 0 disables it.
     pub split_iterations: usize,
@@ -31,7 +36,7 @@ impl Default for SolverSettings {
         Self {
             iterations: 10,
             shock_sweeps: 1,
-            shock_iterations: 20,
+            shock_iterations: 8,
             split_iterations: 10,
             warm_start: true,
             max_split_velocity: 3.0,
