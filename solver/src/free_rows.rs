@@ -488,7 +488,11 @@ mod tests {
                 .fold(0.0, f64::max);
             let regularization = REGULARIZATION * largest;
             for i in 0..count {
-                let soft = if case % 4 == 1 { 0.1 * largest * uniform(&mut seed).abs() } else { 0.0 };
+                let soft = if case % 4 == 1 {
+                    0.1 * largest * uniform(&mut seed).abs()
+                } else {
+                    0.0
+                };
                 system.diagonal[i] = regularization + soft;
             }
             let rhs: Vec<f64> = (0..count).map(|_| uniform(&mut seed)).collect();
@@ -509,11 +513,16 @@ mod tests {
                     by_capacitance[i]
                 );
             }
-            let (moved_direct, moved_capacitance) =
-                (system.velocity_change(&by_direct), system.velocity_change(&by_capacitance));
+            let (moved_direct, moved_capacitance) = (
+                system.velocity_change(&by_direct),
+                system.velocity_change(&by_capacitance),
+            );
             let speed = moved_capacitance.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
             for k in 0..6 {
-                assert!((moved_direct[k] - moved_capacitance[k]).abs() <= 1e-10 * speed, "case {case}");
+                assert!(
+                    (moved_direct[k] - moved_capacitance[k]).abs() <= 1e-10 * speed,
+                    "case {case}"
+                );
             }
         }
         // Random rows of six or fewer are nearly always independent enough.
@@ -524,8 +533,14 @@ mod tests {
             twice.effect[i] = [0.0, 0.5, 0.0, 0.6, 0.0, 0.0];
             twice.diagonal[i] = REGULARIZATION;
         }
-        assert!(Direct::factor(&twice).is_none(), "a row given twice was factored directly");
-        assert!(Direct::factor(&FreeSystem::new(3)).is_none(), "a zero system was factored directly");
+        assert!(
+            Direct::factor(&twice).is_none(),
+            "a row given twice was factored directly"
+        );
+        assert!(
+            Direct::factor(&FreeSystem::new(3)).is_none(),
+            "a zero system was factored directly"
+        );
     }
 
     /// Rows that ask for incompatible velocities get the least-squares compromise with the
