@@ -387,6 +387,29 @@ mod tests {
         (*state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
     }
 
+    /// A system of `count` random rows on a body with a random diagonal mass: `W = M^-1 J^T`,
+    /// plus an unsymmetric part on every third row (a sliding row's share); its diagonal is left
+    /// zero. Returns it with its largest `|J_i W_i|`.
+    fn random_system(count: usize, seed: &mut u64) -> (FreeSystem, f64) {
+        let mut system = FreeSystem::new(count);
+        let inverse_mass: [f64; 6] = core::array::from_fn(|_| 0.2 + uniform(seed).abs());
+        for i in 0..count {
+            for (k, &inverse) in inverse_mass.iter().enumerate() {
+                system.jacobian[i][k] = uniform(seed);
+                system.effect[i][k] = inverse * system.jacobian[i][k];
+            }
+            if i % 3 == 2 {
+                for (k, &inverse) in inverse_mass.iter().enumerate() {
+                    system.effect[i][k] += 0.3 * uniform(seed) * inverse;
+                }
+            }
+        }
+        let largest = (0..count)
+            .map(|i| dot6(&system.jacobian[i], &system.effect[i]).abs())
+            .fold(0.0, f64::max);
+        (system, largest)
+    }
+
     /// The capacitance form solves the same system as elimination on the full matrix, for groups
     /// of up to the largest block, with unsymmetric effects (sliding rows) and a diagonal as small
     /// as the regularization. Measured: the impulses agree to 2e-8 of the largest (the share among
@@ -397,23 +420,7 @@ mod tests {
         let mut seed = 11u64;
         for case in 0..200 {
             let count = 7 + case % (MAX_BLOCK_ROWS - 6);
-            let mut system = FreeSystem::new(count);
-            // W = M^-1 J^T for a diagonal mass, plus an unsymmetric part on some rows.
-            let inverse_mass: [f64; 6] = core::array::from_fn(|_| 0.2 + uniform(&mut seed).abs());
-            for i in 0..count {
-                for (k, &inverse) in inverse_mass.iter().enumerate() {
-                    system.jacobian[i][k] = uniform(&mut seed);
-                    system.effect[i][k] = inverse * system.jacobian[i][k];
-                }
-                if i % 3 == 2 {
-                    for (k, &inverse) in inverse_mass.iter().enumerate() {
-                        system.effect[i][k] += 0.3 * uniform(&mut seed) * inverse;
-                    }
-                }
-            }
-            let largest = (0..count)
-                .map(|i| dot6(&system.jacobian[i], &system.effect[i]).abs())
-                .fold(0.0, f64::max);
+            let (mut system, largest) = random_system(count, &mut seed);
             for i in 0..count {
                 system.diagonal[i] = REGULARIZATION * largest * (1.0 + (i % 2) as f64);
             }
@@ -470,22 +477,7 @@ mod tests {
         let mut direct = 0;
         for case in 0..300 {
             let count = 1 + case % DIRECT_ROWS;
-            let mut system = FreeSystem::new(count);
-            let inverse_mass: [f64; 6] = core::array::from_fn(|_| 0.2 + uniform(&mut seed).abs());
-            for i in 0..count {
-                for (k, &inverse) in inverse_mass.iter().enumerate() {
-                    system.jacobian[i][k] = uniform(&mut seed);
-                    system.effect[i][k] = inverse * system.jacobian[i][k];
-                }
-                if i % 3 == 2 {
-                    for (k, &inverse) in inverse_mass.iter().enumerate() {
-                        system.effect[i][k] += 0.3 * uniform(&mut seed) * inverse;
-                    }
-                }
-            }
-            let largest = (0..count)
-                .map(|i| dot6(&system.jacobian[i], &system.effect[i]).abs())
-                .fold(0.0, f64::max);
+            let (mut system, largest) = random_system(count, &mut seed);
             let regularization = REGULARIZATION * largest;
             for i in 0..count {
                 let soft = if case % 4 == 1 {
@@ -497,12 +489,11 @@ mod tests {
             }
             let rhs: Vec<f64> = (0..count).map(|_| uniform(&mut seed)).collect();
             let (mut by_direct, mut by_capacitance) = (vec![0.0; count], vec![0.0; count]);
-            if let Some(factors) = Direct::factor(&system) {
-                direct += 1;
-                assert!(factors.solve(&rhs, regularization, &mut by_direct));
-            } else {
+            let Some(factors) = Direct::factor(&system) else {
                 continue;
-            }
+            };
+            direct += 1;
+            assert!(factors.solve(&rhs, regularization, &mut by_direct));
             assert!(system.solve_by_capacitance(&rhs, regularization, &mut by_capacitance));
             let scale = by_capacitance.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
             for i in 0..count {
