@@ -214,8 +214,9 @@ impl FreeSystem {
 const DIRECT_ROWS: usize = 6;
 
 /// Smallest pivot of the direct factorization, relative to the system's largest diagonal entry,
-/// for the direct solve to stand (module docs). The regularization is `1e-8` of that entry, so a
-/// pivot this size keeps `eps S^-1 r` below a thousandth of `r` along every row.
+/// for the direct solve to stand (module docs). The regularization is `1e-8` of that entry, so
+/// with no pivot smaller than this `eps S^-1 r` stays near a thousandth of `r` or less: nothing of
+/// the size `1 / eps` to cancel.
 const DIRECT_PIVOT: f64 = 1e-5;
 
 /// A small free-row system `S = D + J W` factored as it is, `P S = L U` (module docs).
