@@ -57,10 +57,8 @@ pub(crate) struct FreeSystem {
     pub(crate) diagonal: [f64; MAX_BLOCK_ROWS],
     /// Free rows.
     count: usize,
-    /// `I + W D^-1 J`, replaced by its LU factors (unit lower part below the diagonal).
-    capacitance: [[f64; 6]; 6],
-    /// Row permutation of the factorization.
-    order: [usize; 6],
+    /// The LU factors of the capacitance matrix `I + W D^-1 J`, once [`Self::factor`] ran.
+    capacitance: Lu6,
 }
 
 impl FreeSystem {
@@ -71,8 +69,7 @@ impl FreeSystem {
             effect: [[0.0; 6]; MAX_BLOCK_ROWS],
             diagonal: [0.0; MAX_BLOCK_ROWS],
             count,
-            capacitance: [[0.0; 6]; 6],
-            order: [0; 6],
+            capacitance: Lu6::default(),
         }
     }
 
@@ -125,8 +122,7 @@ impl FreeSystem {
     /// Forms and factors the capacitance matrix with partial pivoting; `false` when a pivot is
     /// zero or not finite.
     fn factor(&mut self) -> bool {
-        let c = &mut self.capacitance;
-        *c = [[0.0; 6]; 6];
+        let mut c = [[0.0; 6]; 6];
         for i in 0..self.count {
             let (w, j, d) = (&self.effect[i], &self.jacobian[i], self.diagonal[i]);
             for r in 0..6 {
@@ -139,28 +135,13 @@ impl FreeSystem {
         for (k, line) in c.iter_mut().enumerate() {
             line[k] += 1.0;
         }
-        self.order = [0, 1, 2, 3, 4, 5];
-        for col in 0..6 {
-            let pivot_row = (col..6)
-                .max_by(|&x, &y| c[x][col].abs().total_cmp(&c[y][col].abs()))
-                .unwrap_or(col);
-            let pivot = c[pivot_row][col];
-            if !(pivot.abs() > 0.0 && pivot.is_finite()) {
-                return false;
+        match Lu6::factor(c, 6, 0.0) {
+            Some(factors) => {
+                self.capacitance = factors;
+                true
             }
-            c.swap(col, pivot_row);
-            self.order.swap(col, pivot_row);
-            let (upper, lower) = c.split_at_mut(col + 1);
-            let pivot_line = &upper[col];
-            for line in lower.iter_mut() {
-                let factor = line[col] / pivot;
-                line[col] = factor;
-                for (entry, &above) in line[col + 1..].iter_mut().zip(&pivot_line[col + 1..]) {
-                    *entry -= factor * above;
-                }
-            }
+            None => false,
         }
-        true
     }
 
     /// `W x`: the body's velocity change from impulse changes `x`.
@@ -182,22 +163,8 @@ impl FreeSystem {
             *s = ri / d;
         }
         let g = self.velocity_change(&scaled[..self.count]);
-        let c = &self.capacitance;
         let mut y = [0.0; 6];
-        for i in 0..6 {
-            let mut sum = g[self.order[i]];
-            for k in 0..i {
-                sum -= c[i][k] * y[k];
-            }
-            y[i] = sum;
-        }
-        for i in (0..6).rev() {
-            let mut sum = y[i];
-            for k in i + 1..6 {
-                sum -= c[i][k] * y[k];
-            }
-            y[i] = sum / c[i][i];
-        }
+        self.capacitance.solve(&g, &mut y);
         y
     }
 
@@ -219,16 +186,77 @@ const DIRECT_ROWS: usize = 6;
 /// the size `1 / eps` to cancel.
 const DIRECT_PIVOT: f64 = 1e-5;
 
-/// A small free-row system `S = D + J W` factored as it is, `P S = L U` (module docs).
+/// A square system of up to six unknowns factored with partial pivoting, `P A = L U`: the
+/// capacitance matrix (six) and a small group's own system ([`Direct`], up to [`DIRECT_ROWS`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Lu6 {
+    /// Unknowns.
+    n: usize,
+    /// `L` (unit, below the diagonal) and `U` (on and above it) of the row-permuted matrix.
+    factors: [[f64; 6]; 6],
+    /// `order[i]`: the matrix row in row `i` of the factors.
+    order: [usize; 6],
+}
+
+impl Lu6 {
+    /// The factors of the leading `n x n` block of `matrix`, or `None` when a pivot is zero, not
+    /// finite, or smaller in size than `smallest`.
+    fn factor(mut matrix: [[f64; 6]; 6], n: usize, smallest: f64) -> Option<Self> {
+        let mut order = [0, 1, 2, 3, 4, 5];
+        for col in 0..n {
+            let pivot_row = (col..n)
+                .max_by(|&x, &y| matrix[x][col].abs().total_cmp(&matrix[y][col].abs()))
+                .unwrap_or(col);
+            let pivot = matrix[pivot_row][col];
+            if !(pivot.abs() > 0.0 && pivot.abs() >= smallest && pivot.is_finite()) {
+                return None;
+            }
+            matrix.swap(col, pivot_row);
+            order.swap(col, pivot_row);
+            let (upper, lower) = matrix.split_at_mut(col + 1);
+            let pivot_line = &upper[col];
+            for line in lower[..n - col - 1].iter_mut() {
+                let factor = line[col] / pivot;
+                line[col] = factor;
+                for (entry, &above) in line[col + 1..n].iter_mut().zip(&pivot_line[col + 1..n]) {
+                    *entry -= factor * above;
+                }
+            }
+        }
+        Some(Self {
+            n,
+            factors: matrix,
+            order,
+        })
+    }
+
+    /// `x = A^-1 r` (the first `n` entries of each) with the factors.
+    fn solve(&self, r: &[f64], x: &mut [f64]) {
+        let (n, f) = (self.n, &self.factors);
+        let mut y = [0.0; 6];
+        for i in 0..n {
+            let mut sum = r[self.order[i]];
+            for k in 0..i {
+                sum -= f[i][k] * y[k];
+            }
+            y[i] = sum;
+        }
+        for i in (0..n).rev() {
+            let mut sum = y[i];
+            for k in i + 1..n {
+                sum -= f[i][k] * x[k];
+            }
+            x[i] = sum / f[i][i];
+        }
+    }
+}
+
+/// A small free-row system `S = D + J W` factored as it is (module docs).
 struct Direct {
-    /// Free rows.
-    count: usize,
     /// `S` as built, for the refinement's residual.
-    matrix: [[f64; DIRECT_ROWS]; DIRECT_ROWS],
-    /// `L` (unit, below the diagonal) and `U` (on and above it) of the row-permuted `S`.
-    factors: [[f64; DIRECT_ROWS]; DIRECT_ROWS],
-    /// `order[i]`: the row of `S` in row `i` of the factors.
-    order: [usize; DIRECT_ROWS],
+    matrix: [[f64; 6]; 6],
+    /// Its factors.
+    factors: Lu6,
 }
 
 impl Direct {
@@ -239,7 +267,7 @@ impl Direct {
         if count > DIRECT_ROWS {
             return None;
         }
-        let mut matrix = [[0.0; DIRECT_ROWS]; DIRECT_ROWS];
+        let mut matrix = [[0.0; 6]; 6];
         let mut largest: f64 = 0.0;
         for (i, line) in matrix.iter_mut().enumerate().take(count) {
             for (k, entry) in line.iter_mut().enumerate().take(count) {
@@ -251,75 +279,28 @@ impl Direct {
         if !(largest > 0.0 && largest.is_finite()) {
             return None;
         }
-        let smallest = DIRECT_PIVOT * largest;
-        let mut factors = matrix;
-        let mut order: [usize; DIRECT_ROWS] = core::array::from_fn(|i| i);
-        for col in 0..count {
-            let pivot_row = (col..count)
-                .max_by(|&x, &y| factors[x][col].abs().total_cmp(&factors[y][col].abs()))
-                .unwrap_or(col);
-            let pivot = factors[pivot_row][col];
-            if !(pivot.abs() >= smallest && pivot.is_finite()) {
-                return None;
-            }
-            factors.swap(col, pivot_row);
-            order.swap(col, pivot_row);
-            let (upper, lower) = factors.split_at_mut(col + 1);
-            let pivot_line = &upper[col];
-            for line in lower[..count - col - 1].iter_mut() {
-                let factor = line[col] / pivot;
-                line[col] = factor;
-                for (entry, &above) in line[col + 1..count].iter_mut().zip(&pivot_line[col + 1..count]) {
-                    *entry -= factor * above;
-                }
-            }
-        }
-        Some(Self {
-            count,
-            matrix,
-            factors,
-            order,
-        })
-    }
-
-    /// `x = S^-1 r` with the factors.
-    fn apply_inverse(&self, r: &[f64], x: &mut [f64]) {
-        let (count, f) = (self.count, &self.factors);
-        let mut y = [0.0; DIRECT_ROWS];
-        for i in 0..count {
-            let mut sum = r[self.order[i]];
-            for k in 0..i {
-                sum -= f[i][k] * y[k];
-            }
-            y[i] = sum;
-        }
-        for i in (0..count).rev() {
-            let mut sum = y[i];
-            for k in i + 1..count {
-                sum -= f[i][k] * x[k];
-            }
-            x[i] = sum / f[i][i];
-        }
+        let factors = Lu6::factor(matrix, count, DIRECT_PIVOT * largest)?;
+        Some(Self { matrix, factors })
     }
 
     /// Writes `delta = S^-1 (r - eps S^-1 r)`, `eps` = `regularization`, refined once against
     /// `S`; `false` when it is not finite.
     fn solve(&self, rhs: &[f64], regularization: f64, delta: &mut [f64]) -> bool {
-        let count = self.count;
+        let count = self.factors.n;
         let mut first = [0.0; DIRECT_ROWS];
-        self.apply_inverse(rhs, &mut first[..count]);
+        self.factors.solve(rhs, &mut first[..count]);
         let mut filtered = [0.0; DIRECT_ROWS];
         for i in 0..count {
             filtered[i] = rhs[i] - regularization * first[i];
         }
-        self.apply_inverse(&filtered[..count], delta);
+        self.factors.solve(&filtered[..count], delta);
         let mut residual = [0.0; DIRECT_ROWS];
         for i in 0..count {
             let applied: f64 = self.matrix[i][..count].iter().zip(&*delta).map(|(m, d)| m * d).sum();
             residual[i] = filtered[i] - applied;
         }
         let mut correction = [0.0; DIRECT_ROWS];
-        self.apply_inverse(&residual[..count], &mut correction[..count]);
+        self.factors.solve(&residual[..count], &mut correction[..count]);
         for (d, c) in delta.iter_mut().zip(&correction) {
             *d += c;
         }
