@@ -1,7 +1,8 @@
 //! Runs every benchmark case in shatter and in rapier3d over the same horizon, times each step, and
 //! prints a markdown table: the median time per step of each engine, their ratio, and what each
 //! engine's bodies look like at the end (kinetic energy, mean and lowest centre height, bodies
-//! still awake), so a reader sees whether both did the same physics.
+//! still awake, and the fastest body after [`shatter_peers::FAST_AFTER`]), so a reader sees
+//! whether both did the same physics.
 //!
 //! `cargo run --release -p shatter-peers -- [--steps N] [--scene NAME]`: `--steps` runs every case
 //! for N steps instead of the horizon ([`shatter_peers::HORIZON`] of simulated time); `--scene`
@@ -11,7 +12,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use shatter_peers::{Case, HORIZON, RapierWorld, SHATTER_THREADS, ShatterWorld, median};
+use shatter_peers::{Case, FAST_AFTER, HORIZON, RapierWorld, SHATTER_THREADS, ShatterWorld, fastest, median};
 
 /// What the command line asked for.
 struct Options {
@@ -46,16 +47,28 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     Ok(options)
 }
 
-/// Median wall-clock milliseconds of `steps` calls of `step`, each timed on its own.
-fn time_steps(steps: usize, mut step: impl FnMut()) -> f64 {
+/// Median wall-clock milliseconds of `steps` calls of `step` on `world`, each timed on its own,
+/// and the largest speed (m/s) `speed` reads off the world after any step that ends later than
+/// [`FAST_AFTER`] into a run of time step `dt` (s), outside the timing.
+fn time_steps<W>(
+    world: &mut W,
+    (steps, dt): (usize, f64),
+    step: impl Fn(&mut W),
+    speed: impl Fn(&W) -> f64,
+) -> (f64, f64) {
+    let mut fastest: f64 = 0.0;
     let mut times: Vec<f64> = (0..steps)
-        .map(|_| {
+        .map(|k| {
             let start = Instant::now();
-            step();
-            start.elapsed().as_secs_f64() * 1e3
+            step(world);
+            let elapsed = start.elapsed().as_secs_f64() * 1e3;
+            if (k + 1) as f64 * dt > FAST_AFTER {
+                fastest = fastest.max(speed(world));
+            }
+            elapsed
         })
         .collect();
-    median(&mut times)
+    (median(&mut times), fastest)
 }
 
 fn main() -> ExitCode {
@@ -100,24 +113,32 @@ fn main() -> ExitCode {
     }
     println!(
         "| scene | dt (s) | sleeping | shatter ms/step | rapier ms/step | shatter / rapier | \
-         kinetic energy at end, J (shatter / rapier) | mean height, m | lowest centre, m | awake at end |"
+         kinetic energy at end, J (shatter / rapier) | mean height, m | lowest centre, m | awake at end | \
+         fastest after {FAST_AFTER} s, m/s |"
     );
-    println!("|---|---|---|---:|---:|---:|---|---|---|---|");
+    println!("|---|---|---|---:|---:|---:|---|---|---|---|---|");
     for case in &cases {
         let steps = options.steps.unwrap_or_else(|| case.steps());
         eprintln!("shatter-peers: {} ({steps} steps)", case.label());
         let mut shatter = ShatterWorld::new(case);
-        let shatter_ms = pool.install(|| {
-            time_steps(steps, || {
-                shatter.step();
-            })
+        let (shatter_ms, shatter_fastest) = pool.install(|| {
+            time_steps(
+                &mut shatter,
+                (steps, case.dt),
+                |world| {
+                    world.step();
+                },
+                |world| fastest(&world.bodies()),
+            )
         });
         let mut rapier = RapierWorld::new(case);
-        let rapier_ms = time_steps(steps, || rapier.step());
+        let (rapier_ms, rapier_fastest) = time_steps(&mut rapier, (steps, case.dt), RapierWorld::step, |world| {
+            fastest(&world.bodies())
+        });
         let (s, r) = (shatter.summary(), rapier.summary());
         println!(
             "| {} | 1/{:.0} | {} | {shatter_ms:.3} | {rapier_ms:.3} | {:.1} | {:.3e} / {:.3e} | {:.3} / {:.3} | \
-             {:.3} / {:.3} | {} / {} |",
+             {:.3} / {:.3} | {} / {} | {shatter_fastest:.2} / {rapier_fastest:.2} |",
             case.scene.name,
             1.0 / case.dt,
             if case.sleeping { "default" } else { "off" },

@@ -5,7 +5,7 @@
 //! to a few `f32` roundings); shatter's with the description itself to 1e-9 relative.
 
 use glam::{DQuat, DVec3};
-use shatter_peers::{BodySample, Case, RapierWorld, ShatterWorld};
+use shatter_peers::{BodySample, Case, RapierWorld, ShatterWorld, fastest};
 
 /// Relative tolerance for values shatter computes in `f64`.
 const F64_TOLERANCE: f64 = 1e-9;
@@ -142,4 +142,24 @@ fn peers_a_few_steps_keep_every_body_finite_and_falling_under_gravity() {
             );
         }
     }
+}
+
+#[test]
+fn peers_fastest_is_the_largest_speed_of_a_dynamic_body() {
+    let body = |fixed: bool, velocity: DVec3| BodySample {
+        fixed,
+        position: DVec3::ZERO,
+        orientation: DQuat::IDENTITY,
+        linear_velocity: velocity,
+        mass: 1.0,
+        awake: true,
+    };
+    let bodies = [
+        body(false, DVec3::new(3.0, -4.0, 0.0)),
+        // A static body's velocity (whatever an engine reports for it) is not a body moving.
+        body(true, DVec3::new(0.0, 0.0, 20.0)),
+        body(false, DVec3::new(0.0, 1.0, 0.0)),
+    ];
+    assert_eq!(fastest(&bodies), 5.0);
+    assert_eq!(fastest(&bodies[1..2]), 0.0);
 }
