@@ -1,0 +1,174 @@
+//! Where shatter's step spends its time in one benchmark case: the median time per step of each
+//! stage of the step (`StepReport::stage`), of the work between the stages (the report's energy
+//! sums, the start states kept for quarantine, the contact cache's rebuild: the step's wall time
+//! less its stages), and of the whole step, over the case's run of [`shatter_peers::HORIZON`]
+//! simulated seconds from a fresh world, repeated `--runs` times. Also the solver's rows, islands
+//! and sweeps (median per step). Only shatter runs; the peer table (`shatter-peers`) compares the
+//! engines.
+//!
+//! `cargo run --release -p shatter-peers --example stage_times -- [--scene NAME] [--hz HZ]
+//! [--threads N] [--runs N] [--sleeping]`: the scene (default `pyramid_20`), one of its step rates
+//! (default its first), the rayon pool's threads (default
+//! [`shatter_peers::SHATTER_THREADS`]), runs (default 3), and each engine's default sleeping
+//! instead of none.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use shatter::engine::Stage;
+use shatter_peers::{Case, HORIZON, SHATTER_THREADS, ShatterWorld, median};
+
+/// What the command line asked for.
+struct Options {
+    scene: String,
+    hz: Option<f64>,
+    threads: usize,
+    runs: usize,
+    sleeping: bool,
+}
+
+const USAGE: &str = "usage: stage_times [--scene NAME] [--hz HZ] [--threads N] [--runs N] [--sleeping]";
+
+/// A whole number above zero from the value of `flag`.
+fn count(flag: &str, text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or(format!("{flag} {text:?}: expected a whole number above zero"))
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut options = Options {
+        scene: "pyramid_20".to_string(),
+        hz: None,
+        threads: SHATTER_THREADS,
+        runs: 3,
+        sleeping: false,
+    };
+    while let Some(arg) = args.next() {
+        let mut value = |flag: &str| args.next().ok_or(format!("{flag} needs a value"));
+        match arg.as_str() {
+            "--scene" => options.scene = value("--scene")?,
+            "--hz" => {
+                let text = value("--hz")?;
+                let hz = text
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|hz| hz.is_finite() && *hz > 0.0)
+                    .ok_or(format!("--hz {text:?}: expected a step rate in Hz above zero"))?;
+                options.hz = Some(hz);
+            }
+            "--threads" => options.threads = count("--threads", &value("--threads")?)?,
+            "--runs" => options.runs = count("--runs", &value("--runs")?)?,
+            "--sleeping" => options.sleeping = true,
+            "--help" | "-h" => return Err(USAGE.to_string()),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+        }
+    }
+    Ok(options)
+}
+
+/// The case the options name, or why there is none.
+fn case_of(options: &Options) -> Result<Case, String> {
+    let cases: Vec<Case> = Case::all()
+        .into_iter()
+        .filter(|case| case.scene.name == options.scene && case.sleeping == options.sleeping)
+        .collect();
+    if cases.is_empty() {
+        let names: Vec<&str> = shatter::scenes::benchmark_scenes()
+            .iter()
+            .map(|scene| scene.name)
+            .collect();
+        return Err(format!(
+            "no scene called {:?}; the scenes are {}",
+            options.scene,
+            names.join(", ")
+        ));
+    }
+    let rates: Vec<String> = cases.iter().map(|case| format!("{:.0}", 1.0 / case.dt)).collect();
+    match options.hz {
+        None => Ok(cases[0].clone()),
+        Some(hz) => cases
+            .into_iter()
+            .find(|case| (case.dt * hz - 1.0).abs() < 1e-9)
+            .ok_or(format!(
+                "{} runs at {} Hz, not {hz} Hz",
+                options.scene,
+                rates.join(" and ")
+            )),
+    }
+}
+
+fn main() -> ExitCode {
+    let options = match parse(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("stage_times: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let case = match case_of(&options) {
+        Ok(case) => case,
+        Err(message) => {
+            eprintln!("stage_times: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(options.threads).build() {
+        Ok(pool) => pool,
+        Err(error) => {
+            eprintln!("stage_times: a rayon pool of {} threads: {error}", options.threads);
+            return ExitCode::FAILURE;
+        }
+    };
+    // Milliseconds per step: each stage's, the step's wall time, and the rest.
+    let mut stages = vec![Vec::new(); Stage::COUNT];
+    let (mut whole, mut between) = (Vec::new(), Vec::new());
+    let (mut rows, mut islands, mut sweeps) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..options.runs {
+        let mut world = ShatterWorld::new(&case);
+        pool.install(|| {
+            for _ in 0..case.steps() {
+                let start = Instant::now();
+                let report = world.step();
+                let wall = start.elapsed().as_secs_f64() * 1e3;
+                let mut staged = 0.0;
+                for (k, stage) in Stage::ALL.iter().enumerate() {
+                    let time = report.stage(*stage).time.as_secs_f64() * 1e3;
+                    stages[k].push(time);
+                    staged += time;
+                }
+                whole.push(wall);
+                between.push(wall - staged);
+                rows.push(report.solver_rows as f64);
+                islands.push(report.solver_islands as f64);
+                sweeps.push(report.solver_iterations as f64);
+            }
+        });
+    }
+    let step = median(&mut whole);
+    println!(
+        "{} at 1/{:.0} s, sleeping {}, {} threads, {} runs of {} steps ({HORIZON} s):\n",
+        case.scene.name,
+        1.0 / case.dt,
+        if case.sleeping { "on" } else { "off" },
+        options.threads,
+        options.runs,
+        case.steps()
+    );
+    println!("| part of the step | median ms | share of the median step |");
+    println!("|---|---:|---:|");
+    let row = |name: String, ms: f64| println!("| {name} | {ms:.3} | {:.0} % |", 100.0 * ms / step);
+    for (k, stage) in Stage::ALL.iter().enumerate() {
+        row(format!("{stage:?}"), median(&mut stages[k]));
+    }
+    row("between the stages".to_string(), median(&mut between));
+    row("whole step".to_string(), step);
+    println!(
+        "\nsolver, median per step: rows {:.0}, islands {:.0}, sweeps {:.0} (velocity and split, the most of any island)",
+        median(&mut rows),
+        median(&mut islands),
+        median(&mut sweeps)
+    );
+    ExitCode::SUCCESS
+}
