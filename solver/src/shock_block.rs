@@ -51,16 +51,19 @@
 //!
 //! The first two guesses change every row that breaks a condition at once; later ones change only
 //! the first such row, normal rows before friction rows (Murty's least-index rule, which cannot
-//! cycle on a P-matrix LCP; friction makes this one no P-matrix, so it can still cycle, rarely).
-//! After eight guesses, or on a degenerate system, nothing is changed and the group falls back to
-//! Gauss-Seidel (shock.rs). A one-row-at-a-time guess that repeats an earlier one-row-at-a-time
-//! guess gives up at once: each such guess follows from the roles alone, so the rest would cycle
-//! through the same guesses and fail all the same (measured on the random pile at 30 Hz, 3 s: of
-//! the 10 900 groups that reached the eighth guess, 8 100 had come back to the third guess's roles
-//! at the fifth, and 9 100 had repeated by the eighth). Only groups of up to 16 rows are tried (a box on two supports has 14):
-//! measured at 30 Hz, the block settles 99.8 percent of the pyramid's groups (nearly all on the
-//! first guess), every group of the aligned pile and 71 percent of the random pile's, and a box
-//! landing on the ground in 995 of 1000 random motions (tests/shock.rs).
+//! cycle on a P-matrix LCP; friction makes this one no P-matrix, so it can still cycle: about one
+//! group in eight of the random pile's does). After eight guesses, or on a degenerate system,
+//! nothing is changed and the group falls back to Gauss-Seidel (shock.rs). A one-row-at-a-time
+//! guess that repeats an earlier one-row-at-a-time guess gives up at once: each such guess follows
+//! from the roles alone, so the rest would cycle through the same guesses and fail all the same
+//! (measured on the random pile at 30 Hz, 3 s: of the 10 900 groups that reached the eighth guess,
+//! 8 100 had come back to the third guess's roles at the fifth, and 9 100 had repeated by the
+//! eighth).
+//!
+//! Only groups of up to 16 rows are tried (a box on two supports has 14): measured at 30 Hz, the
+//! block settles 99.8 percent of the pyramid's groups (nearly all on the first guess), every group
+//! of the aligned pile and 71 percent of the random pile's, and a box landing on the ground in 995
+//! of 1000 random motions (tests/shock.rs).
 //!
 //! Measured on one thread (`pile_1000` at 60 Hz, the others at 30 Hz): the 210-box pyramid's step
 //! from 4.4 to 2.5-3.4 ms and the aligned 1000-box pile's from 13.3 to 7.3 ms; the random pile is
