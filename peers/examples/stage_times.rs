@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use shatter::engine::Stage;
-use shatter_peers::{Case, HORIZON, SHATTER_THREADS, ShatterWorld, median};
+use shatter_peers::{Case, HORIZON, SHATTER_THREADS, ShatterWorld, median, scene_names};
 
 /// What the command line asked for.
 struct Options {
@@ -75,14 +75,10 @@ fn case_of(options: &Options) -> Result<Case, String> {
         .filter(|case| case.scene.name == options.scene && case.sleeping == options.sleeping)
         .collect();
     if cases.is_empty() {
-        let names: Vec<&str> = shatter::scenes::benchmark_scenes()
-            .iter()
-            .map(|scene| scene.name)
-            .collect();
         return Err(format!(
             "no scene called {:?}; the scenes are {}",
             options.scene,
-            names.join(", ")
+            scene_names()
         ));
     }
     let rates: Vec<String> = cases.iter().map(|case| format!("{:.0}", 1.0 / case.dt)).collect();

@@ -155,6 +155,15 @@ impl Summary {
     }
 }
 
+/// The names of the benchmark scenes, comma-separated, for messages that say which there are.
+pub fn scene_names() -> String {
+    let names: Vec<&str> = shatter::scenes::benchmark_scenes()
+        .iter()
+        .map(|scene| scene.name)
+        .collect();
+    names.join(", ")
+}
+
 /// The largest speed of any dynamic body among `bodies`, m/s (0 without dynamic bodies).
 pub fn fastest(bodies: &[BodySample]) -> f64 {
     bodies

@@ -12,7 +12,9 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use shatter_peers::{Case, FAST_AFTER, HORIZON, RapierWorld, SHATTER_THREADS, ShatterWorld, fastest, median};
+use shatter_peers::{
+    Case, FAST_AFTER, HORIZON, RapierWorld, SHATTER_THREADS, ShatterWorld, fastest, median, scene_names,
+};
 
 /// What the command line asked for.
 struct Options {
@@ -89,14 +91,10 @@ fn main() -> ExitCode {
         })
         .collect();
     if cases.is_empty() {
-        let names: Vec<&str> = shatter::scenes::benchmark_scenes()
-            .iter()
-            .map(|scene| scene.name)
-            .collect();
         eprintln!(
             "shatter-peers: no scene called {:?}; the scenes are {}",
             options.scene.unwrap_or_default(),
-            names.join(", ")
+            scene_names()
         );
         return ExitCode::FAILURE;
     }
