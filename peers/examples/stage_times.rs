@@ -96,27 +96,23 @@ fn case_of(options: &Options) -> Result<Case, String> {
 }
 
 fn main() -> ExitCode {
-    let options = match parse(std::env::args().skip(1)) {
-        Ok(options) => options,
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("stage_times: {message}");
-            return ExitCode::FAILURE;
+            ExitCode::FAILURE
         }
-    };
-    let case = match case_of(&options) {
-        Ok(case) => case,
-        Err(message) => {
-            eprintln!("stage_times: {message}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(options.threads).build() {
-        Ok(pool) => pool,
-        Err(error) => {
-            eprintln!("stage_times: a rayon pool of {} threads: {error}", options.threads);
-            return ExitCode::FAILURE;
-        }
-    };
+    }
+}
+
+/// Runs the case the command line names and prints its table, or says why it cannot.
+fn run() -> Result<(), String> {
+    let options = parse(std::env::args().skip(1))?;
+    let case = case_of(&options)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+        .map_err(|error| format!("a rayon pool of {} threads: {error}", options.threads))?;
     // Milliseconds per step: each stage's, the step's wall time, and the rest.
     let mut stages = vec![Vec::new(); Stage::COUNT];
     let (mut whole, mut between) = (Vec::new(), Vec::new());
@@ -166,5 +162,5 @@ fn main() -> ExitCode {
         median(&mut islands),
         median(&mut sweeps)
     );
-    ExitCode::SUCCESS
+    Ok(())
 }
