@@ -7,6 +7,20 @@ use crate::error::SolverError;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SolverSettings {
     /// Most Gauss-Seidel sweeps over the rows in the velocity solve (0: apply the warm start only).
+    ///
+    /// The default, 6, was 10. On contact stacks the sweeps do not converge either way (friction
+    /// shared between supports keeps them wandering, and a column's weight spreads one contact
+    /// per sweep; measured: nearly every island of the benchmark piles, pyramid and sphere
+    /// columns ran all 10), and the shock pass after them settles what they leave; so the last four sweeps bought little. Measured with
+    /// `cargo run --release -p shatter-peers --example stage_times` on two threads (median of
+    /// three runs of three, split sweeps 10 -> 6 with them): the 210-box pyramid's step 1.19 ->
+    /// 1.06 ms, the aligned 1000-box pile's 2.46 -> 2.31 ms at 30 Hz, the random one's 9.0 -> 8.4
+    /// ms at 30 Hz and 8.0 -> 7.8 ms at 60 Hz, the sphere columns' 1.42 -> 1.39 ms (within the
+    /// noise); every stability test holds (the pyramid's top box moves 2e-5 m in 20 s, the pile
+    /// ends at rest). Joint impulses need the sweeps more than contacts do: at 4 the energized
+    /// beam scene (`scenes/energized_beam.json`) broke one of its four glue joints instead of all
+    /// (at 3 and 5 all four: whether a glue joint's impulse reaches its threshold is that
+    /// sensitive), so this stays above rapier3d's 4.
     pub iterations: usize,
     /// Shock-propagation passes after the velocity sweeps (shock.rs): each settles contact stacks
     /// from the ground up; 0 disables them.
@@ -19,7 +33,10 @@ pub struct SolverSettings {
     /// that pile's step more at 20 (10.1 -> 9.2 ms at 30 Hz, 8.8 -> 8.1 ms at 60 Hz, two threads),
     /// while the 210-box pyramid's top box moves 4e-5 m in 20 s at 8 against 2e-8 m at 20.
     pub shock_iterations: usize,
-    /// Most sweeps of the split (position correction) solve; 0 disables it.
+    /// Most sweeps of the split (position correction) solve; 0 disables it. The default, 6 (was
+    /// 10, with `iterations`): the split rows carry no friction and stop early in most islands;
+    /// a large island's split pass runs beside its velocity sweeps, and the longer of the two sets
+    /// the time.
     pub split_iterations: usize,
     /// Start from the rows' incoming `warm` impulses instead of zero.
     pub warm_start: bool,
@@ -34,10 +51,10 @@ pub struct SolverSettings {
 impl Default for SolverSettings {
     fn default() -> Self {
         Self {
-            iterations: 10,
+            iterations: 6,
             shock_sweeps: 1,
             shock_iterations: 8,
-            split_iterations: 10,
+            split_iterations: 6,
             warm_start: true,
             max_split_velocity: 3.0,
             tolerance: 1e-9,
