@@ -11,16 +11,16 @@ pub struct SolverSettings {
     /// The default, 6, was 10. On contact stacks the sweeps do not converge either way (friction
     /// shared between supports keeps them wandering, and a column's weight spreads one contact
     /// per sweep; measured: nearly every island of the benchmark piles, pyramid and sphere
-    /// columns ran all 10), and the shock pass after them settles what they leave; so the last four sweeps bought little. Measured with
-    /// `cargo run --release -p shatter-peers --example stage_times` on two threads (median of
-    /// three runs of three, split sweeps 10 -> 6 with them): the 210-box pyramid's step 1.19 ->
-    /// 1.06 ms, the aligned 1000-box pile's 2.46 -> 2.31 ms at 30 Hz, the random one's 9.0 -> 8.4
-    /// ms at 30 Hz and 8.0 -> 7.8 ms at 60 Hz, the sphere columns' 1.42 -> 1.39 ms (within the
-    /// noise); every stability test holds (the pyramid's top box moves 2e-5 m in 20 s, the pile
-    /// ends at rest). Joint impulses need the sweeps more than contacts do: at 4 the energized
-    /// beam scene (`scenes/energized_beam.json`) broke one of its four glue joints instead of all
-    /// (at 3 and 5 all four: whether a glue joint's impulse reaches its threshold is that
-    /// sensitive), so this stays above rapier3d's 4.
+    /// columns ran all 10), and the shock pass after them settles what they leave, so the last
+    /// four sweeps bought little. Measured with `cargo run --release -p shatter-peers --example
+    /// stage_times` on two threads (median of three runs of three): the 210-box pyramid's step
+    /// 1.23 -> 1.07 ms, the aligned 1000-box pile's 2.57 -> 2.40 ms and the random one's 9.27 ->
+    /// 8.62 ms at 30 Hz; the random pile at 60 Hz (8.14 -> 8.10 ms) and the sphere columns (1.47
+    /// -> 1.45 ms) within the noise. Every stability test holds (the pyramid's top box moves 5e-5
+    /// m in 20 s, the pile ends at rest). Joint impulses need the sweeps more than contacts do: at
+    /// 4 the energized beam scene (`scenes/energized_beam.json`) broke one of its four glue joints
+    /// instead of all (at 3 and 5 all four: whether a glue joint's impulse reaches its threshold
+    /// is that sensitive), so this stays above rapier3d's 4.
     pub iterations: usize,
     /// Shock-propagation passes after the velocity sweeps (shock.rs): each settles contact stacks
     /// from the ground up; 0 disables them.
@@ -33,10 +33,14 @@ pub struct SolverSettings {
     /// that pile's step more at 20 (10.1 -> 9.2 ms at 30 Hz, 8.8 -> 8.1 ms at 60 Hz, two threads),
     /// while the 210-box pyramid's top box moves 4e-5 m in 20 s at 8 against 2e-8 m at 20.
     pub shock_iterations: usize,
-    /// Most sweeps of the split (position correction) solve; 0 disables it. The default, 6 (was
-    /// 10, with `iterations`): the split rows carry no friction and stop early in most islands;
-    /// a large island's split pass runs beside its velocity sweeps, and the longer of the two sets
-    /// the time.
+    /// Most sweeps of the split (position correction) solve; 0 disables it. The default stays 10
+    /// where `iterations` went to 6: the split rows push out what the heap presses in, and with 6
+    /// of each the deepest cube centre of the random 1000-cube pile (`pile_1000_random_orientation`,
+    /// 8 s, two threads) went from 0.467 to 0.419 m at 30 Hz and from 0.499 to 0.469 m at 60 Hz
+    /// (8 cm into the ground for a moment instead of 3), for little time: the split rows carry
+    /// no friction and stop early in most islands, and a large island's split pass runs beside
+    /// its velocity sweeps (measured as above, 6 split sweeps against 10 made only the random
+    /// pile at 60 Hz faster, by 4 percent).
     pub split_iterations: usize,
     /// Start from the rows' incoming `warm` impulses instead of zero.
     pub warm_start: bool,
@@ -54,7 +58,7 @@ impl Default for SolverSettings {
             iterations: 6,
             shock_sweeps: 1,
             shock_iterations: 8,
-            split_iterations: 6,
+            split_iterations: 10,
             warm_start: true,
             max_split_velocity: 3.0,
             tolerance: 1e-9,
