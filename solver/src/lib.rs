@@ -36,6 +36,7 @@ mod head;
 pub mod joint_block;
 pub mod joints;
 mod lanes;
+mod loads;
 pub mod patch;
 pub mod pgs;
 mod phases;

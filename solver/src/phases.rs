@@ -4,7 +4,8 @@
 //! one body pair and, for an island swept on its own in batches, builds the velocity sweeps'
 //! batches; [`finish`] runs the island's own sweeps (unless they were run together with other
 //! islands, together.rs; the split sweeps' batches are built there, beside the velocity sweeps),
-//! the shock pass, the split pass, and writes the results back.
+//! the shock pass and the load pass (loads.rs; both skipped when the sweeps converged), the
+//! split pass, and writes the results back.
 //! [`solve_with`](crate::pgs::solve_with) is the two in a row.
 
 use crate::body::{SlotMass, SolverBody};
@@ -12,6 +13,7 @@ use crate::error::SolverError;
 use crate::head::RowHead;
 use crate::joint_block::JointBlock;
 use crate::lanes::{LANES, LaneBatches, LaneIsland, Pass, WIDE_RUNS, runs_are_regular};
+use crate::loads::resting;
 use crate::pgs::{Prepared, assign_pairs, prepare, sweep_rows};
 use crate::row::Row;
 use crate::settings::{SolveReport, SolverSettings};
@@ -222,6 +224,11 @@ fn shock_on(settings: &SolverSettings) -> bool {
     settings.shock_sweeps > 0 && settings.iterations > 0
 }
 
+/// Whether the velocity sweeps of a solve with this `report` stopped within the tolerance.
+fn converged(report: &SolveReport, settings: &SolverSettings) -> bool {
+    report.iterations > 0 && report.residual <= settings.tolerance
+}
+
 /// Whether a started solve's sweeps can share batches with other islands' (together.rs): its
 /// runs are few enough to be swept in their own order, all in batches, and no joint block sweeps
 /// with them.
@@ -258,6 +265,7 @@ pub(crate) fn finish(
         batched,
         shock,
         shock_scratch,
+        loads,
         split: split_buffers,
         immovable,
         ..
@@ -283,9 +291,14 @@ pub(crate) fn finish(
                 report_ref,
             );
         }
-        // The next step starts from the sweeps' impulses, not the shock pass's (Row::warm).
+        // The next step starts from the sweeps' impulses, not the shock pass's (Row::warm), or
+        // from the loads they carry where the island rests (loads.rs). Sweeps that converged
+        // leave the shock pass nothing to settle.
         warm.clear();
         warm.extend_from_slice(lambdas);
+        if converged(report_ref, settings) {
+            return;
+        }
         shock_pass(
             prepared,
             velocities,
@@ -296,6 +309,9 @@ pub(crate) fn finish(
             settings,
             report_ref,
         );
+        if let Some(order) = shock.filter(|_| settings.carry_loads && resting(velocities)) {
+            order.carry_loads(loads, prepared, lambdas, velocities, warm, settings.tolerance);
+        }
     };
     let mut split_pass = || {
         if !swept {

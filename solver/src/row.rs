@@ -15,6 +15,8 @@ use glam::DVec3;
 
 use crate::body::{NO_BODY, SolverBody};
 use crate::error::SolverError;
+#[cfg(doc)]
+use crate::settings::SolverSettings;
 use crate::softness::{RowSoftness, check_erp};
 
 /// The four blocks of a row's Jacobian, world frame.
@@ -140,16 +142,20 @@ pub struct Row {
     pub target_velocity: f64,
     /// The row's impulse at the end of the solve, N s (N m s): output, what fracture models and
     /// contact reports read. Each body felt all of it, except the lower body of a contact the shock
-    /// pass settled with that body held still (shock.rs), which felt only `warm`.
+    /// pass settled with that body held still (shock.rs), which felt only the impulse the sweeps
+    /// reached before that pass.
     pub lambda: f64,
     /// The impulse the solve starts this row from, N s (N m s): the warm start, input. The solve
-    /// writes back the impulse its sweeps reached before the shock pass (the same as `lambda` when
-    /// there is none), which is what the next step's solve should start from: the shock pass
-    /// freezes each contact level's lower bodies in turn, so its impulses answer this step's
-    /// leftover error, not the stack's steady load, and a pile warm started from them keeps
+    /// writes back what the next step's solve should start from. Not the shock pass's impulse:
+    /// the pass freezes each contact level's lower bodies in turn, so its impulses answer this
+    /// step's leftover error, not the stack's steady load, and a pile warm started from them keeps
     /// rocking (measured: warm started from the sweeps' impulses, every box of the random
     /// 1000-box pile is asleep from 11 s at 30 Hz and from 8 s at 60 Hz; from the shock pass's,
-    /// columns still toppled after 20 s).
+    /// columns still toppled after 20 s). For a contact row of an island at rest (every body
+    /// slower than 0.25 m/s), the load the row carries once each body's weight is handed down to
+    /// the ground (the load pass, loads.rs, with [`SolverSettings::carry_loads`]); for every
+    /// other row the impulse its sweeps reached before the shock pass (the same as `lambda` when
+    /// there is none).
     pub warm: f64,
     /// Clamp every impulse increment of this row so it cannot add kinetic energy (Su 2009 section
     /// 3.2); meant for contact rows.

@@ -37,7 +37,8 @@
 //! let that heap slump (2.5 to 2.9 m) but toppled the 210-box pyramid as it landed; at 0.3 m/s
 //! the pyramid stood, a margin too close to `g dt` (0.33 m/s at 30 Hz) to rely on. The remedy is
 //! a velocity solve that converges on such stacks by itself, so that this pass has only round-off
-//! to correct.
+//! to correct. For stacks at rest the load pass (loads.rs) does that: warm started from the loads
+//! it hands down, their sweeps converge and this pass is skipped.
 //!
 //! The bodies of one level do not touch each other's rows, so with more than one thread the groups
 //! of a wide level are solved side by side, each on a private copy, and committed in order
@@ -68,12 +69,12 @@ pub(crate) enum Frozen {
 /// moving body (and a frozen side) are one group.
 #[derive(Default)]
 pub(crate) struct ShockOrder {
-    rows: Vec<(usize, Frozen)>,
+    pub(crate) rows: Vec<(usize, Frozen)>,
     /// `(start, end)` into `rows` of each group.
-    groups: Vec<(usize, usize)>,
+    pub(crate) groups: Vec<(usize, usize)>,
     /// `(first, end, side by side)` into `groups`: consecutive groups of moving bodies at one level
     /// (which may be solved side by side, shock_state.rs), or one other group.
-    batches: Vec<(usize, usize, bool)>,
+    pub(crate) batches: Vec<(usize, usize, bool)>,
     /// `(level, moving body, row, frozen side)` per active row, sorted.
     keyed: Vec<(u32, usize, usize, Frozen)>,
     /// Scratch of the counting sorts: the entries in their new order, and one count per key.
@@ -535,7 +536,7 @@ impl Pass for SplitPass {
 
 /// Groups of one level below which they are solved one after another: each is a few microseconds,
 /// about what handing a batch to the pool costs.
-const SIDE_BY_SIDE_GROUPS: usize = 16;
+pub(crate) const SIDE_BY_SIDE_GROUPS: usize = 16;
 
 /// The slot a group with a frozen side moves; `None` for a group of rows that move both sides.
 pub(crate) fn moving_slot(prepared: &[Prepared], group: &[(usize, Frozen)]) -> Option<usize> {

@@ -220,7 +220,12 @@ pub(crate) fn finish_split(
         residual,
         ..
     } = buffers;
-    if *work && let Some(order) = shock.filter(|_| settings.split_iterations > 0) {
+    // Split sweeps that converged leave the shock order nothing to settle.
+    let converged = *iterations > 0 && *residual <= settings.tolerance;
+    if *work
+        && !converged
+        && let Some(order) = shock.filter(|_| settings.split_iterations > 0)
+    {
         for _ in 0..settings.shock_sweeps {
             order.sweep_split(
                 scratch,

@@ -12,6 +12,7 @@
 use crate::body::SlotMass;
 use crate::head::RowHead;
 use crate::lanes::LaneBatches;
+use crate::loads::LoadScratch;
 use crate::pgs::{PairKeys, Prepared};
 use crate::shock::{ShockOrder, ShockScratch};
 use crate::split::SplitBuffers;
@@ -53,6 +54,8 @@ pub struct SolverWorkspace {
     pub(crate) shock: ShockOrder,
     /// The velocity shock pass's memory.
     pub(crate) shock_scratch: ShockScratch,
+    /// The load pass's memory (loads.rs).
+    pub(crate) loads: LoadScratch,
     /// The split pass's arrays.
     pub(crate) split: SplitBuffers,
     /// The memory of sweeps shared with other islands (together.rs).

@@ -112,12 +112,16 @@ fn wall() -> (Vec<SolverBody>, Vec<Row>) {
     (bodies, rows)
 }
 
-/// Solves the wall on a rayon pool of `threads` threads.
+/// Solves the wall on a rayon pool of `threads` threads with the default settings.
 fn solve_on(threads: usize) -> (Vec<SolverBody>, Vec<Row>, SolveReport) {
+    solve_with_settings(threads, &SolverSettings::default())
+}
+
+/// Solves the wall on a rayon pool of `threads` threads with `settings`.
+fn solve_with_settings(threads: usize, settings: &SolverSettings) -> (Vec<SolverBody>, Vec<Row>, SolveReport) {
     let (mut bodies, mut rows) = wall();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let settings = SolverSettings::default();
-    let report = pool.install(|| solve(&mut bodies, &mut rows, DT, &settings)).unwrap();
+    let report = pool.install(|| solve(&mut bodies, &mut rows, DT, settings)).unwrap();
     (bodies, rows, report)
 }
 
@@ -141,6 +145,15 @@ fn shock_levels_side_by_side_give_the_bits_of_one_after_another() {
     // Enough rows that, on more than one thread, the split pass also runs beside the velocity
     // solve (from 256 rows, pgs.rs).
     assert!(rows_one.len() >= 256, "{} rows", rows_one.len());
+    // The load pass ran: `warm` is not the sweeps' impulse.
+    let (_, sweeps_rows, _) = solve_with_settings(
+        1,
+        &SolverSettings {
+            carry_loads: false,
+            ..SolverSettings::default()
+        },
+    );
+    assert!(rows_one.iter().zip(&sweeps_rows).any(|(a, b)| a.warm != b.warm));
     for threads in [2, 4] {
         let (bodies, rows, report) = solve_on(threads);
         for (k, (one, many)) in bodies_one.iter().zip(&bodies).enumerate() {
@@ -151,6 +164,13 @@ fn shock_levels_side_by_side_give_the_bits_of_one_after_another() {
                 one.lambda.to_bits(),
                 many.lambda.to_bits(),
                 "row {k} on {threads} threads"
+            );
+            // The wall rests, so `warm` is the load pass's (loads.rs), whose wide levels are
+            // solved side by side as well.
+            assert_eq!(
+                one.warm.to_bits(),
+                many.warm.to_bits(),
+                "warm of row {k} on {threads} threads"
             );
         }
         for (k, (one, many)) in report_one
@@ -177,16 +197,21 @@ fn shock_levels_side_by_side_give_the_bits_of_one_after_another() {
     }
 }
 
-/// A solve leaves in `warm` the impulses its sweeps reached before the shock pass and in `lambda`
-/// the impulses after it. The pass holds each contact's lower body still, so the wall's bottom
-/// boxes felt the rows to the boxes above them only up to `warm`, and everything else up to
-/// `lambda`: each body's momentum change adds up to exactly that (linear and angular). And on a
-/// column of five cubes (too few rows for batches, so both solves sweep alike), `warm` is bit for
-/// bit the `lambda` of the same solve with the pass turned off.
+/// Without the load pass (`carry_loads: false`), a solve leaves in `warm` the impulses its sweeps
+/// reached before the shock pass and in `lambda` the impulses after it. The pass holds each
+/// contact's lower body still, so the wall's bottom boxes felt the rows to the boxes above them
+/// only up to `warm`, and everything else up to `lambda`: each body's momentum change adds up to
+/// exactly that (linear and angular). And on a column of five cubes (too few rows for batches,
+/// so both solves sweep alike), `warm` is bit for bit the `lambda` of the same solve with the
+/// pass turned off.
 #[test]
 fn shock_levels_warm_is_the_sweeps_impulse_and_lambda_the_shock_pass() {
+    let sweeps_warm = SolverSettings {
+        carry_loads: false,
+        ..SolverSettings::default()
+    };
     let (before, _) = wall();
-    let (after, rows, _) = solve_on(1);
+    let (after, rows, _) = solve_with_settings(1, &sweeps_warm);
     assert!(
         rows.iter().any(|row| row.lambda != row.warm),
         "the shock pass must change some impulse"
@@ -223,10 +248,10 @@ fn shock_levels_warm_is_the_sweeps_impulse_and_lambda_the_shock_pass() {
         solve(&mut bodies, &mut rows, DT, settings).unwrap();
         rows
     };
-    let with_pass = solved(&SolverSettings::default());
+    let with_pass = solved(&sweeps_warm);
     let without = solved(&SolverSettings {
         shock_sweeps: 0,
-        ..SolverSettings::default()
+        ..sweeps_warm
     });
     assert!(with_pass.iter().zip(&without).any(|(a, b)| a.lambda != b.lambda));
     for (k, (a, b)) in with_pass.iter().zip(&without).enumerate() {

@@ -1,0 +1,200 @@
+//! The load pass: after the shock pass, impulses that carry each resting body's load down to
+//! the ground, as the next step's warm start.
+//!
+//! The shock pass (shock.rs) settles a stack's velocities from the ground up with each body's
+//! supports held still, so the supports never feel the corrections it makes to the rows above
+//! them: its impulses answer this step's leftover error, not the stack's load, and warm starting
+//! from them kept a random pile rocking (`Row::warm`). The sweeps' impulses, the warm start
+//! otherwise, are the load only once the sweeps converge, and on a stack they do not: a column's
+//! weight spreads one contact per sweep (a column of ten balls: the warm start's error shrank by
+//! 0.78 a step at ten sweeps), and boxes on two supports wander through the friction they share.
+//! So every step of a resting stack ran all its sweeps and the whole shock pass.
+//!
+//! This pass visits the shock order's groups from the top level down. Each body first takes, as
+//! a change of its velocity, the reaction of every impulse the rows above it changed from the
+//! sweeps' (in the shock pass or in this one); then its rows to its supports, the supports held
+//! at their velocities after the shock pass, are solved as one block (shock_block.rs) so that
+//! they hold again. With `lambda` the impulses it leaves, every body of a group it solved
+//! satisfies its support rows at `v* + M^-1 J^T lambda`: the impulses are a load the stack can
+//! carry, each body's weight handed down through its supports (a column's contact `k` from the
+//! top carries `k` bodies' weight, exactly). Warm started from them, the next step's sweeps find
+//! the rows already holding; they stop after one sweep (within the tolerance), and the shock
+//! pass and the split pass's shock pass are skipped for an island whose sweeps converged.
+//!
+//! The velocities it works on are a copy: the solve's velocities, impulses and energy budgets
+//! are left as the shock pass left them, so the pass cannot add energy (the warm start it feeds
+//! is energy-clamped as any other, warm_start.rs). A group the block cannot solve keeps the
+//! shock pass's impulses and hands its changes down all the same.
+//!
+//! It runs only for an island whose bodies all move slower than [`LOAD_PASS_SPEED`]: in a heap
+//! still tumbling the next step's rows differ anyway, and the pass is a second block solve per
+//! body (measured on the random 1000-cube pile at 30 Hz, two threads: 1.4 ms a step, the step 18
+//! percent longer, with no sweeps saved).
+
+use rayon::prelude::*;
+
+use crate::pgs::Prepared;
+use crate::settings::SolveReport;
+use crate::shock::{Frozen, SIDE_BY_SIDE_GROUPS, ShockOrder, moving_slot};
+use crate::shock_block::solve_group;
+use crate::shock_state::{GroupChange, GroupState, Shared, detached};
+use crate::twist::Twist;
+use shatter_integrators::ClampVerdict;
+
+/// Fastest body speed, m/s (and angular speed, rad/s), of an island whose loads are carried.
+/// Measured with `cargo run --release -p shatter-peers --example stage_times` on two threads
+/// (median of three runs of three), this pass and the skipping of converged islands' shock
+/// passes against neither: the 210-box pyramid's step 1.10 -> 0.82 ms, the aligned 1000-box
+/// pile's 2.46 -> 1.93 ms at 60 Hz and 2.48 -> 1.86 ms at 30 Hz, the sphere columns' 1.47 -> 1.28
+/// ms, the random pile's unchanged within the noise (9.0 ms at 30 Hz, 8.4 ms at 60 Hz). With the
+/// limit at 1 m/s the random pile was 3 to 5 percent slower, without one 18 percent; at 0.1 m/s
+/// the others gained a third less.
+pub(crate) const LOAD_PASS_SPEED: f64 = 0.25;
+
+/// Whether the loads of an island with these velocity slots are carried: every slot slower than
+/// [`LOAD_PASS_SPEED`].
+pub(crate) fn resting(velocities: &[Twist]) -> bool {
+    velocities.iter().all(|v| {
+        v.linear().length_squared() <= LOAD_PASS_SPEED * LOAD_PASS_SPEED
+            && v.angular().length_squared() <= LOAD_PASS_SPEED * LOAD_PASS_SPEED
+    })
+}
+
+/// The load pass's memory, kept from step to step.
+#[derive(Default)]
+pub(crate) struct LoadScratch {
+    /// The impulses the pass arrives at, N s.
+    loads: Vec<f64>,
+    /// Its copy of the velocities, per slot.
+    velocities: Vec<Twist>,
+    /// Per slot, the velocity change the reactions of the rows above it owe it.
+    owed: Vec<Twist>,
+    /// Budgets the block solve reads (unlimited: the pass changes no returned velocity).
+    budgets: Vec<f64>,
+    /// What each group of a side-by-side level changed.
+    changes: Vec<Option<GroupChange>>,
+}
+
+/// Impulses and velocities of the pass, with unlimited energy budgets.
+struct LoadState<'a> {
+    lambdas: &'a mut [f64],
+    velocities: &'a mut [Twist],
+}
+
+impl GroupState for LoadState<'_> {
+    #[inline]
+    fn velocity(&self, slot: usize) -> Twist {
+        self.velocities[slot]
+    }
+    #[inline]
+    fn set_velocity(&mut self, slot: usize, velocity: Twist) {
+        self.velocities[slot] = velocity;
+    }
+    #[inline]
+    fn lambda(&self, row: usize) -> f64 {
+        self.lambdas[row]
+    }
+    #[inline]
+    fn set_lambda(&mut self, row: usize, lambda: f64) {
+        self.lambdas[row] = lambda;
+    }
+    #[inline]
+    fn budget(&self, _pair: usize) -> f64 {
+        f64::INFINITY
+    }
+    #[inline]
+    fn set_budget(&mut self, _pair: usize, _budget: f64) {}
+    #[inline]
+    fn count(&mut self, _verdict: ClampVerdict) {}
+}
+
+impl ShockOrder {
+    /// Writes into `warm` the loads of the module docs, from the sweeps' impulses (`warm` as it
+    /// comes in), the impulses after the shock pass (`lambdas`) and the velocities after it, for
+    /// the rows of this order's groups with a held side; every other row (joints, rows between
+    /// bodies of one level) keeps the sweeps' impulse. A wide level's groups are solved side by
+    /// side on the rayon pool, as in the shock pass, with the bits of one after another.
+    pub(crate) fn carry_loads(
+        &self,
+        scratch: &mut LoadScratch,
+        prepared: &[Prepared],
+        lambdas: &[f64],
+        velocities: &[Twist],
+        warm: &mut [f64],
+        tolerance: f64,
+    ) {
+        let LoadScratch {
+            loads,
+            velocities: v,
+            owed,
+            budgets,
+            changes,
+        } = scratch;
+        loads.clear();
+        loads.extend_from_slice(lambdas);
+        v.clear();
+        v.extend_from_slice(velocities);
+        owed.clear();
+        owed.resize(v.len(), Twist::default());
+        let pairs = prepared.iter().map(|row| row.pair + 1).max().unwrap_or(0);
+        budgets.clear();
+        budgets.resize(pairs, f64::INFINITY);
+        let mut report = SolveReport::default();
+        let threads = rayon::current_num_threads();
+        for &(first, last, side_by_side) in self.batches.iter().rev() {
+            let groups = &self.groups[first..last];
+            for &(start, end) in groups {
+                if let Some(moving) = moving_slot(prepared, &self.rows[start..end]) {
+                    v[moving] = v[moving].add_scaled(&owed[moving], 1.0);
+                }
+            }
+            if side_by_side && threads > 1 && groups.len() >= SIDE_BY_SIDE_GROUPS {
+                let (read_loads, read_v, read_budgets) = (&loads[..], &v[..], &budgets[..]);
+                groups
+                    .par_iter()
+                    .map(|&(start, end)| {
+                        let group = &self.rows[start..end];
+                        let moving = moving_slot(prepared, group)?;
+                        Some(detached(group, moving, read_loads, read_v, read_budgets, |own| {
+                            solve_group(group, prepared, own, tolerance);
+                        }))
+                    })
+                    .collect_into_vec(changes);
+                let mut shared = Shared {
+                    lambdas: loads,
+                    velocities: v,
+                    budgets,
+                    report: &mut report,
+                };
+                for change in changes.iter().flatten() {
+                    change.commit(&mut shared);
+                }
+            } else {
+                for &(start, end) in groups {
+                    let group = &self.rows[start..end];
+                    if moving_slot(prepared, group).is_some() {
+                        let mut state = LoadState {
+                            lambdas: loads,
+                            velocities: v,
+                        };
+                        solve_group(group, prepared, &mut state, tolerance);
+                    }
+                }
+            }
+            // The supports owe the reactions of every change from the sweeps' impulses; the rows
+            // take their loads as their warm start.
+            for &(start, end) in groups {
+                for &(index, frozen) in &self.rows[start..end] {
+                    let row = &prepared[index];
+                    let change = loads[index] - warm[index];
+                    match frozen {
+                        Frozen::A => owed[row.a] = owed[row.a].add_scaled(&row.response_a, change),
+                        Frozen::B => owed[row.b] = owed[row.b].add_scaled(&row.response_b, change),
+                        Frozen::None => continue,
+                    }
+                    warm[index] = loads[index];
+                }
+            }
+        }
+    }
+}
