@@ -16,8 +16,8 @@ pub struct SolverSettings {
     /// stage_times` on two threads (median of three runs of three): the 210-box pyramid's step
     /// 1.23 -> 1.07 ms, the aligned 1000-box pile's 2.57 -> 2.40 ms and the random one's 9.27 ->
     /// 8.62 ms at 30 Hz; the random pile at 60 Hz (8.14 -> 8.10 ms) and the sphere columns (1.47
-    /// -> 1.45 ms) within the noise. Every stability test holds (the pyramid's top box moves 5e-5
-    /// m in 20 s, the pile ends at rest). Joint impulses need the sweeps more than contacts do: at
+    /// -> 1.45 ms) within the noise. Every stability test holds (the pyramid's top box moved 5e-5
+    /// m in 20 s, 1e-8 m since the load pass, loads.rs; the pile ends at rest). Joint impulses need the sweeps more than contacts do: at
     /// 4 the energized beam scene (`scenes/energized_beam.json`) broke one of its four glue joints
     /// instead of all (at 3 and 5 all four: whether a glue joint's impulse reaches its threshold
     /// is that sensitive), so this stays above rapier3d's 4.
@@ -31,7 +31,8 @@ pub struct SolverSettings {
     /// nearly every group of aligned stacks, and the groups it leaves (a quarter of the random
     /// 1000-cube pile's: bodies on three supports or more, guesses that cycle) took 9 percent of
     /// that pile's step more at 20 (10.1 -> 9.2 ms at 30 Hz, 8.8 -> 8.1 ms at 60 Hz, two threads),
-    /// while the 210-box pyramid's top box moves 4e-5 m in 20 s at 8 against 2e-8 m at 20.
+    /// while the 210-box pyramid's top box moved 4e-5 m in 20 s at 8 against 2e-8 m at 20 (before
+    /// the load pass, loads.rs, with which it moves 1e-8 m at 8).
     pub shock_iterations: usize,
     /// Most sweeps of the split (position correction) solve; 0 disables it. The default stays 10
     /// where `iterations` went to 6: the split rows push out what the heap presses in, and with 6
