@@ -37,9 +37,8 @@ use crate::pgs::Prepared;
 use crate::settings::SolveReport;
 use crate::shock::{Frozen, SIDE_BY_SIDE_GROUPS, ShockOrder, moving_slot};
 use crate::shock_block::solve_group;
-use crate::shock_state::{GroupChange, GroupState, Shared, detached};
+use crate::shock_state::{GroupChange, Shared, detached};
 use crate::twist::Twist;
-use shatter_integrators::ClampVerdict;
 
 /// Fastest body speed, m/s (and angular speed, rad/s), of an island whose loads are carried.
 /// Measured with `cargo run --release -p shatter-peers --example stage_times` on two threads
@@ -69,43 +68,11 @@ pub(crate) struct LoadScratch {
     velocities: Vec<Twist>,
     /// Per slot, the velocity change the reactions of the rows above it owe it.
     owed: Vec<Twist>,
-    /// Budgets the block solve reads (unlimited: the pass changes no returned velocity).
+    /// Energy budgets per body pair for the block solve, J: unlimited, since the pass changes no
+    /// velocity the solve returns.
     budgets: Vec<f64>,
     /// What each group of a side-by-side level changed.
     changes: Vec<Option<GroupChange>>,
-}
-
-/// Impulses and velocities of the pass, with unlimited energy budgets.
-struct LoadState<'a> {
-    lambdas: &'a mut [f64],
-    velocities: &'a mut [Twist],
-}
-
-impl GroupState for LoadState<'_> {
-    #[inline]
-    fn velocity(&self, slot: usize) -> Twist {
-        self.velocities[slot]
-    }
-    #[inline]
-    fn set_velocity(&mut self, slot: usize, velocity: Twist) {
-        self.velocities[slot] = velocity;
-    }
-    #[inline]
-    fn lambda(&self, row: usize) -> f64 {
-        self.lambdas[row]
-    }
-    #[inline]
-    fn set_lambda(&mut self, row: usize, lambda: f64) {
-        self.lambdas[row] = lambda;
-    }
-    #[inline]
-    fn budget(&self, _pair: usize) -> f64 {
-        f64::INFINITY
-    }
-    #[inline]
-    fn set_budget(&mut self, _pair: usize, _budget: f64) {}
-    #[inline]
-    fn count(&mut self, _verdict: ClampVerdict) {}
 }
 
 impl ShockOrder {
@@ -170,14 +137,16 @@ impl ShockOrder {
                     change.commit(&mut shared);
                 }
             } else {
+                let mut shared = Shared {
+                    lambdas: loads,
+                    velocities: v,
+                    budgets,
+                    report: &mut report,
+                };
                 for &(start, end) in groups {
                     let group = &self.rows[start..end];
                     if moving_slot(prepared, group).is_some() {
-                        let mut state = LoadState {
-                            lambdas: loads,
-                            velocities: v,
-                        };
-                        solve_group(group, prepared, &mut state, tolerance);
+                        solve_group(group, prepared, &mut shared, tolerance);
                     }
                 }
             }
