@@ -78,13 +78,14 @@ pub(crate) struct LoadScratch {
 impl ShockOrder {
     /// Writes into `warm` the loads of the module docs, from the sweeps' impulses (`warm` as it
     /// comes in), the impulses after the shock pass (`lambdas`) and the velocities after it, for
-    /// the rows of this order's groups with a held side; every other row (joints, rows between
+    /// the rows of this order's groups with a held side (over `prepared`, whose energy-clamped
+    /// rows name `pairs` body pairs); every other row (joints, rows between
     /// bodies of one level) keeps the sweeps' impulse. A wide level's groups are solved side by
     /// side on the rayon pool, as in the shock pass, with the bits of one after another.
     pub(crate) fn carry_loads(
         &self,
         scratch: &mut LoadScratch,
-        prepared: &[Prepared],
+        (prepared, pairs): (&[Prepared], usize),
         lambdas: &[f64],
         velocities: &[Twist],
         warm: &mut [f64],
@@ -103,7 +104,6 @@ impl ShockOrder {
         v.extend_from_slice(velocities);
         owed.clear();
         owed.resize(v.len(), Twist::default());
-        let pairs = prepared.iter().map(|row| row.pair + 1).max().unwrap_or(0);
         budgets.clear();
         budgets.resize(pairs, f64::INFINITY);
         let mut report = SolveReport::default();
@@ -115,7 +115,8 @@ impl ShockOrder {
                     v[moving] = v[moving].add_scaled(&owed[moving], 1.0);
                 }
             }
-            if side_by_side && threads > 1 && groups.len() >= SIDE_BY_SIDE_GROUPS {
+            let wide = side_by_side && threads > 1 && groups.len() >= SIDE_BY_SIDE_GROUPS;
+            if wide {
                 let (read_loads, read_v, read_budgets) = (&loads[..], &v[..], &budgets[..]);
                 groups
                     .par_iter()
@@ -127,22 +128,18 @@ impl ShockOrder {
                         }))
                     })
                     .collect_into_vec(changes);
-                let mut shared = Shared {
-                    lambdas: loads,
-                    velocities: v,
-                    budgets,
-                    report: &mut report,
-                };
+            }
+            let mut shared = Shared {
+                lambdas: loads,
+                velocities: v,
+                budgets,
+                report: &mut report,
+            };
+            if wide {
                 for change in changes.iter().flatten() {
                     change.commit(&mut shared);
                 }
             } else {
-                let mut shared = Shared {
-                    lambdas: loads,
-                    velocities: v,
-                    budgets,
-                    report: &mut report,
-                };
                 for &(start, end) in groups {
                     let group = &self.rows[start..end];
                     if moving_slot(prepared, group).is_some() {

@@ -224,11 +224,6 @@ fn shock_on(settings: &SolverSettings) -> bool {
     settings.shock_sweeps > 0 && settings.iterations > 0
 }
 
-/// Whether the velocity sweeps of a solve with this `report` stopped within the tolerance.
-fn converged(report: &SolveReport, settings: &SolverSettings) -> bool {
-    report.iterations > 0 && report.residual <= settings.tolerance
-}
-
 /// Whether a started solve's sweeps can share batches with other islands' (together.rs): its
 /// runs are few enough to be swept in their own order, all in batches, and no joint block sweeps
 /// with them.
@@ -296,7 +291,7 @@ pub(crate) fn finish(
         // leave the shock pass nothing to settle.
         warm.clear();
         warm.extend_from_slice(lambdas);
-        if converged(report_ref, settings) {
+        if settings.converged(report_ref.iterations, report_ref.residual) {
             return;
         }
         shock_pass(
@@ -310,7 +305,8 @@ pub(crate) fn finish(
             report_ref,
         );
         if let Some(order) = shock.filter(|_| settings.carry_loads && resting(velocities)) {
-            order.carry_loads(loads, prepared, lambdas, velocities, warm, settings.tolerance);
+            let pairs = budgets.len();
+            order.carry_loads(loads, (prepared, pairs), lambdas, velocities, warm, settings.tolerance);
         }
     };
     let mut split_pass = || {

@@ -73,6 +73,12 @@ impl Default for SolverSettings {
 }
 
 impl SolverSettings {
+    /// Whether a pass whose last of `iterations` sweeps changed no row by more than `residual`
+    /// (m/s) stopped within the tolerance; then the shock order has nothing left to settle.
+    pub(crate) fn converged(&self, iterations: usize, residual: f64) -> bool {
+        iterations > 0 && residual <= self.tolerance
+    }
+
     /// Checks the settings; errors name the bad one.
     pub fn validate(&self) -> Result<(), SolverError> {
         if !(self.max_split_velocity > 0.0) {

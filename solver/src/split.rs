@@ -220,10 +220,8 @@ pub(crate) fn finish_split(
         residual,
         ..
     } = buffers;
-    // Split sweeps that converged leave the shock order nothing to settle.
-    let converged = *iterations > 0 && *residual <= settings.tolerance;
     if *work
-        && !converged
+        && !settings.converged(*iterations, *residual)
         && let Some(order) = shock.filter(|_| settings.split_iterations > 0)
     {
         for _ in 0..settings.shock_sweeps {

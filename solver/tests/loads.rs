@@ -76,6 +76,7 @@ fn loads_column_carries_each_cubes_weight_to_the_ground() {
     assert!(reports.iter().all(|report| report.iterations == settings.iterations));
     assert!(reports[9].residual > 1e-2, "{:?}", reports[9]);
 }
+
 /// A column falling faster than the load pass's limit (0.25 m/s) keeps the sweeps' impulses as its
 /// warm start: the same bits as with the pass turned off.
 #[test]
