@@ -478,12 +478,17 @@ fn visit_patches(
     }
 }
 
-/// Patches from which [`visit_patches`] visits the pairs on the pool.
-const PARALLEL_PATCHES: usize = 2048;
+/// Patches from which [`visit_patches`] visits the pairs on the pool. Measured on two threads
+/// (`stage_times`, 30 Hz), the impulses handed back to the contacts took 40 -> 26 us a step for the
+/// 210-box pyramid's 400 patches and 94 -> 52 us for the aligned 1000-box pile's 1000 when this
+/// was lowered from 2048.
+const PARALLEL_PATCHES: usize = 256;
 
-/// Rows from which [`append_chunks`] copies on the pool: a few thousand rows (about a megabyte) take
-/// long enough on one thread (0.15 ms for the aligned 1000-box pile's 7000) to pay for a second.
-const PARALLEL_APPEND_ROWS: usize = 4096;
+/// Rows from which [`append_chunks`] copies on the pool: a thousand rows (a quarter of a megabyte)
+/// take long enough on one thread to pay for a second (measured at 4096 against 1024 on two
+/// threads: the 210-box pyramid's 2800 rows took 49 us a step on one, and its step was 4 percent
+/// shorter with this and the islands' renumbering, solve_islands.rs, on the pool).
+const PARALLEL_APPEND_ROWS: usize = 1024;
 
 /// A contact patch whose every point is apart by more than this beyond what the bodies' velocities
 /// close along its normal within the step is solved without friction, m (see
