@@ -458,10 +458,12 @@ fn sph_world_dropped_brick_breaks_keeps_momentum_and_its_fragments_stay_breakabl
     let scale = event.momentum_before.linear.length().max(1.0);
     assert!((event.momentum_after.linear - event.momentum_before.linear).length() <= 1e-9 * scale);
     assert!((event.momentum_after.angular - event.momentum_before.angular).length() <= 1e-9 * scale);
-    // Every fragment still in the world is breakable with its own particles, whose tets carry
-    // exactly its mass (a fragment that broke again has left the world).
+    // Every fragment still in the world, of this break or a later one, is breakable with its own
+    // particles, whose tets carry exactly its mass (a fragment that broke again has left the
+    // world, and its own fragments are checked in its stead).
     let mut live = 0;
-    for f in event.fragments.iter().filter(|f| world.contains(**f)) {
+    let fragments = model.events().iter().flat_map(|e| e.fragments.iter());
+    for f in fragments.filter(|f| world.contains(**f)) {
         let solid = model.solid(*f).expect("a fragment stays breakable");
         let mass = world.body(*f).unwrap().mass.mass();
         assert!((solid.volume() * material.density - mass).abs() <= 1e-12 * mass);
