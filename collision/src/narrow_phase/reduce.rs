@@ -20,7 +20,7 @@
 //!
 //! How much area is kept: an inscribed quadrilateral reaches at best `2 / pi` of a smooth convex
 //! set (the ellipse is the worst case) and `1 / sqrt(2)` of a regular octagon. The greedy choice
-//! is followed by a swap pass ([`improve`]): the greedy four alone, the deepest forced among them,
+//! is followed by a swap pass (`improve`): the greedy four alone, the deepest forced among them,
 //! spanned as little as 0.58 of the touching candidates' convex hull for a tilted box on a box,
 //! where the best four including the deepest span at least 0.64. With the swaps, the four kept
 //! span at least 0.6 of the convex hull of the touching candidates (those not yet touching count
