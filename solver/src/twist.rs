@@ -2,11 +2,15 @@
 //! of a row's Jacobian, or of its response `M^-1 J^T` (per N s).
 //!
 //! The sweeps spend most of their time on two operations per row, `J v` and `v += M^-1 J^T delta`.
-//! Here each half of a twist is four lanes, `[x, y, z, 0]`, held as two pairs, and both operations
-//! are lane-wise: SSE2 on x86-64 (present on every such machine; the compiler does not find this
-//! form by itself), plain pairs elsewhere, and four-wide where the sweeps are compiled for AVX
-//! (pgs.rs). Every sum is taken in one fixed order, `(p0 + p1) + (p2 + p3)` over the lanes, and no
-//! fused multiply-add is used, so the result has the same bits on every path.
+//! Here a twist is three pairs of lanes, `[linear x, linear y]`, `[angular x, angular y]` and
+//! `[linear z, angular z]` (48 bytes, no padding: a prepared row holds four twists and a large
+//! island's rows are streamed from memory several times a step), and both operations are
+//! lane-wise: SSE2 on x86-64 (present on every such machine; the compiler does not find this form
+//! by itself), plain pairs elsewhere, and four-wide where the sweeps are compiled for AVX
+//! (pgs.rs). A dot product's products are summed in one fixed order, `(p0 + p1) + (p2 + p3)` with
+//! `p0 = lx lx' + ax ax'`, `p1 = ly ly' + ay ay'`, `p2 = lz lz' + az az'` and `p3 = 0`, and no
+//! fused multiply-add is used, so the result has the same bits on every path (the sweeps' batches
+//! sum in that order too, lanes.rs).
 
 use glam::DVec3;
 
@@ -107,8 +111,10 @@ impl Pair {
 /// Four `f64` lanes, the lane-wise products of a dot product before they are summed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Lanes {
+    /// `[p0, p1]`.
     low: Pair,
-    high: Pair,
+    /// `p2` (`p3` is zero).
+    high: f64,
 }
 
 impl Lanes {
@@ -117,25 +123,26 @@ impl Lanes {
     pub(crate) fn add(self, other: Self) -> Self {
         Self {
             low: self.low.add(other.low),
-            high: self.high.add(other.high),
+            high: self.high + other.high,
         }
     }
 
-    /// `(p0 + p1) + (p2 + p3)`: the one order in which lanes are summed.
+    /// `(p0 + p1) + (p2 + p3)`: the one order in which lanes are summed (`p3` is a positive zero,
+    /// added so that a negative zero `p2` gives the same bits as a four-lane sum).
     #[inline]
     pub(crate) fn sum(self) -> f64 {
-        self.low.sum() + self.high.sum()
+        self.low.sum() + (self.high + 0.0)
     }
 }
 
-/// A body's linear and angular parts, each as the lanes `[x, y]` and `[z, 0]`.
+/// A body's linear and angular parts, as the lanes `[linear x, linear y]`, `[angular x, angular
+/// y]` and `[linear z, angular z]`.
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(32))]
+#[repr(C)]
 pub(crate) struct Twist {
     linear_xy: Pair,
-    linear_z: Pair,
     angular_xy: Pair,
-    angular_z: Pair,
+    z: Pair,
 }
 
 impl Default for Twist {
@@ -144,9 +151,8 @@ impl Default for Twist {
         let zero = Pair::zero();
         Self {
             linear_xy: zero,
-            linear_z: zero,
             angular_xy: zero,
-            angular_z: zero,
+            z: zero,
         }
     }
 }
@@ -157,22 +163,21 @@ impl Twist {
     pub(crate) fn new(linear: DVec3, angular: DVec3) -> Self {
         Self {
             linear_xy: Pair::new(linear.x, linear.y),
-            linear_z: Pair::new(linear.z, 0.0),
             angular_xy: Pair::new(angular.x, angular.y),
-            angular_z: Pair::new(angular.z, 0.0),
+            z: Pair::new(linear.z, angular.z),
         }
     }
 
     /// The linear part (a velocity in m/s, or a Jacobian's force direction).
     #[inline]
     pub(crate) fn linear(&self) -> DVec3 {
-        DVec3::new(self.linear_xy.low(), self.linear_xy.high(), self.linear_z.low())
+        DVec3::new(self.linear_xy.low(), self.linear_xy.high(), self.z.low())
     }
 
     /// The angular part (an angular velocity in rad/s, or a Jacobian's torque arm).
     #[inline]
     pub(crate) fn angular(&self) -> DVec3 {
-        DVec3::new(self.angular_xy.low(), self.angular_xy.high(), self.angular_z.low())
+        DVec3::new(self.angular_xy.low(), self.angular_xy.high(), self.z.high())
     }
 
     /// The six components, linear then angular.
@@ -191,10 +196,7 @@ impl Twist {
                 .linear_xy
                 .mul(other.linear_xy)
                 .add(self.angular_xy.mul(other.angular_xy)),
-            high: self
-                .linear_z
-                .mul(other.linear_z)
-                .add(self.angular_z.mul(other.angular_z)),
+            high: self.z.mul(other.z).sum(),
         }
     }
 
@@ -210,9 +212,8 @@ impl Twist {
         let scale = Pair::splat(scale);
         Self {
             linear_xy: self.linear_xy.add(step.linear_xy.mul(scale)),
-            linear_z: self.linear_z.add(step.linear_z.mul(scale)),
             angular_xy: self.angular_xy.add(step.angular_xy.mul(scale)),
-            angular_z: self.angular_z.add(step.angular_z.mul(scale)),
+            z: self.z.add(step.z.mul(scale)),
         }
     }
 
@@ -222,9 +223,8 @@ impl Twist {
         let half = Pair::splat(0.5);
         Self {
             linear_xy: self.linear_xy.add(other.linear_xy).mul(half),
-            linear_z: self.linear_z.add(other.linear_z).mul(half),
             angular_xy: self.angular_xy.add(other.angular_xy).mul(half),
-            angular_z: self.angular_z.add(other.angular_z).mul(half),
+            z: self.z.add(other.z).mul(half),
         }
     }
 
