@@ -46,8 +46,8 @@ impl RowHead {
             normals,
             kind: bit(row.active, ACTIVE)
                 | bit(row.friction.is_some(), FRICTION)
-                | bit(row.split_target.is_some(), SPLIT)
-                | bit(row.split_target.is_some_and(|target| target > 0.0), PUSHES)
+                | bit(row.split_target().is_some(), SPLIT)
+                | bit(row.split_target().is_some_and(|target| target > 0.0), PUSHES)
                 | bit(row.energy_clamp, CLAMPED)
                 | bit(is_bilateral(row), BILATERAL),
         }
@@ -163,12 +163,15 @@ mod tests {
             assert_eq!((head.a(), head.b()), (row.a, row.b));
             assert_eq!(head.active(), row.active);
             assert_eq!(head.friction(), row.friction.map(|(first, end, _)| (first, end)));
-            assert_eq!(head.is_contact(), row.split_target.is_some() && row.friction.is_none());
+            assert_eq!(
+                head.is_contact(),
+                row.split_target().is_some() && row.friction.is_none()
+            );
             assert_eq!(
                 head.is_split(),
-                row.active && row.split_target.is_some() && row.friction.is_none()
+                row.active && row.split_target().is_some() && row.friction.is_none()
             );
-            assert_eq!(head.pushes(), row.split_target.is_some_and(|t| t > 0.0));
+            assert_eq!(head.pushes(), row.split_target().is_some_and(|t| t > 0.0));
             assert_eq!(head.clamped(), row.energy_clamp);
             assert_eq!(head.bilateral(), is_bilateral(row));
         }

@@ -46,7 +46,7 @@ pub(crate) struct RowBlock {
 pub(crate) fn is_bilateral(row: &Prepared) -> bool {
     row.active
         && row.friction.is_none()
-        && row.split_target.is_none()
+        && row.split_target().is_none()
         && !row.energy_clamp
         && row.lower == f64::NEG_INFINITY
         && row.upper == f64::INFINITY

@@ -586,7 +586,7 @@ impl LaneRow {
         self.target[lane] = if velocity {
             row.target
         } else {
-            row.split_target.unwrap_or(0.0)
+            row.split_target().unwrap_or(0.0)
         };
         self.cfm_over_h[lane] = row.cfm_over_h;
         self.inverse_diagonal[lane] = row.inverse_diagonal;

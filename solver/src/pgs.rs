@@ -111,8 +111,12 @@ pub(crate) struct Prepared {
     pub(crate) active: bool,
     /// The velocity solve's right-hand side, m/s.
     pub(crate) target: f64,
-    /// The split solve's right-hand side, m/s (only for split rows).
-    pub(crate) split_target: Option<f64>,
+    /// The split solve's right-hand side, m/s, for a split row (see [`Prepared::split_target`]);
+    /// zero for the others. Held as a number and a flag rather than an `Option`, which takes 16
+    /// bytes: a prepared row is streamed from memory several times a step.
+    split_rhs: f64,
+    /// Whether the row takes part in the split solve.
+    split: bool,
     pub(crate) lower: f64,
     pub(crate) upper: f64,
     /// `(first normal row, one past the last, coefficient)` for friction rows.
@@ -123,6 +127,13 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
+    /// The split solve's right-hand side, m/s, for a split row (penetration pushed out by the split
+    /// pass, split.rs); `None` for the others.
+    #[inline]
+    pub(crate) fn split_target(&self) -> Option<f64> {
+        self.split.then_some(self.split_rhs)
+    }
+
     /// `J v` at the current velocities.
     #[inline]
     pub(crate) fn relative_velocity(&self, velocities: &[Twist]) -> f64 {
@@ -431,7 +442,8 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
         },
         active: inverse_effective_mass > 0.0,
         target,
-        split_target,
+        split_rhs: split_target.unwrap_or(0.0),
+        split: split_target.is_some(),
         lower: row.lower,
         upper: row.upper,
         friction: row.friction.map(|f| {

@@ -516,7 +516,7 @@ impl Pass for SplitPass {
         relaxation: f64,
         state: &mut S,
     ) -> f64 {
-        let Some(target) = row.split_target.filter(|_| row.friction.is_none()) else {
+        let Some(target) = row.split_target().filter(|_| row.friction.is_none()) else {
             return 0.0;
         };
         let moving_mass = moving_mass(row, frozen);

@@ -188,7 +188,7 @@ fn sweep_split_rows(prepared: &[Prepared], runs: &[(usize, usize)], pseudo: &mut
     let mut residual: f64 = 0.0;
     for index in runs.iter().flat_map(|&(start, end)| start..end) {
         let (row, lambda) = (&prepared[index], &mut lambdas[index]);
-        let target = row.split_target.unwrap_or(0.0);
+        let target = row.split_target().unwrap_or(0.0);
         let ju = row.relative_velocity(pseudo);
         let wanted = (target - ju - row.cfm_over_h * *lambda) * row.inverse_diagonal;
         let delta = clamp(*lambda + wanted, row.lower, row.upper) - *lambda;
