@@ -8,7 +8,8 @@ use glam::{DQuat, DVec2, DVec3};
 use proptest::prelude::*;
 use shatter_collision::{Collider, ContactManifold, Cuboid, FeatureId, Pose, Shape, SignedDistance, collide};
 
-/// Fraction of the overlap polygon's area the four kept points must span (see `reduce.rs`).
+/// Fraction of the area of the overlap's touching corners' hull that the four kept points must
+/// span (see `reduce.rs`).
 const AREA_FRACTION: f64 = 0.6;
 
 /// Flag bit of an edge-edge contact's feature index (see the `box_box` module).
@@ -120,7 +121,8 @@ fn resting(half: DVec3, yaw: f64, tilt: f64, tilt_axis: f64, x: f64, z: f64, sin
 
 /// Checks the manifold of `half` at `pose` on the unit cube against the overlap polygon of the
 /// two faces: at most four points, the deepest kept (to the reduction's tolerance), and the four
-/// spanning at least [`AREA_FRACTION`] of the polygon. Returns the manifold.
+/// spanning at least [`AREA_FRACTION`] of the hull of the polygon's corners in contact. Returns
+/// the manifold.
 fn check_against_overlap(half: DVec3, pose: &Pose, margin: f64) -> Result<ContactManifold, TestCaseError> {
     let manifold = collide(&cuboid(half), pose, &cuboid(BOTTOM_HALF), &Pose::IDENTITY, margin).unwrap();
     // A box tilted over the cube's edge can overlap least along an edge-edge axis; the axis
@@ -137,7 +139,8 @@ fn check_against_overlap(half: DVec3, pose: &Pose, margin: f64) -> Result<Contac
         0.5 - y
     };
     // The reduction spreads the manifold over the contacts already touching first (`reduce.rs`),
-    // so the area to span is the part of the overlap in contact.
+    // so the area to span is the hull of the overlap's corners in contact: the candidates it
+    // chooses among first.
     let touching: Vec<DVec2> = overlap.iter().copied().filter(|p| depth(*p) >= 0.0).collect();
     prop_assume!(touching.len() >= 3);
     let full = hull_area(&touching);

@@ -108,7 +108,8 @@ impl Pair {
     }
 }
 
-/// Four `f64` lanes, the lane-wise products of a dot product before they are summed.
+/// The lane-wise products of a dot product before they are summed: four lanes, of which the
+/// fourth is always zero and so not held.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Lanes {
     /// `[p0, p1]`.
