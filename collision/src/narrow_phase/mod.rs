@@ -26,6 +26,8 @@ mod sampled;
 pub use closing::{Closing, NearReach};
 pub use collider::{Collider, Geometry};
 
+use std::borrow::Cow;
+
 use glam::DVec3;
 use smallvec::SmallVec;
 
@@ -183,7 +185,7 @@ pub fn collide_within_margin_into(
         ));
     }
     debug_assert_eq!(margin.to_bits(), pair_margin(closing, a, pose_a, b, pose_b).to_bits());
-    let closing = &bound_for(closing, a, b);
+    let closing = &*bound_for(closing, a, b);
     if analytic::collide(a, pose_a, b, pose_b, margin, manifold) {
         manifold.contacts.retain(|c| closing.keeps(c));
     } else if let Some(gap) = sampled::boxes_apart(a, pose_a, b, pose_b, margin) {
@@ -251,7 +253,7 @@ thread_local! {
 /// The largest gap any contact of the pair can have under `closing` ([`Closing::pair_margin`]),
 /// m, measured from the body of smaller reach (a bounded one; the margin alone when neither is).
 pub fn pair_margin(closing: &Closing, a: &Collider, pose_a: &Pose, b: &Collider, pose_b: &Pose) -> f64 {
-    let closing = &bound_for(closing, a, b);
+    let closing = &*bound_for(closing, a, b);
     match (a.reach(), b.reach()) {
         (Some(ra), Some(rb)) if rb < ra => closing.pair_margin(pose_b.position, rb),
         (Some(ra), _) => closing.pair_margin(pose_a.position, ra),
@@ -262,11 +264,13 @@ pub fn pair_margin(closing: &Closing, a: &Collider, pose_a: &Pose, b: &Collider,
 
 /// The motion `closing` as the pair's gaps are bounded by: in full for two exact shapes, by the
 /// relative motion alone ([`Closing::relative_only`]) when either is a level set (closing.rs).
-fn bound_for(closing: &Closing, a: &Collider, b: &Collider) -> Closing {
+/// Borrowed in the first case: a motion is a couple of hundred bytes, and this runs for every pair
+/// twice a step.
+fn bound_for<'a>(closing: &'a Closing, a: &Collider, b: &Collider) -> Cow<'a, Closing> {
     if shape_of(a).is_some() && shape_of(b).is_some() {
-        *closing
+        Cow::Borrowed(closing)
     } else {
-        closing.relative_only()
+        Cow::Owned(closing.relative_only())
     }
 }
 
