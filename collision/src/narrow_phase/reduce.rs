@@ -108,11 +108,11 @@ pub fn select(candidates: &[Candidate], tolerance: f64) -> Kept {
     let third = pick(candidates, touching, SPREAD_SHARE, &kept, tolerance, height);
     kept.push(third);
     let p2 = candidates[third].plane;
-    let triangle = |a: DVec2, b: DVec2, c: DVec2| 0.5 * (b - a).perp_dot(c - a).abs();
-    let area = triangle(p0, p1, p2);
-    // Twice the area a candidate outside the triangle adds to it (zero inside).
-    let added =
-        |c: &Candidate| triangle(p0, p1, c.plane) + triangle(p1, p2, c.plane) + triangle(p2, p0, c.plane) - area;
+    let area = triangle_area(p0, p1, p2);
+    // The area a candidate outside the triangle adds to it (zero inside).
+    let added = |c: &Candidate| {
+        triangle_area(p0, p1, c.plane) + triangle_area(p1, p2, c.plane) + triangle_area(p2, p0, c.plane) - area
+    };
     let fourth = pick(candidates, touching, SPREAD_SHARE, &kept, tolerance * length, added);
     kept.push(fourth);
     improve(candidates, touching, &mut kept, tolerance * length);
@@ -174,18 +174,23 @@ fn improve(candidates: &[Candidate], touching: Touching, kept: &mut Kept, band: 
 fn quadrilateral_hull_area(a: DVec2, b: DVec2, c: DVec2, d: DVec2) -> f64 {
     // A quadrilateral's area is half the cross product of its diagonals.
     let quad = |p: DVec2, q: DVec2, r: DVec2, s: DVec2| 0.5 * (r - p).perp_dot(s - q).abs();
-    let tri = |p: DVec2, q: DVec2, r: DVec2| 0.5 * (q - p).perp_dot(r - p).abs();
     [
         quad(a, b, c, d),
         quad(a, b, d, c),
         quad(a, c, b, d),
-        tri(a, b, c),
-        tri(a, b, d),
-        tri(a, c, d),
-        tri(b, c, d),
+        triangle_area(a, b, c),
+        triangle_area(a, b, d),
+        triangle_area(a, c, d),
+        triangle_area(b, c, d),
     ]
     .into_iter()
     .fold(0.0, f64::max)
+}
+
+/// Area of the triangle `a b c` in the plane, m^2.
+#[inline]
+fn triangle_area(a: DVec2, b: DVec2, c: DVec2) -> f64 {
+    0.5 * (b - a).perp_dot(c - a).abs()
 }
 
 /// Which candidates count as touching: those at least this deep (m; a small negative number, so
