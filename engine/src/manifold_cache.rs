@@ -303,7 +303,8 @@ impl ManifoldCache {
     }
 
     /// Replaces the entries with `entries`, which must be sorted by pair (the narrow phase writes
-    /// them in pair order), handing back the old list cleared, to be written into next time.
+    /// them in pair order), handing back the old list, whose entries the next step writes over
+    /// (collide.rs).
     /// Checking the order here was a millisecond a step for a heap of debris, on one thread: a
     /// pass over tens of thousands of entries of a few hundred bytes each.
     pub(crate) fn swap(&mut self, entries: &mut Vec<CachedManifold>) {
@@ -312,7 +313,6 @@ impl ManifoldCache {
             "unsorted manifold entries"
         );
         std::mem::swap(&mut self.entries, entries);
-        entries.clear();
     }
 
     /// Replaces the entries wholesale (snapshot restore); fails unless they are sorted by pair,

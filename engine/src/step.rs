@@ -149,8 +149,8 @@ pub(crate) struct StepScratch {
     pub(crate) broad: broad_phase::BroadScratch,
     pub(crate) narrow: collide::NarrowScratch,
     pub(crate) collisions: collision_pass::CollisionScratch,
-    /// The contact list of the step before last, cleared: a step writes its contacts into it,
-    /// and last step's list takes its place here when the step ends.
+    /// The contact list of the step before last: a step writes its contacts over its records
+    /// (collide.rs), and last step's list takes its place here when the step ends.
     pub(crate) contacts: Vec<PairContacts>,
     /// Likewise for the manifold cache's entries.
     pub(crate) manifolds: Vec<CachedManifold>,
@@ -221,11 +221,16 @@ impl World {
         // The narrow phase fails only on a non-finite pose or margin, which validation and
         // quarantine rule out: a failure here is a bug, reported rather than hidden.
         let mut contacts = std::mem::take(&mut self.scratch.contacts);
-        contacts.clear();
         let mut manifolds = std::mem::take(&mut self.scratch.manifolds);
         let job = collide::Narrow::new(&self.bodies, &self.manifold_cache, &self.settings, dt);
-        let narrow = collide::narrow_phase(&job, &pairs, &mut self.scratch.narrow, &mut contacts, &mut manifolds)
-            .and_then(|()| self.wake_touched(&mut pairs, &mut contacts, &mut manifolds, &connected, dt));
+        let narrow = collide::narrow_phase(
+            &job,
+            &pairs,
+            &mut self.scratch.narrow,
+            (&mut contacts, 0),
+            (&mut manifolds, 0),
+        )
+        .and_then(|()| self.wake_touched(&mut pairs, &mut contacts, &mut manifolds, &connected, dt));
         self.scratch.pairs = pairs;
         report.woken += narrow?;
         report.carried_manifolds = std::mem::take(&mut self.scratch.narrow.carried);

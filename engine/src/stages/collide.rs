@@ -15,6 +15,7 @@
 //! Friction and restitution of a pair are combined here (geometric mean of the frictions, the
 //! larger restitution; see [`crate::Material`]).
 
+use bytemuck::Zeroable;
 use glam::DVec3;
 use rayon::prelude::*;
 use shatter_collision::narrow_phase::pair_margin;
@@ -24,9 +25,11 @@ use shatter_integrators::BodyKind;
 use crate::contact_cache::WarmStart;
 use crate::contacts::{ContactPoint, PairContacts, tangent_basis};
 use crate::error::EngineError;
+use crate::handle::BodyId;
 use crate::manifold_cache::{CachedManifold, ManifoldCache, Relative};
 use crate::settings::WorldSettings;
 use crate::store::BodyStore;
+use smallvec::SmallVec;
 
 /// What the narrow phase reads of one body for each of its pairs, worked out once a step: a
 /// body has a dozen candidate pairs in a heap of debris, and its angular velocity (a rotation of
@@ -219,43 +222,58 @@ impl Chunk {
         }
     }
 
-    /// The step's record of touching pair `k`.
-    fn pair_contacts(&self, bodies: &BodyStore, k: usize) -> PairContacts {
+    /// Writes the step's record of touching pair `k` into `record`, over whatever it held: its
+    /// contacts are written straight into the record's own list rather than built apart and
+    /// moved in (a record is 760 bytes, most of it the room for four contacts).
+    fn write_pair_contacts(&self, bodies: &BodyStore, k: usize, record: &mut PairContacts) {
         let Touching {
             pair: [a, b],
             ref contacts,
             ..
         } = self.touching[k];
         let (ra, rb) = (&bodies.records()[a as usize], &bodies.records()[b as usize]);
+        record.body_a = ra.id;
+        record.body_b = rb.id;
+        record.friction = (ra.material.friction * rb.material.friction).sqrt();
+        record.restitution = ra.material.restitution.max(rb.material.restitution);
+        record.dense = [a, b];
         // Analytic manifolds share one normal: its tangents are computed once.
         let mut basis = (DVec3::NAN, [DVec3::ZERO; 2]);
-        let contacts = self.contacts[contacts.start as usize..contacts.end as usize]
-            .iter()
-            .map(|c| {
-                if c.normal != basis.0 {
-                    basis = (c.normal, tangent_basis(c.normal));
-                }
-                ContactPoint {
-                    point: c.point,
-                    normal: c.normal,
-                    depth: c.depth,
-                    feature: c.feature,
-                    tangents: basis.1,
-                    collision_impulse: 0.0,
-                    normal_impulse: 0.0,
-                    friction_impulse: [0.0; 2],
-                    warm_start: WarmStart::default(),
-                }
-            })
-            .collect();
-        PairContacts {
-            body_a: ra.id,
-            body_b: rb.id,
-            friction: (ra.material.friction * rb.material.friction).sqrt(),
-            restitution: ra.material.restitution.max(rb.material.restitution),
-            contacts,
-            dense: [a, b],
-        }
+        record.contacts.clear();
+        record.contacts.extend(
+            self.contacts[contacts.start as usize..contacts.end as usize]
+                .iter()
+                .map(|c| {
+                    if c.normal != basis.0 {
+                        basis = (c.normal, tangent_basis(c.normal));
+                    }
+                    ContactPoint {
+                        point: c.point,
+                        normal: c.normal,
+                        depth: c.depth,
+                        feature: c.feature,
+                        tangents: basis.1,
+                        collision_impulse: 0.0,
+                        normal_impulse: 0.0,
+                        friction_impulse: [0.0; 2],
+                        warm_start: WarmStart::default(),
+                    }
+                }),
+        );
+    }
+
+    /// The step's record of touching pair `k`, for a list with no record left to write over.
+    fn pair_contacts(&self, bodies: &BodyStore, k: usize) -> PairContacts {
+        let mut record = PairContacts {
+            body_a: BodyId::zeroed(),
+            body_b: BodyId::zeroed(),
+            friction: 0.0,
+            restitution: 0.0,
+            contacts: SmallVec::new(),
+            dense: [0; 2],
+        };
+        self.write_pair_contacts(bodies, k, &mut record);
+        record
     }
 }
 
@@ -274,9 +292,11 @@ pub(crate) struct NarrowScratch {
     pub(crate) carried: usize,
 }
 
-/// Appends to `out` the contacts of every candidate pair at the start-of-step poses, empty pairs
-/// dropped, in pair order, and to `manifolds` their cache entries for the next step (touching
-/// pairs, and pairs apart by a known gap; none when reuse is off). A pair reuses last step's
+/// Writes into `out`, after its first `live` records (any records past those are spare: written
+/// over or dropped), the contacts of every candidate pair at the start-of-step poses, empty pairs
+/// dropped, in pair order, and likewise into `manifolds` after its first `cached` entries their
+/// cache entries for the next step (touching pairs, and pairs apart by a known gap; none when
+/// reuse is off). A pair reuses last step's
 /// entry when the manifold cache allows (see `manifold_cache.rs`), else goes through the narrow
 /// phase. Pairs are cut into fixed chunks that
 /// are tested in parallel, each into its own reused lists; the step's records of the touching
@@ -286,8 +306,8 @@ pub(crate) fn narrow_phase(
     job: &Narrow<'_>,
     pairs: &[[u32; 2]],
     scratch: &mut NarrowScratch,
-    out: &mut Vec<PairContacts>,
-    manifolds: &mut Vec<CachedManifold>,
+    (out, live): (&mut Vec<PairContacts>, usize),
+    (manifolds, cached): (&mut Vec<CachedManifold>, usize),
 ) -> Result<(), EngineError> {
     let tasks = pairs.len().div_ceil(CHUNK);
     if scratch.chunks.len() < tasks {
@@ -296,6 +316,8 @@ pub(crate) fn narrow_phase(
     let bodies = job.bodies;
     scratch.motions.clear();
     if pairs.is_empty() {
+        out.truncate(live);
+        manifolds.truncate(cached);
         // A world asleep has no pairs: nothing reads the motions, so none are computed.
         scratch.touching.clear();
         scratch.entries.clear();
@@ -315,6 +337,8 @@ pub(crate) fn narrow_phase(
     scratch.entries.clear();
     for (c, chunk) in chunks.iter_mut().enumerate() {
         if let Some(error) = chunk.error.take() {
+            out.truncate(live);
+            manifolds.truncate(cached);
             return Err(error);
         }
         scratch.carried += chunk.carried;
@@ -325,15 +349,26 @@ pub(crate) fn narrow_phase(
         scratch.entries.extend((0..chunk.entries.len() as u32).map(|k| (c, k)));
     }
     let chunks = &scratch.chunks;
+    // The records past `live` are spare (an earlier step's): as many as there are are written
+    // over where they lie, the rest appended.
+    let touching = &scratch.touching[..];
+    let reused = out.len().saturating_sub(live).min(touching.len());
+    out.truncate(live + reused);
+    (out[live..].par_iter_mut().zip(&touching[..reused]))
+        .for_each(|(record, &(c, k))| chunks[c as usize].write_pair_contacts(job.bodies, k as usize, record));
     out.par_extend(
-        scratch
-            .touching
+        touching[reused..]
             .par_iter()
             .map(|&(c, k)| chunks[c as usize].pair_contacts(job.bodies, k as usize)),
     );
+    // Likewise for the cache entries past `cached`.
+    let entries = &scratch.entries[..];
+    let reused = manifolds.len().saturating_sub(cached).min(entries.len());
+    manifolds.truncate(cached + reused);
+    (manifolds[cached..].par_iter_mut().zip(&entries[..reused]))
+        .for_each(|(entry, &(c, k))| *entry = chunks[c as usize].entry(job.previous, k as usize));
     manifolds.par_extend(
-        scratch
-            .entries
+        entries[reused..]
             .par_iter()
             .map(|&(c, k)| chunks[c as usize].entry(job.previous, k as usize)),
     );

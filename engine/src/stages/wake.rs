@@ -141,7 +141,13 @@ impl World {
             fresh.retain(|pair| pairs.binary_search_by_key(&key(pair), key).is_err());
             let job = collide::Narrow::new(&self.bodies, &self.manifold_cache, &self.settings, dt);
             let (cached, touching, known) = (manifolds.len(), contacts.len(), pairs.len());
-            collide::narrow_phase(&job, &fresh, &mut self.scratch.narrow, contacts, manifolds)?;
+            collide::narrow_phase(
+                &job,
+                &fresh,
+                &mut self.scratch.narrow,
+                (contacts, touching),
+                (manifolds, cached),
+            )?;
             // Each list is now two sorted runs, the second short: it is merged into the first.
             pairs.extend(fresh);
             merge_appended(pairs, known, key, copy_right);
