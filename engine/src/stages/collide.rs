@@ -349,28 +349,110 @@ pub(crate) fn narrow_phase(
         scratch.entries.extend((0..chunk.entries.len() as u32).map(|k| (c, k)));
     }
     let chunks = &scratch.chunks;
-    // The records past `live` are spare (an earlier step's): as many as there are are written
-    // over where they lie, the rest appended.
-    let touching = &scratch.touching[..];
-    let reused = out.len().saturating_sub(live).min(touching.len());
-    out.truncate(live + reused);
-    (out[live..].par_iter_mut().zip(&touching[..reused]))
-        .for_each(|(record, &(c, k))| chunks[c as usize].write_pair_contacts(job.bodies, k as usize, record));
-    out.par_extend(
-        touching[reused..]
-            .par_iter()
-            .map(|&(c, k)| chunks[c as usize].pair_contacts(job.bodies, k as usize)),
+    write_after(
+        (out, live),
+        &scratch.touching,
+        |&(c, k), record| chunks[c as usize].write_pair_contacts(job.bodies, k as usize, record),
+        |&(c, k)| chunks[c as usize].pair_contacts(job.bodies, k as usize),
     );
-    // Likewise for the cache entries past `cached`.
-    let entries = &scratch.entries[..];
-    let reused = manifolds.len().saturating_sub(cached).min(entries.len());
-    manifolds.truncate(cached + reused);
-    (manifolds[cached..].par_iter_mut().zip(&entries[..reused]))
-        .for_each(|(entry, &(c, k))| *entry = chunks[c as usize].entry(job.previous, k as usize));
-    manifolds.par_extend(
-        entries[reused..]
-            .par_iter()
-            .map(|&(c, k)| chunks[c as usize].entry(job.previous, k as usize)),
+    write_after(
+        (manifolds, cached),
+        &scratch.entries,
+        |&(c, k), entry| *entry = chunks[c as usize].entry(job.previous, k as usize),
+        |&(c, k)| chunks[c as usize].entry(job.previous, k as usize),
     );
     Ok(())
+}
+
+/// Makes `list` its first `live` entries followed by one entry per item of `sources`: the
+/// entries past `live` are spare (an earlier step's), so as many as there are are written over
+/// where they lie (`write`), the rest made and appended (`make`), each on its own on the pool.
+fn write_after<T: Send, S: Sync>(
+    (list, live): (&mut Vec<T>, usize),
+    sources: &[S],
+    write: impl Fn(&S, &mut T) + Sync + Send,
+    make: impl Fn(&S) -> T + Sync + Send,
+) {
+    let reused = list.len().saturating_sub(live).min(sources.len());
+    list.truncate(live + reused);
+    (list[live..].par_iter_mut().zip(&sources[..reused])).for_each(|(entry, source)| write(source, entry));
+    list.par_extend(sources[reused..].par_iter().map(make));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BodyDesc, World, WorldSettings};
+    use glam::DQuat;
+    use shatter_collision::{Collider, Cuboid, HalfSpace, Shape, Sphere};
+
+    /// A ground, four boxes (two resting on it, two tilted across them) and a column of three
+    /// balls: pairs of one to four contacts, and pairs apart.
+    fn heap() -> World {
+        let mut world = World::try_with_settings(WorldSettings::default()).unwrap();
+        let ground = Shape::HalfSpace(HalfSpace::ground(0.0).unwrap());
+        world
+            .add_body(BodyDesc::fixed(Collider::from_shape(ground, 1.0).unwrap()))
+            .unwrap();
+        let cube = Collider::from_shape(Shape::Cuboid(Cuboid::try_new(DVec3::splat(0.5)).unwrap()), 0.25).unwrap();
+        let boxes = [
+            (DVec3::new(0.0, 0.5, 0.0), DQuat::IDENTITY),
+            (DVec3::new(1.05, 0.5, 0.0), DQuat::IDENTITY),
+            (DVec3::new(0.5, 1.2, 0.0), DQuat::from_rotation_z(0.3)),
+            (DVec3::new(0.6, 1.9, 0.1), DQuat::from_rotation_x(0.2)),
+        ];
+        for (position, orientation) in boxes {
+            let desc = BodyDesc::dynamic(cube.clone())
+                .with_position(position)
+                .with_orientation(orientation);
+            world.add_body(desc).unwrap();
+        }
+        let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.25).unwrap()), 0.1).unwrap();
+        for level in 0..3 {
+            let desc = BodyDesc::dynamic(ball.clone()).with_position(DVec3::new(4.0, 0.25 + 0.499 * level as f64, 0.0));
+            world.add_body(desc).unwrap();
+        }
+        world
+    }
+
+    /// The narrow phase writes the same records and cache entries over a list's spare entries,
+    /// fewer or more than it needs, as into an empty list, and leaves the live entries before
+    /// them as they were.
+    #[test]
+    fn collide_narrow_phase_writes_over_spare_entries_as_into_an_empty_list() {
+        let world = heap();
+        let count = world.bodies.len() as u32;
+        let pairs: Vec<[u32; 2]> = (0..count).flat_map(|a| (a + 1..count).map(move |b| [a, b])).collect();
+        let job = Narrow::new(&world.bodies, &world.manifold_cache, &world.settings, 1.0 / 30.0);
+        let run = |out: &mut Vec<PairContacts>, live: usize, manifolds: &mut Vec<CachedManifold>, cached: usize| {
+            let mut scratch = NarrowScratch::default();
+            narrow_phase(&job, &pairs, &mut scratch, (out, live), (manifolds, cached)).unwrap();
+        };
+        let (mut records, mut entries) = (Vec::new(), Vec::new());
+        run(&mut records, 0, &mut entries, 0);
+        let sizes: Vec<usize> = records.iter().map(|pair| pair.contacts.len()).collect();
+        assert!(sizes.contains(&1) && sizes.contains(&4), "contacts per pair: {sizes:?}");
+        assert!(!entries.is_empty());
+        // Spare entries unlike any the narrow phase writes: another pair's, four contacts each.
+        let mut junk = records[sizes.iter().position(|&n| n == 4).unwrap()].clone();
+        (junk.body_a, junk.body_b, junk.dense) = (junk.body_b, junk.body_a, [7, 9]);
+        let mut junk_entry = entries[0];
+        junk_entry.count = 3;
+        junk_entry.separation = 42.0;
+        let spares = |needed: usize| [1, needed - 1, needed, needed + 5];
+        for live in [0, 2] {
+            for (spare, spare_entries) in spares(records.len()).into_iter().zip(spares(entries.len())) {
+                let mut out = vec![junk.clone(); live + spare];
+                let mut manifolds = vec![junk_entry; live + spare_entries];
+                run(&mut out, live, &mut manifolds, live);
+                assert!(out[..live].iter().all(|record| *record == junk), "live {live}");
+                assert!(out[live..] == records[..], "live {live}, spare {spare}: records differ");
+                assert!(manifolds[..live].iter().all(|entry| *entry == junk_entry));
+                assert!(
+                    manifolds[live..] == entries[..],
+                    "live {live}, spare {spare_entries}: entries differ"
+                );
+            }
+        }
+    }
 }
