@@ -261,20 +261,6 @@ impl Chunk {
                 }),
         );
     }
-
-    /// The step's record of touching pair `k`, for a list with no record left to write over.
-    fn pair_contacts(&self, bodies: &BodyStore, k: usize) -> PairContacts {
-        let mut record = PairContacts {
-            body_a: BodyId::zeroed(),
-            body_b: BodyId::zeroed(),
-            friction: 0.0,
-            restitution: 0.0,
-            contacts: SmallVec::new(),
-            dense: [0; 2],
-        };
-        self.write_pair_contacts(bodies, k, &mut record);
-        record
-    }
 }
 
 /// Reusable buffers of the narrow phase, kept from step to step so that a step allocates nothing
@@ -349,34 +335,37 @@ pub(crate) fn narrow_phase(
         scratch.entries.extend((0..chunk.entries.len() as u32).map(|k| (c, k)));
     }
     let chunks = &scratch.chunks;
-    write_after(
-        (out, live),
-        &scratch.touching,
-        |&(c, k), record| chunks[c as usize].write_pair_contacts(job.bodies, k as usize, record),
-        |&(c, k)| chunks[c as usize].pair_contacts(job.bodies, k as usize),
-    );
+    let blank_record = || PairContacts {
+        body_a: BodyId::zeroed(),
+        body_b: BodyId::zeroed(),
+        friction: 0.0,
+        restitution: 0.0,
+        contacts: SmallVec::new(),
+        dense: [0; 2],
+    };
+    write_after((out, live), &scratch.touching, blank_record, |&(c, k), record| {
+        chunks[c as usize].write_pair_contacts(job.bodies, k as usize, record)
+    });
     write_after(
         (manifolds, cached),
         &scratch.entries,
+        CachedManifold::zeroed,
         |&(c, k), entry| *entry = chunks[c as usize].entry(job.previous, k as usize),
-        |&(c, k)| chunks[c as usize].entry(job.previous, k as usize),
     );
     Ok(())
 }
 
-/// Makes `list` its first `live` entries followed by one entry per item of `sources`: the
-/// entries past `live` are spare (an earlier step's), so as many as there are are written over
-/// where they lie (`write`), the rest made and appended (`make`), each on its own on the pool.
+/// Makes `list` its first `live` entries followed by one entry per item of `sources`, each
+/// written by `write` on the pool. The entries past `live` are spare (an earlier step's) and are
+/// written over where they lie; only entries beyond them are made (`blank`, then written).
 fn write_after<T: Send, S: Sync>(
     (list, live): (&mut Vec<T>, usize),
     sources: &[S],
+    blank: impl FnMut() -> T,
     write: impl Fn(&S, &mut T) + Sync + Send,
-    make: impl Fn(&S) -> T + Sync + Send,
 ) {
-    let reused = list.len().saturating_sub(live).min(sources.len());
-    list.truncate(live + reused);
-    (list[live..].par_iter_mut().zip(&sources[..reused])).for_each(|(entry, source)| write(source, entry));
-    list.par_extend(sources[reused..].par_iter().map(make));
+    list.resize_with(live + sources.len(), blank);
+    (list[live..].par_iter_mut().zip(sources)).for_each(|(entry, source)| write(source, entry));
 }
 
 #[cfg(test)]
