@@ -19,7 +19,11 @@
 //! carry, each body's weight handed down through its supports (a column's contact `k` from the
 //! top carries `k` bodies' weight, exactly). Warm started from them, the next step's sweeps find
 //! the rows already holding; they stop after one sweep (within the tolerance), and the shock
-//! pass and the split pass's shock pass are skipped for an island whose sweeps converged.
+//! pass and the split pass's shock pass are skipped for an island whose sweeps converged. Its
+//! blocks are solved to round-off (`Accuracy::Refined`, free_rows.rs), as is the shock pass
+//! before it when the island is nearly at rest (phases.rs): with the filtered solve alone the
+//! loads held only to about 1e-9 m/s, the solver's tolerance itself, and the pyramid's sweeps
+//! converged one step and ran out the next.
 //!
 //! The velocities it works on are a copy: the solve's velocities, impulses and energy budgets
 //! are left as the shock pass left them, so the pass cannot add energy (the warm start it feeds
@@ -33,6 +37,7 @@
 
 use rayon::prelude::*;
 
+use crate::free_rows::Accuracy;
 use crate::pgs::Prepared;
 use crate::settings::SolveReport;
 use crate::shock::{Frozen, SIDE_BY_SIDE_GROUPS, ShockOrder, moving_slot};
@@ -53,10 +58,14 @@ pub(crate) const LOAD_PASS_SPEED: f64 = 0.25;
 /// Whether the loads of an island with these velocity slots are carried: every slot slower than
 /// [`LOAD_PASS_SPEED`].
 pub(crate) fn resting(velocities: &[Twist]) -> bool {
-    velocities.iter().all(|v| {
-        v.linear().length_squared() <= LOAD_PASS_SPEED * LOAD_PASS_SPEED
-            && v.angular().length_squared() <= LOAD_PASS_SPEED * LOAD_PASS_SPEED
-    })
+    all_slower_than(velocities, LOAD_PASS_SPEED)
+}
+
+/// Whether every slot of `velocities` moves slower than `speed` (m/s, and rad/s).
+pub(crate) fn all_slower_than(velocities: &[Twist], speed: f64) -> bool {
+    velocities
+        .iter()
+        .all(|v| v.linear().length_squared() <= speed * speed && v.angular().length_squared() <= speed * speed)
 }
 
 /// The load pass's memory, kept from step to step.
@@ -124,7 +133,7 @@ impl ShockOrder {
                         let group = &self.rows[start..end];
                         let moving = moving_slot(prepared, group)?;
                         Some(detached(group, moving, read_loads, read_v, read_budgets, |own| {
-                            solve_group(group, prepared, own, tolerance);
+                            solve_group(group, prepared, own, tolerance, Accuracy::Refined);
                         }))
                     })
                     .collect_into_vec(changes);
@@ -143,7 +152,7 @@ impl ShockOrder {
                 for &(start, end) in groups {
                     let group = &self.rows[start..end];
                     if moving_slot(prepared, group).is_some() {
-                        solve_group(group, prepared, &mut shared, tolerance);
+                        solve_group(group, prepared, &mut shared, tolerance, Accuracy::Refined);
                     }
                 }
             }

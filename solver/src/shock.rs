@@ -46,6 +46,7 @@
 //! 1000-cube random pile at 30 Hz on two threads: median step 31.6 -> 25.7 ms.
 
 use crate::clamp::clamp_row_increment_within;
+use crate::free_rows::Accuracy;
 use crate::head::RowHead;
 use crate::pgs::{Prepared, clamp};
 use crate::settings::SolveReport;
@@ -309,7 +310,7 @@ impl ShockOrder {
     }
 
     /// Runs the pass once over the velocity solve: updates `lambdas` and `velocities`, charging
-    /// `budgets`.
+    /// `budgets`; the groups solved as blocks are solved to `accuracy` ([`Accuracy`]).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn sweep(
         &self,
@@ -318,7 +319,7 @@ impl ShockOrder {
         lambdas: &mut [f64],
         velocities: &mut [Twist],
         budgets: &mut [f64],
-        group_iterations: usize,
+        (group_iterations, accuracy): (usize, Accuracy),
         tolerance: f64,
         report: &mut SolveReport,
     ) {
@@ -334,7 +335,7 @@ impl ShockOrder {
             &mut shared,
             group_iterations,
             tolerance,
-            &VelocityPass,
+            &VelocityPass { accuracy },
         );
     }
 
@@ -415,8 +416,8 @@ impl ShockOrder {
 /// One of the two passes the shock order runs: how it updates a row, and whether a moving body's
 /// group is first tried as a block.
 trait Pass {
-    /// Whether groups are first solved as one block (shock_block.rs).
-    const BLOCK: bool;
+    /// Whether groups are first solved as one block (shock_block.rs), and how closely.
+    fn block(&self) -> Option<Accuracy>;
     /// Whether a group's Gauss-Seidel under-relaxes once it stops converging ([`Relaxation`]).
     const RELAXES: bool;
     /// One row update with `frozen` held still, its step scaled by `relaxation`; returns the
@@ -467,11 +468,15 @@ fn iterate_rows<S: GroupState, P: Pass + ?Sized>(
     }
 }
 
-/// The pass over the velocity solve.
-struct VelocityPass;
+/// The pass over the velocity solve, its blocks solved to `accuracy`.
+struct VelocityPass {
+    accuracy: Accuracy,
+}
 
 impl Pass for VelocityPass {
-    const BLOCK: bool = true;
+    fn block(&self) -> Option<Accuracy> {
+        Some(self.accuracy)
+    }
     const RELAXES: bool = true;
     #[inline]
     fn update<S: GroupState>(
@@ -504,7 +509,9 @@ impl Pass for VelocityPass {
 struct SplitPass;
 
 impl Pass for SplitPass {
-    const BLOCK: bool = false;
+    fn block(&self) -> Option<Accuracy> {
+        None
+    }
     /// Split rows carry no friction: their Gauss-Seidel converges without relaxation.
     const RELAXES: bool = false;
     #[inline]
@@ -558,7 +565,9 @@ fn solve_moving_group<S: GroupState, P: Pass>(
     tolerance: f64,
     pass: &P,
 ) {
-    if P::BLOCK && solve_group(group, prepared, state, tolerance) {
+    if let Some(accuracy) = pass.block()
+        && solve_group(group, prepared, state, tolerance, accuracy)
+    {
         return;
     }
     pass.iterate(group, prepared, state, iterations, tolerance);
@@ -828,6 +837,9 @@ mod tests {
                 .collect();
             let lambdas: Vec<f64> = (0..prepared.len()).map(|_| rng.range(0.0, 0.2)).collect();
             let budgets = vec![rng.range(0.0, 0.05), rng.range(0.0, 0.05)];
+            let pass = VelocityPass {
+                accuracy: Accuracy::Filtered,
+            };
             let run = |held: bool| {
                 let (mut l, mut v, mut b) = (lambdas.clone(), velocities.clone(), budgets.clone());
                 let mut report = SolveReport::default();
@@ -838,9 +850,9 @@ mod tests {
                     report: &mut report,
                 };
                 if held {
-                    VelocityPass.iterate(&group, &prepared, &mut state, 7, 1e-12);
+                    pass.iterate(&group, &prepared, &mut state, 7, 1e-12);
                 } else {
-                    iterate_rows(&VelocityPass, &group, &prepared, &mut state, 7, 1e-12);
+                    iterate_rows(&pass, &group, &prepared, &mut state, 7, 1e-12);
                 }
                 let clamped = (report.scaled_increments, report.dropped_increments);
                 (l, v.iter().map(Twist::components).collect::<Vec<_>>(), b, clamped)

@@ -73,7 +73,7 @@
 //! Rejected alternative: over-relaxed Gauss-Seidel within the group. It needs a relaxation factor
 //! tuned to the group's conditioning and its overshoots are cut by the energy clamp.
 
-use crate::free_rows::FreeSystem;
+use crate::free_rows::{Accuracy, FreeSystem};
 use crate::pgs::Prepared;
 use crate::shock::{Frozen, moving_slot};
 use crate::shock_state::GroupState;
@@ -142,6 +142,7 @@ pub(crate) fn solve_group<S: GroupState>(
     prepared: &[Prepared],
     state: &mut S,
     tolerance: f64,
+    accuracy: Accuracy,
 ) -> bool {
     let n = group.len();
     if !(2..=MAX_BLOCK_ROWS).contains(&n) {
@@ -166,7 +167,7 @@ pub(crate) fn solve_group<S: GroupState>(
             }
             tried.push(roles);
         }
-        let Some(v1) = solve_guess(rows, prepared, &v0) else {
+        let Some(v1) = solve_guess(rows, prepared, &v0, accuracy) else {
             return false;
         };
         if revise_guess(rows, prepared, &v1, tolerance, guess >= WHOLE_SET_GUESSES) {
@@ -269,7 +270,7 @@ fn sliding_impulse(rows: &[MovingRow], sign: f64, patch: (usize, usize, f64)) ->
 
 /// Solves the block system of the current guess: fills every row's `new` impulse and returns the
 /// moving body's new velocity, or `None` when the system is degenerate.
-fn solve_guess(rows: &mut [MovingRow], prepared: &[Prepared], v0: &Twist) -> Option<Twist> {
+fn solve_guess(rows: &mut [MovingRow], prepared: &[Prepared], v0: &Twist, accuracy: Accuracy) -> Option<Twist> {
     let n = rows.len();
     // Column of each free row in the system; the impulses the held rows would have if the free
     // rows kept theirs.
@@ -299,7 +300,7 @@ fn solve_guess(rows: &mut [MovingRow], prepared: &[Prepared], v0: &Twist) -> Opt
     }
     if count > 0 {
         let mut delta = [0.0; MAX_BLOCK_ROWS];
-        if !solve_free(rows, prepared, free, &column, &base, &mut delta[..count]) {
+        if !solve_free(rows, prepared, (free, &column), &base, &mut delta[..count], accuracy) {
             return None;
         }
         for (&k, &d) in free.iter().zip(&delta) {
@@ -327,10 +328,10 @@ fn solve_guess(rows: &mut [MovingRow], prepared: &[Prepared], v0: &Twist) -> Opt
 fn solve_free(
     rows: &[MovingRow],
     prepared: &[Prepared],
-    free: &[usize],
-    column: &[usize],
+    (free, column): (&[usize], &[usize]),
     base: &Twist,
     delta: &mut [f64],
+    accuracy: Accuracy,
 ) -> bool {
     let count = free.len();
     let mut system = FreeSystem::new(count);
@@ -364,7 +365,7 @@ fn solve_free(
     for d in &mut system.diagonal[..count] {
         *d += regularization;
     }
-    system.solve(&rhs[..count], regularization, delta)
+    system.solve(&rhs[..count], regularization, delta, accuracy)
 }
 
 /// Checks the guess (impulses `new`, velocity `v1`) against the group's LCP and moves the rows
