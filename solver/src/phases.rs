@@ -440,7 +440,8 @@ fn sweeps_in_lanes(heads: &[RowHead], runs: &[(usize, usize)], settings: &Solver
 /// kept alternating. Below the speeds of a tumbling heap, where the second solve only adds
 /// cost: refined at any speed, the random 1000-cube pile's step was 3 to 7 percent longer.
 /// Measured with `cargo run --release -p shatter-peers --example stage_times` (two threads,
-/// medians of three runs of three): pyramid 0.70 -> 0.64 ms, random pile within the noise.
+/// medians of three runs of three, against the filtered blocks alone): pyramid 0.74 -> 0.68 ms,
+/// aligned pile at 60 Hz 1.83 -> 1.70 ms, the other scenes within the noise.
 const REFINED_BLOCK_SPEED: f64 = 1.0;
 
 /// The shock pass over `shock` when given, then the joints' block once more.

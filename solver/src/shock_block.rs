@@ -31,7 +31,9 @@
 //! velocities (a body pinched between supports closing on it) get the least-squares compromise
 //! with the smallest impulses, not opposing impulses that grow as `1 / eps` (free_rows.rs). Rows
 //! that can hold are then off by about `eps` times the impulse change, as if they had a CFM of
-//! that size for this pass. With the unfiltered solve, larger `eps` was measurably worse (1e-6: 12
+//! that size for this pass (solved to `Accuracy::Refined`, a second filtered solve of what is left
+//! takes that to round-off: the load pass and the shock pass of an island nearly at rest do so,
+//! free_rows.rs). With the unfiltered solve, larger `eps` was measurably worse (1e-6: 12
 //! percent slower pyramid, 1e-4: 44 percent) and smaller let the incompatibility through (1e-10:
 //! three quarters of the pyramid's groups failed the checks below).
 //!
@@ -134,7 +136,7 @@ impl MovingRow {
 }
 
 /// Tries to solve the group `group` (rows with their frozen side; all move the same body) as one
-/// block, see the module docs. On success updates the rows' impulses, the moving body's velocity
+/// block, see the module docs, its free rows solved to `accuracy` (free_rows.rs). On success updates the rows' impulses, the moving body's velocity
 /// and the pairs' energy budgets (J) in `state` and returns `true`; otherwise leaves everything as
 /// it was.
 pub(crate) fn solve_group<S: GroupState>(
