@@ -25,6 +25,9 @@ use crate::handle::BodyId;
 /// Pairs from which the cache is rebuilt on the pool.
 const PARALLEL_PAIRS: usize = 4096;
 
+/// Pairs whose spans [`ContactCache::pair_spans`] finds in one walk.
+const SPAN_PAIRS: usize = 256;
+
 /// One remembered contact: its key and its impulses.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
@@ -141,6 +144,37 @@ impl ContactCache {
             },
             start + len,
         )
+    }
+
+    /// Where the remembered entries of each of `pairs` (sorted by pair, as the collide stage
+    /// leaves them) are: their first index in the cache and how many, for [`ContactCache::span`].
+    /// Runs of [`SPAN_PAIRS`] pairs are searched side by side on the pool, each pair from the last
+    /// one's end ([`ContactCache::pair_from`]): one search per run, whatever order the pairs are
+    /// read in afterwards (a solve builds its rows island by island, each island's pairs scattered
+    /// through the list).
+    pub fn pair_spans(&self, pairs: &[PairContacts], spans: &mut Vec<(usize, usize)>) {
+        spans.clear();
+        spans.resize(pairs.len(), (0, 0));
+        let walk = |(spans, pairs): (&mut [(usize, usize)], &[PairContacts])| {
+            let mut hint = 0;
+            for (span, pair) in spans.iter_mut().zip(pairs) {
+                let (found, next) = self.pair_from(hint, pair.body_a, pair.body_b);
+                *span = (next - found.entries.len(), found.entries.len());
+                hint = next;
+            }
+        };
+        if pairs.len() > SPAN_PAIRS {
+            (spans.par_chunks_mut(SPAN_PAIRS).zip(pairs.par_chunks(SPAN_PAIRS))).for_each(walk);
+        } else {
+            walk((spans, pairs));
+        }
+    }
+
+    /// The entries of a span found by [`ContactCache::pair_spans`] (`(first, count)`).
+    pub fn span(&self, (first, count): (usize, usize)) -> PairCache<'_> {
+        PairCache {
+            entries: &self.entries[first..first + count],
+        }
     }
 
     /// How many contacts of `pairs` (sorted by pair, each pair's contacts by feature, as the
@@ -356,5 +390,44 @@ mod tests {
             }
         }
         assert_eq!(hint, entries, "the walk in order ends past the last entry");
+    }
+
+    /// The spans of a step's pairs, found run by run on a pool of two threads, read back what
+    /// [`ContactCache::pair`] finds for every pair, remembered or not (half of them are new here).
+    #[test]
+    fn contact_cache_pair_spans_find_what_pair_finds() {
+        let bodies: Vec<BodyId> = (0..80).map(|i| BodyId::new(i, 0)).collect();
+        let mut asked = Vec::new();
+        for (i, &a) in bodies.iter().enumerate() {
+            for (j, &b) in bodies.iter().enumerate().skip(i + 1).filter(|(j, _)| (i + j) % 4 == 0) {
+                asked.push(PairContacts {
+                    body_a: a,
+                    body_b: b,
+                    friction: 0.5,
+                    restitution: 0.0,
+                    contacts: (0..1 + (i + j) % 3)
+                        .map(|f| contact(FeatureId::of_a(f), f as f64))
+                        .collect(),
+                    dense: [i as u32, j as u32],
+                });
+            }
+        }
+        assert!(asked.len() > 2 * SPAN_PAIRS, "{} pairs", asked.len());
+        let remembered: Vec<PairContacts> = asked.iter().step_by(2).cloned().collect();
+        let mut cache = ContactCache::default();
+        cache.rebuild(&remembered);
+        let mut spans = vec![(7, 7)];
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        pool.install(|| cache.pair_spans(&asked, &mut spans));
+        assert_eq!(spans.len(), asked.len());
+        for (p, (pair, &span)) in asked.iter().zip(&spans).enumerate() {
+            let (found, wanted) = (cache.span(span), cache.pair(pair.body_a, pair.body_b));
+            assert_eq!(found.entries, wanted.entries, "pair {p}");
+            assert_eq!(
+                found.entries.len(),
+                if p % 2 == 0 { pair.contacts.len() } else { 0 },
+                "pair {p}"
+            );
+        }
     }
 }

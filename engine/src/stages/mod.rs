@@ -7,6 +7,7 @@ pub(crate) mod collision_pass;
 pub(crate) mod forces;
 pub(crate) mod fracture;
 pub(crate) mod integrate;
+pub(crate) mod island_rows;
 pub(crate) mod joint_positions;
 pub(crate) mod patches;
 pub(crate) mod sleep;

@@ -12,9 +12,10 @@
 //! pair and feature, joints from their stored row impulses. Bodies that joints pull on hard get
 //! extra rotational inertia for the solve (tension.rs), without which a heavy chain's links turn
 //! back and forth faster than the step resolves. The LCP falls apart into independent
-//! islands of dynamic bodies; they are solved in parallel (solve_islands.rs). The contact rows
-//! are built in parallel too, in fixed chunks of pairs joined in pair order, so the row list is
-//! the same whatever the thread count.
+//! islands of dynamic bodies, found from the contact pairs and joints before any row is built
+//! (solve_islands.rs); each island's rows are built straight into its own list, in parallel, in
+//! fixed chunks of pairs joined in pair order (island_rows.rs), and the islands are solved in
+//! parallel, so the rows and their solve are the same whatever the thread count.
 //!
 //! Solver bodies are the per-awake-body tier of the store, built here: one [`SolverBody`] per awake
 //! dynamic body or moving kinematic body that a row touches, world frame; static bodies, sleeping
@@ -26,7 +27,6 @@
 //! [`BiasMode::Velocity`]: shatter_solver::BiasMode::Velocity
 
 use glam::{DMat3, DVec3};
-use rayon::prelude::*;
 use shatter_integrators::BodyKind;
 use shatter_solver::{
     ContactPatch, DEFAULT_CONTACT_ERP, JointAnchor, JointPose, JointRows, JointSpec, NO_BODY, PatchPoint, PatchRows,
@@ -34,13 +34,14 @@ use shatter_solver::{
 };
 use smallvec::SmallVec;
 
-use crate::contact_cache::ContactCache;
+use crate::contact_cache::PairCache;
 use crate::contacts::PairContacts;
 use crate::handle::{BodyId, JointId};
 use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
 use crate::stages::collision_pass::as_seen;
+use crate::stages::island_rows::ContactChunk;
 use crate::stages::patches::{distribute_patch, group_patches, patch_normal, warm_start_patch};
-use crate::stages::solve_islands::{IslandScratch, solve_islands};
+use crate::stages::solve_islands::IslandScratch;
 use crate::stages::tension::add_tension_inertia;
 use crate::store::BodyStore;
 use crate::world::World;
@@ -82,42 +83,16 @@ pub(crate) struct SolveScratch {
     solver: SolverBodies,
     /// The solver bodies as they were before the solve.
     before: Vec<SolverBody>,
-    rows: Vec<Row>,
-    joint_slices: Vec<JointSlice>,
+    /// Every joint's rows, bodies numbered as solver slots (each island copies its own).
+    joint_rows: Vec<Row>,
+    joint_slices: JointSlices,
     /// Each solver body's geometric stiffness from the joints pulling on it (tension.rs).
     tension_stiffness: Vec<DMat3>,
     islands: IslandScratch,
     /// The solver slots `(a, b)` of each contact pair.
     pair_slots: Vec<(u32, u32)>,
-    /// The rows of each chunk of [`PAIRS_PER_CHUNK`] contact pairs, built side by side.
-    chunks: Vec<ContactChunk>,
-}
-
-/// Contact pairs whose rows one task builds. Fixed, so the chunks are the same whatever the
-/// thread count (and the joined rows are the same in any case).
-const PAIRS_PER_CHUNK: usize = 64;
-
-/// The rows of a run of contact pairs, numbered from 0 within the chunk.
-#[derive(Debug, Default)]
-struct ContactChunk {
-    rows: Vec<Row>,
-    patches: Vec<SolvedPatch>,
-    failures: Vec<String>,
-    /// Contact points of its patches warm-started from last step's contact cache.
-    warm_started: usize,
-    /// Where the chunk's rows start in the step's rows once joined ([`append_chunks`]), and
-    /// whether they fit there at all.
-    start: u32,
-    kept: bool,
-}
-
-impl ContactChunk {
-    fn clear(&mut self) {
-        self.rows.clear();
-        self.patches.clear();
-        self.failures.clear();
-        self.warm_started = 0;
-    }
+    /// Where each contact pair's entries are in the contact cache.
+    cache_spans: Vec<(usize, usize)>,
 }
 
 /// The solver's bodies and which store body each one is.
@@ -150,24 +125,41 @@ impl SolverBodies {
     }
 }
 
-/// A contact patch in the row list, and what maps its impulses back to its contacts.
+/// A contact patch in its island's rows, and what maps its impulses back to its contacts.
 #[derive(Debug)]
-struct SolvedPatch {
+pub(crate) struct SolvedPatch {
     /// Index of the pair in the step's contacts.
-    pair: usize,
+    pub(crate) pair: usize,
     /// Indices of its contacts in the pair.
-    contacts: SmallVec<[usize; 4]>,
-    points: SmallVec<[PatchPoint; 4]>,
-    normal: DVec3,
-    rows: PatchRows,
+    pub(crate) contacts: SmallVec<[usize; 4]>,
+    pub(crate) points: SmallVec<[PatchPoint; 4]>,
+    pub(crate) normal: DVec3,
+    /// Its rows, numbered in its chunk while built and then among its island's rows.
+    pub(crate) rows: PatchRows,
 }
 
-/// Where a joint's rows sit in the row list.
-#[derive(Debug)]
-struct JointSlice {
-    joint: usize,
-    start: usize,
-    end: usize,
+/// The joints with rows this step, as three lists by joint slice: which joint, its two solver
+/// bodies, and where its rows are among every joint's rows.
+#[derive(Debug, Default)]
+struct JointSlices {
+    joints: Vec<usize>,
+    ends: Vec<[u32; 2]>,
+    ranges: Vec<(usize, usize)>,
+}
+
+impl JointSlices {
+    fn clear(&mut self) {
+        self.joints.clear();
+        self.ends.clear();
+        self.ranges.clear();
+    }
+
+    /// The rows of joint slice `j` as solved: in its island's rows, or, for a joint in no island
+    /// (neither body dynamic), as built in `all` (every joint's rows).
+    fn rows<'a>(&self, islands: &'a IslandScratch, all: &'a [Row], j: usize) -> &'a [Row] {
+        let (start, end) = self.ranges[j];
+        islands.joint_rows(j, end - start).unwrap_or(&all[start..end])
+    }
 }
 
 /// Solves the step's contacts and joints, writing impulses into `contacts`, the store's velocities
@@ -186,74 +178,51 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     let SolveScratch {
         solver,
         before,
-        rows,
+        joint_rows: all_joint_rows,
         joint_slices,
         tension_stiffness,
         islands,
         pair_slots,
-        chunks,
+        cache_spans,
     } = scratch;
     solver.bodies.clear();
     solver.owners.clear();
     solver.index.clear();
     solver.index.resize(store.len(), NO_BODY);
-    rows.clear();
+    all_joint_rows.clear();
     joint_slices.clear();
-    // Solver slots in pair order, one thread: the numbering is the order of first use.
+    // Solver slots in pair order, then joint order, one thread: the numbering is the order of
+    // first use.
     pair_slots.clear();
     pair_slots.extend(contacts.iter().map(|pair| {
         let [da, db] = pair.dense.map(|i| i as usize);
         (solver.slot(store, da), solver.slot(store, db))
     }));
-    // Each pair's rows depend on that pair alone, so chunks of pairs are built side by side and
-    // joined in pair order, their row indices shifted: the same rows as one pair after another.
-    let chunk_count = contacts.len().div_ceil(PAIRS_PER_CHUNK);
-    if chunks.len() < chunk_count {
-        chunks.resize_with(chunk_count, ContactChunk::default);
-    }
-    let bodies = &solver.bodies;
-    let build = |(k, chunk): (usize, &mut ContactChunk)| {
-        chunk.clear();
-        let first = k * PAIRS_PER_CHUNK;
-        // The pairs come in order, so each one's remembered contacts are found from the last's.
-        let mut hint = 0;
-        for p in first..contacts.len().min(first + PAIRS_PER_CHUNK) {
-            pair_rows(
-                p,
-                &contacts[p],
-                pair_slots[p],
-                store,
-                bodies,
-                (&world.contact_cache, &mut hint),
-                dt,
-                chunk,
-            );
-        }
-    };
-    if chunk_count > 1 {
-        chunks[..chunk_count].par_iter_mut().enumerate().for_each(build);
-    } else {
-        chunks[..chunk_count].iter_mut().enumerate().for_each(build);
-    }
-    let chunks = &mut chunks[..chunk_count];
-    append_chunks(chunks, rows, &mut outcome.failures);
+    let mut joint_failures = Vec::new();
     for (j, joint) in world.joints.joints().iter().enumerate() {
         match joint_rows(store, solver, joint, dt) {
-            Ok(Some(joint_rows)) => {
-                let start = rows.len();
-                rows.extend(
-                    (joint_rows.rows.iter().zip(joint.impulses)).map(|(row, impulse)| Row { warm: impulse, ..*row }),
+            Ok(Some(built)) if !built.rows.is_empty() => {
+                let start = all_joint_rows.len();
+                all_joint_rows.extend(
+                    (built.rows.iter().zip(joint.impulses)).map(|(row, impulse)| Row { warm: impulse, ..*row }),
                 );
-                joint_slices.push(JointSlice {
-                    joint: j,
-                    start,
-                    end: rows.len(),
-                });
+                joint_slices.joints.push(j);
+                joint_slices.ends.push([built.rows[0].a, built.rows[0].b]);
+                joint_slices.ranges.push((start, all_joint_rows.len()));
             }
-            Ok(None) => {}
-            Err(error) => outcome.failures.push(format!("{}: {error}", joint.id)),
+            Ok(_) => {}
+            Err(error) => joint_failures.push(format!("{}: {error}", joint.id)),
         }
     }
+    // The islands, from the pairs and joints, before any row is built: each island's rows are
+    // built straight into its own list (island_rows.rs).
+    islands.find(&solver.bodies, pair_slots, &joint_slices.ends);
+    world.contact_cache.pair_spans(contacts, cache_spans);
+    let (bodies, cache) = (&solver.bodies, &world.contact_cache);
+    islands.build_rows(|p, chunk| {
+        let remembered = cache.span(cache_spans[p]);
+        pair_rows(p, &contacts[p], pair_slots[p], store, bodies, &remembered, dt, chunk)
+    });
     add_tension_inertia(
         store,
         world.joints.joints(),
@@ -262,16 +231,18 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
         dt,
         tension_stiffness,
     );
-    outcome.rows = rows.len();
-    outcome.warm_started = chunks
-        .iter()
-        .filter(|chunk| chunk.kept)
-        .map(|chunk| chunk.warm_started)
+    outcome.failures = islands.finish_rows(&solver.bodies, all_joint_rows, &joint_slices.ranges);
+    outcome.failures.append(&mut joint_failures);
+    let outside_islands: usize = (joint_slices.ranges.iter().enumerate())
+        .filter(|(j, _)| islands.joint_rows(*j, 0).is_none())
+        .map(|(_, (start, end))| end - start)
         .sum();
-    if !rows.is_empty() {
+    outcome.rows = islands.rows() + outside_islands;
+    outcome.warm_started = islands.warm_started();
+    if outcome.rows > 0 {
         before.clear();
         before.extend_from_slice(&solver.bodies);
-        let solved = solve_islands(&mut solver.bodies, rows, dt, &world.settings.solver, islands);
+        let solved = islands.solve(&mut solver.bodies, dt, &world.settings.solver);
         outcome.islands = solved.islands;
         outcome.iterations = solved.iterations;
         outcome.clamped = solved.clamped;
@@ -290,33 +261,32 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
                 outcome.split.push((id, split.linear, split.angular));
             }
         }
-        let rows = &*rows;
-        visit_patches(contacts, chunks, |pair, patch| {
+        islands.visit_patches(contacts, |pair, patch, rows| {
             distribute_patch(rows, &patch.rows, &patch.points, patch.normal, pair, &patch.contacts)
         });
         let joints = world.joints.joints_mut();
-        for slice in joint_slices.iter() {
+        for (j, &joint) in joint_slices.joints.iter().enumerate() {
+            let rows = joint_slices.rows(islands, all_joint_rows, j);
             let mut impulses = [0.0; 6];
-            for (k, row) in rows[slice.start..slice.end].iter().enumerate() {
+            for (k, row) in rows.iter().enumerate() {
                 impulses[k] = row.warm;
             }
-            joints[slice.joint].impulses = impulses;
-            if let Some(threshold) = joints[slice.joint].breaking_impulse
-                && row_group_broken(&rows[slice.start..slice.end], threshold)
+            joints[joint].impulses = impulses;
+            if let Some(threshold) = joints[joint].breaking_impulse
+                && row_group_broken(rows, threshold)
             {
-                outcome.broken.push(joints[slice.joint].id);
+                outcome.broken.push(joints[joint].id);
             }
         }
     }
-    outcome.joints = solved_joints(world, rows, joint_slices);
+    outcome.joints = solved_joints(world, islands, all_joint_rows, joint_slices);
     outcome
 }
 
 /// Appends the rows of contact pair `p` (`pair`, whose bodies have the solver slots `(a, b)`) to
-/// `chunk`: one patch of rows per group of its contacts, warm started from `cache` (searched from
-/// `hint`, which is left past the pair's entries: [`ContactCache::pair_from`]). A pair that
-/// neither side can move this step gets none; a patch the solver refuses is named in the chunk's
-/// failures.
+/// `chunk`: one patch of rows per group of its contacts, warm started from what the contact cache
+/// `remembered` of the pair. A pair that neither side can move this step gets none; a patch the
+/// solver refuses is named in the chunk's failures.
 #[allow(clippy::too_many_arguments)]
 fn pair_rows(
     p: usize,
@@ -324,7 +294,7 @@ fn pair_rows(
     (a, b): (u32, u32),
     store: &BodyStore,
     bodies: &[SolverBody],
-    (cache, hint): (&ContactCache, &mut usize),
+    remembered: &PairCache<'_>,
     dt: f64,
     chunk: &mut ContactChunk,
 ) {
@@ -333,8 +303,6 @@ fn pair_rows(
     }
     let [da, db] = pair.dense.map(|i| i as usize);
     let (xa, xb) = (store.states()[da].position, store.states()[db].position);
-    let (remembered, next) = cache.pair_from(*hint, pair.body_a, pair.body_b);
-    *hint = next;
     for group in group_patches(pair) {
         let points: SmallVec<[PatchPoint; 4]> = group
             .iter()
@@ -369,7 +337,7 @@ fn pair_rows(
         match push_patch_rows(&mut chunk.rows, bodies, &patch, dt) {
             Ok(patch_rows) => {
                 chunk.warm_started +=
-                    warm_start_patch(&mut chunk.rows, &patch_rows, &points, normal, pair, &group, &remembered);
+                    warm_start_patch(&mut chunk.rows, &patch_rows, &points, normal, pair, &group, remembered);
                 chunk.patches.push(SolvedPatch {
                     pair: p,
                     contacts: group,
@@ -378,117 +346,13 @@ fn pair_rows(
                     rows: patch_rows,
                 });
             }
-            Err(error) => chunk.failures.push(format!(
-                "contacts {group:?} of {} and {}: {error}",
-                pair.body_a, pair.body_b
+            Err(error) => chunk.failures.push((
+                p,
+                format!("contacts {group:?} of {} and {}: {error}", pair.body_a, pair.body_b),
             )),
         }
     }
 }
-
-/// Copies the chunks' rows and moves their failures to the ends of the step's lists, chunk after
-/// chunk, shifting every row index a chunk holds (friction rows' normal rows, and its patches'
-/// rows, which stay in the chunk) by the rows before it. A chunk whose rows would not fit the
-/// solver's `u32` row numbers is left out (`kept` false) with a failure naming its patches.
-fn append_chunks(chunks: &mut [ContactChunk], rows: &mut Vec<Row>, failures: &mut Vec<String>) {
-    // Each chunk's first row's place in `rows`, in chunk order; a chunk left out takes no room.
-    let mut end = rows.len();
-    for chunk in chunks.iter_mut() {
-        chunk.start = end as u32;
-        chunk.kept = u32::try_from(end + chunk.rows.len()).is_ok_and(|last| last < u32::MAX);
-        if chunk.kept {
-            end += chunk.rows.len();
-        }
-    }
-    // Every row is copied on its own, so the copying (tens of megabytes for a heap of debris) is
-    // shared among threads, each row finding its chunk by its place (the last chunk starting at
-    // or before it: a chunk left out or empty takes no room, so it is never the last one there):
-    // the same rows in the same order as one chunk after another.
-    let first = rows.len();
-    let chunks_ref = &*chunks;
-    let shifted = |place: usize| {
-        let chunk = &chunks_ref[chunks_ref.partition_point(|chunk| chunk.start as usize <= place) - 1];
-        let mut row = chunk.rows[place - chunk.start as usize];
-        if let Some(friction) = &mut row.friction {
-            friction.normal_row += chunk.start;
-        }
-        row
-    };
-    if end - first >= PARALLEL_APPEND_ROWS {
-        rows.par_extend((first..end).into_par_iter().map(shifted));
-    } else {
-        rows.extend((first..end).map(shifted));
-    }
-    // The patches stay in their chunks (a heap of debris has tens of thousands, hundreds of
-    // bytes each), their rows shifted where they are.
-    let shift = |chunk: &mut ContactChunk| {
-        let offset = chunk.start;
-        for patch in chunk.patches.iter_mut().filter(|_| chunk.kept) {
-            patch.rows.friction = patch.rows.friction.map(|first| first + offset);
-            patch.rows.normals += offset;
-            patch.rows.twist = patch.rows.twist.map(|twist| twist + offset);
-        }
-    };
-    if end - first >= PARALLEL_APPEND_ROWS {
-        chunks.par_iter_mut().for_each(shift);
-    } else {
-        chunks.iter_mut().for_each(shift);
-    }
-    for chunk in chunks.iter_mut() {
-        if !chunk.kept {
-            failures.push(format!(
-                "{} contact patches: more rows than the solver can number (u32)",
-                chunk.patches.len()
-            ));
-            continue;
-        }
-        failures.append(&mut chunk.failures);
-    }
-}
-
-/// Calls `visit` with each patch of the kept `chunks` (rows shifted by [`append_chunks`]) and its
-/// pair's contacts, patch after patch within a pair (a pair's patches are consecutive, as they
-/// were built). Chunk `k` holds the patches of the pairs `k * PAIRS_PER_CHUNK` onwards, which
-/// only its patches write, so with many patches the chunks are visited side by side on the pool:
-/// the same writes in the same order for every pair.
-fn visit_patches(
-    contacts: &mut [PairContacts],
-    chunks: &[ContactChunk],
-    visit: impl Fn(&mut PairContacts, &SolvedPatch) + Sync,
-) {
-    let visit_chunk = |(k, (pairs, chunk)): (usize, (&mut [PairContacts], &ContactChunk))| {
-        let first = k * PAIRS_PER_CHUNK;
-        for patch in chunk.patches.iter().filter(|_| chunk.kept) {
-            debug_assert!(
-                (first..first + pairs.len()).contains(&patch.pair),
-                "patch of another chunk"
-            );
-            visit(&mut pairs[patch.pair - first], patch);
-        }
-    };
-    let patches: usize = chunks.iter().map(|chunk| chunk.patches.len()).sum();
-    if patches >= PARALLEL_PATCHES {
-        (contacts.par_chunks_mut(PAIRS_PER_CHUNK).zip(chunks.par_iter()))
-            .enumerate()
-            .for_each(visit_chunk);
-    } else {
-        (contacts.chunks_mut(PAIRS_PER_CHUNK).zip(chunks.iter()))
-            .enumerate()
-            .for_each(visit_chunk);
-    }
-}
-
-/// Patches from which [`visit_patches`] visits the pairs on the pool. Measured on two threads
-/// (`stage_times`, 30 Hz), the impulses handed back to the contacts took 40 -> 26 us a step for the
-/// 210-box pyramid's 400 patches and 94 -> 52 us for the aligned 1000-box pile's 1000 when this
-/// was lowered from 2048.
-const PARALLEL_PATCHES: usize = 256;
-
-/// Rows from which [`append_chunks`] copies on the pool: a thousand rows (a quarter of a megabyte)
-/// take long enough on one thread to pay for a second (measured at 4096 against 1024 on two
-/// threads: the 210-box pyramid's 2800 rows took 49 us a step on one, and its step was 4 percent
-/// shorter with this and the islands' renumbering, solve_islands.rs, on the pool).
-const PARALLEL_APPEND_ROWS: usize = 1024;
 
 /// A contact patch whose every point is apart by more than this beyond what the bodies' velocities
 /// close along its normal within the step is solved without friction, m (see
@@ -563,14 +427,14 @@ fn joint_rows(
 }
 
 /// Every joint, with its rows' impulses when it had rows this step.
-fn solved_joints(world: &World, rows: &[Row], slices: &[JointSlice]) -> Vec<SolvedJoint> {
+fn solved_joints(world: &World, islands: &IslandScratch, all: &[Row], slices: &JointSlices) -> Vec<SolvedJoint> {
     let anchor = |body: Option<BodyId>, local: DVec3| match body.and_then(|b| world.bodies.get(b).ok()) {
         Some(view) => view.pose().transform_point(local),
         None => local,
     };
-    let mut slice_of: Vec<Option<&JointSlice>> = vec![None; world.joints.len()];
-    for slice in slices {
-        slice_of[slice.joint] = Some(slice);
+    let mut slice_of: Vec<Option<&[Row]>> = vec![None; world.joints.len()];
+    for (j, &joint) in slices.joints.iter().enumerate() {
+        slice_of[joint] = Some(slices.rows(islands, all, j));
     }
     world
         .joints
@@ -579,9 +443,8 @@ fn solved_joints(world: &World, rows: &[Row], slices: &[JointSlice]) -> Vec<Solv
         .zip(slice_of)
         .map(|(joint, slice)| {
             let own: SmallVec<[JointRowImpulse; 6]> = slice
-                .map(|slice| {
-                    rows[slice.start..slice.end]
-                        .iter()
+                .map(|rows| {
+                    rows.iter()
                         .map(|row| JointRowImpulse {
                             jacobian: [
                                 row.jacobian.linear_a,
@@ -612,33 +475,6 @@ fn solved_joints(world: &World, rows: &[Row], slices: &[JointSlice]) -> Vec<Solv
 mod tests {
     use super::*;
     use glam::DMat3;
-    use shatter_solver::{ContactPoint, push_contact_rows};
-
-    /// A chunk of `contacts` contacts between neighbouring bodies of a row of `bodies`, each
-    /// contact's three rows numbered from the chunk's start, and one patch naming rows of it.
-    fn chunk(bodies: &[SolverBody], first: usize, contacts: usize) -> ContactChunk {
-        let mut chunk = ContactChunk::default();
-        for k in first..first + contacts {
-            let (a, b) = ((k % (bodies.len() - 1)) as u32, (k % (bodies.len() - 1) + 1) as u32);
-            let point = ContactPoint::new(a, b, DVec3::X * 0.5, DVec3::NEG_X * 0.5, DVec3::X, 1e-3, 0.4);
-            push_contact_rows(&mut chunk.rows, bodies, &point, 1.0 / 30.0).unwrap();
-        }
-        chunk.patches.push(SolvedPatch {
-            pair: first,
-            contacts: SmallVec::new(),
-            points: SmallVec::new(),
-            normal: DVec3::X,
-            rows: PatchRows {
-                friction: Some(1),
-                twist: Some(2),
-                normals: 0,
-                tangents: [DVec3::Y, DVec3::Z],
-                centre_arm_a: DVec3::ZERO,
-            },
-        });
-        chunk.failures.push(format!("chunk from contact {first}"));
-        chunk
-    }
 
     /// A patch is solved without friction when every point's gap exceeds its approach within
     /// the step by [`FRICTIONLESS_GAP`]: at rest, 2 mm apart but not 0.9 mm; falling at 1 cm/s
@@ -677,139 +513,5 @@ mod tests {
         assert!(apart(&[point(0.5, -0.004)], resting));
         assert!(apart(&[point(-0.5, -0.004)], turning));
         assert!(!apart(&[point(-0.5, -0.005), point(0.0, -0.0005)], resting));
-    }
-
-    /// The chunks joined one after another, spelled out: rows copied in order with their friction
-    /// rows' normal rows shifted by the rows before them.
-    fn joined(chunks: &[ContactChunk]) -> (Vec<Row>, Vec<[u32; 3]>, Vec<String>) {
-        let (mut rows, mut patches, mut failures) = (Vec::new(), Vec::new(), Vec::new());
-        for chunk in chunks {
-            let offset = rows.len() as u32;
-            for row in &chunk.rows {
-                let mut row = *row;
-                if let Some(friction) = row.friction.as_mut() {
-                    friction.normal_row += offset;
-                }
-                rows.push(row);
-            }
-            for patch in &chunk.patches {
-                let twist = patch.rows.twist.map_or(u32::MAX, |t| t + offset);
-                let friction = patch.rows.friction.map_or(u32::MAX, |f| f + offset);
-                patches.push([friction, patch.rows.normals + offset, twist]);
-            }
-            failures.extend(chunk.failures.iter().cloned());
-        }
-        (rows, patches, failures)
-    }
-
-    /// Joining chunks gives the rows, patches and failures of joining them one after another,
-    /// below and above the size from which the rows are copied on the pool (the larger case on a
-    /// pool of two threads, so the copy is shared), empty chunks among them.
-    #[test]
-    fn solve_append_chunks_matches_joining_chunk_after_chunk() {
-        let bodies: Vec<SolverBody> = (0..40)
-            .map(|k| SolverBody {
-                linear_velocity: DVec3::new(0.1 * k as f64, -1.0, 0.0),
-                angular_velocity: DVec3::ZERO,
-                inverse_mass: 1.0,
-                inverse_inertia: DMat3::IDENTITY * 6.0,
-            })
-            .collect();
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        // Every seventh chunk (from the fourth) is empty: it takes no room among the rows.
-        for (count, contacts) in [(5, 5), (100, 70)] {
-            let mut chunks: Vec<ContactChunk> = (0..count)
-                .map(|c| chunk(&bodies, c * contacts, if c % 7 == 3 { 0 } else { contacts + c % 3 }))
-                .collect();
-            let (rows_expected, patches_expected, failures_expected) = joined(&chunks);
-            assert_eq!(count >= 100, rows_expected.len() >= PARALLEL_APPEND_ROWS);
-            let (mut rows, mut failures) = (Vec::new(), Vec::new());
-            pool.install(|| append_chunks(&mut chunks, &mut rows, &mut failures));
-            assert!(rows == rows_expected, "{count} chunks: rows differ");
-            let patches: Vec<[u32; 3]> = (chunks.iter().flat_map(|chunk| &chunk.patches))
-                .map(|p| {
-                    [
-                        p.rows.friction.unwrap_or(u32::MAX),
-                        p.rows.normals,
-                        p.rows.twist.unwrap_or(u32::MAX),
-                    ]
-                })
-                .collect();
-            assert_eq!(patches, patches_expected);
-            assert_eq!(failures, failures_expected);
-        }
-    }
-
-    /// Visiting the patches chunk by chunk on the pool makes the writes of visiting them one after
-    /// another: every pair's contacts see their patches in order (an order-sensitive update), and
-    /// pairs without patches are left alone.
-    #[test]
-    fn solve_visit_patches_matches_visiting_patch_after_patch() {
-        use crate::contact_cache::WarmStart;
-        use shatter_collision::FeatureId;
-        let point = crate::contacts::ContactPoint {
-            point: DVec3::ZERO,
-            normal: DVec3::Y,
-            depth: 0.0,
-            feature: FeatureId::of_a(0),
-            tangents: [DVec3::X, DVec3::Z],
-            collision_impulse: 0.0,
-            normal_impulse: 1.0,
-            friction_impulse: [0.0; 2],
-            warm_start: WarmStart::default(),
-        };
-        let pairs: usize = 3000;
-        let contacts: Vec<PairContacts> = (0..pairs)
-            .map(|p| PairContacts {
-                body_a: BodyId::new(p as u32, 0),
-                body_b: BodyId::new(p as u32 + 1, 0),
-                friction: 0.5,
-                restitution: 0.0,
-                contacts: SmallVec::from_elem(point, 4),
-                dense: [p as u32, p as u32 + 1],
-            })
-            .collect();
-        // Every third pair has none, the others one to three patches, in chunks of pairs.
-        let patch = |(pair, k): (usize, usize)| SolvedPatch {
-            pair,
-            contacts: (0..4).filter(|c| (c + k) % 2 == 0 || k == 0).collect(),
-            points: SmallVec::new(),
-            normal: DVec3::Y,
-            rows: PatchRows {
-                friction: Some((3 * pair + k) as u32),
-                twist: None,
-                normals: 0,
-                tangents: [DVec3::X, DVec3::Z],
-                centre_arm_a: DVec3::ZERO,
-            },
-        };
-        let chunks: Vec<ContactChunk> = (0..pairs.div_ceil(PAIRS_PER_CHUNK))
-            .map(|c| ContactChunk {
-                patches: (c * PAIRS_PER_CHUNK..pairs.min((c + 1) * PAIRS_PER_CHUNK))
-                    .filter(|p| p % 3 != 1)
-                    .flat_map(|p| (0..1 + p % 4 % 3).map(move |k| (p, k)))
-                    .map(patch)
-                    .collect(),
-                kept: true,
-                ..ContactChunk::default()
-            })
-            .collect();
-        let patches: Vec<&SolvedPatch> = chunks.iter().flat_map(|chunk| &chunk.patches).collect();
-        assert!(patches.len() >= PARALLEL_PATCHES, "{} patches", patches.len());
-        let visit = |pair: &mut PairContacts, patch: &SolvedPatch| {
-            for &c in &patch.contacts {
-                let impulse = &mut pair.contacts[c].normal_impulse;
-                *impulse = *impulse * 3.0 + f64::from(patch.rows.friction.unwrap());
-            }
-        };
-        let mut expected = contacts.clone();
-        for patch in &patches {
-            visit(&mut expected[patch.pair], patch);
-        }
-        let mut visited = contacts.clone();
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        pool.install(|| visit_patches(&mut visited, &chunks, visit));
-        assert!(visited == expected);
-        assert!(visited != contacts, "the visit wrote something");
     }
 }

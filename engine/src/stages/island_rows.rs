@@ -1,0 +1,418 @@
+//! Each island's contact and joint rows, built straight into its own list.
+//!
+//! Once the islands are known (solve_islands.rs), each one's contact pairs are built in chunks of
+//! at most [`PAIRS_PER_CHUNK`] pairs, side by side on the pool: an island's first chunk in its own
+//! slot, the rest in chunks of their own, joined onto the first in pair order
+//! ([`IslandScratch::finish_rows`]) with every row index they hold shifted. The rows' bodies are
+//! renumbered as each pair's rows are built, while they are in cache. Small islands (the columns
+//! of a pile, the spheres on a table) are built in one chunk and never copied; a heap of debris in
+//! one island is copied once, as the step-wide row list was. Each row depends on its own pair
+//! alone, so the rows are the same whatever the thread count.
+
+use rayon::prelude::*;
+use shatter_solver::{Row, SolverBody};
+
+use crate::contacts::PairContacts;
+use crate::stages::solve::SolvedPatch;
+use crate::stages::solve_islands::{Island, IslandScratch, IslandSlot};
+
+/// Contact pairs whose rows one task builds. Fixed, so the chunks are the same whatever the
+/// thread count (and the joined rows are the same in any case).
+pub(crate) const PAIRS_PER_CHUNK: usize = 64;
+
+/// The rows of a run of one island's contact pairs, numbered from 0 within the chunk, their
+/// bodies numbered in the island, and the patches that read them.
+#[derive(Debug, Default)]
+pub(crate) struct ContactChunk {
+    pub(crate) rows: Vec<Row>,
+    pub(crate) patches: Vec<SolvedPatch>,
+    /// The pairs whose rows (some or all) could not be built, with why.
+    pub(crate) failures: Vec<(usize, String)>,
+    /// Contact points of its patches warm-started from last step's contact cache.
+    pub(crate) warm_started: usize,
+    /// Where the chunk's rows start among its island's rows once joined, and whether they fit
+    /// there at all.
+    start: u32,
+    kept: bool,
+}
+
+impl ContactChunk {
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.patches.clear();
+        self.failures.clear();
+        self.warm_started = 0;
+    }
+}
+
+/// Rows from which [`IslandScratch::finish_rows`] copies an island's chunks on the pool: a
+/// thousand rows (a quarter of a megabyte) take long enough on one thread to pay for a second
+/// (measured at 4096 against 1024 on two threads: the 210-box pyramid's 2800 rows took 49 us a
+/// step on one, and its step was 4 percent shorter with this).
+pub(crate) const PARALLEL_APPEND_ROWS: usize = 1024;
+
+/// Patches from which [`IslandScratch::visit_patches`] visits the pairs on the pool. Measured on
+/// two threads (`stage_times`, 30 Hz), the impulses handed back to the contacts took 40 -> 26 us a
+/// step for the 210-box pyramid's 400 patches and 94 -> 52 us for the aligned 1000-box pile's 1000
+/// when this was lowered from 2048.
+const PARALLEL_PATCHES: usize = 256;
+
+/// A pair without patches in [`IslandScratch::pair_patches`].
+const NO_PATCHES: (u32, u32, u32, u32) = (u32::MAX, u32::MAX, 0, 0);
+
+impl IslandScratch {
+    /// Builds the contact rows of every island found by [`IslandScratch::find`]: `build(p, chunk)`
+    /// appends the rows and patches of contact pair `p` to `chunk`, its bodies numbered as solver
+    /// slots and its row indices from the chunk's start; the rows' bodies are then renumbered in
+    /// the island.
+    pub(crate) fn build_rows(&mut self, build: impl Fn(usize, &mut ContactChunk) + Sync) {
+        let count = self.count;
+        self.chunk_places.clear();
+        for (slot, &k) in self.by_size[..count].iter().enumerate() {
+            let pairs = self.islands[k].pairs.len();
+            (PAIRS_PER_CHUNK..pairs)
+                .step_by(PAIRS_PER_CHUNK)
+                .for_each(|first| self.chunk_places.push((slot as u32, first as u32)));
+        }
+        let chunk_count = self.chunk_places.len();
+        if self.chunks.len() < chunk_count {
+            self.chunks.resize_with(chunk_count, ContactChunk::default);
+        }
+        let (islands, by_size, local_of) = (&self.islands, &self.by_size, &self.local_of);
+        let build_pairs = |island: &Island, first: usize, chunk: &mut ContactChunk| {
+            chunk.clear();
+            let last = island.pairs.len().min(first + PAIRS_PER_CHUNK);
+            for &p in &island.pairs[first..last] {
+                let start = chunk.rows.len();
+                build(p as usize, chunk);
+                for row in &mut chunk.rows[start..] {
+                    row.a = island.local(local_of, row.a);
+                    row.b = island.local(local_of, row.b);
+                }
+            }
+        };
+        let slots = &mut self.slots[..count];
+        let firsts = |(slot, &k): (&mut IslandSlot, &usize)| build_pairs(&islands[k], 0, &mut slot.rows);
+        let (chunks, places) = (&mut self.chunks[..chunk_count], &self.chunk_places);
+        let rest = |(chunk, &(slot, first)): (&mut ContactChunk, &(u32, u32))| {
+            build_pairs(&islands[by_size[slot as usize]], first as usize, chunk)
+        };
+        if count + chunk_count > 1 {
+            rayon::join(
+                || slots.par_iter_mut().zip(by_size.par_iter()).for_each(firsts),
+                || chunks.par_iter_mut().zip(places.par_iter()).for_each(rest),
+            );
+        } else {
+            slots.iter_mut().zip(by_size.iter()).for_each(firsts);
+        }
+    }
+
+    /// Completes every island's rows and bodies once its contact rows are built: its other
+    /// chunks joined onto the first (a chunk whose rows would not fit the solver's `u32` row
+    /// numbers is left out, with a failure naming its patches), then its joints' rows, from
+    /// `joint_rows` (numbered as solver slots; joint slice `j` is `joint_slices[j]`), and its
+    /// bodies copied out of `bodies`. Returns the failures of the contact pairs, in pair order.
+    pub(crate) fn finish_rows(
+        &mut self,
+        bodies: &[SolverBody],
+        joint_rows: &[Row],
+        joint_slices: &[(usize, usize)],
+    ) -> Vec<String> {
+        let count = self.count;
+        let (islands, by_size, local_of) = (&self.islands, &self.by_size, &self.local_of);
+        // Each slot's chunks, which are consecutive (built in slot order).
+        let mut rest = &mut self.chunks[..self.chunk_places.len()];
+        let mut own_chunks: Vec<&mut [ContactChunk]> = Vec::with_capacity(count);
+        for slot in 0..count as u32 {
+            let taken = self.chunk_places.partition_point(|&(s, _)| s <= slot)
+                - self.chunk_places.partition_point(|&(s, _)| s < slot);
+            let (mine, others) = rest.split_at_mut(taken);
+            own_chunks.push(mine);
+            rest = others;
+        }
+        let finish = |((slot, chunks), &k): ((&mut IslandSlot, &mut [ContactChunk]), &usize)| {
+            let island = &islands[k];
+            append_chunks(&mut slot.rows, chunks);
+            slot.joint_starts.clear();
+            for &j in &island.joints {
+                let (start, end) = joint_slices[j as usize];
+                slot.joint_starts.push(slot.rows.rows.len() as u32);
+                slot.rows.rows.extend(joint_rows[start..end].iter().map(|row| Row {
+                    a: island.local(local_of, row.a),
+                    b: island.local(local_of, row.b),
+                    ..*row
+                }));
+            }
+            slot.local_bodies.clear();
+            slot.local_bodies
+                .extend(island.bodies.iter().map(|&b| bodies[b as usize]));
+        };
+        let slots = &mut self.slots[..count];
+        if count > 1 {
+            (slots.par_iter_mut().zip(own_chunks.into_par_iter()))
+                .zip(by_size.par_iter())
+                .for_each(finish);
+        } else {
+            slots.iter_mut().zip(own_chunks).zip(by_size.iter()).for_each(finish);
+        }
+        // Where each pair's patches are: its slot's own list or one of its chunks.
+        let pair_patches = &mut self.pair_patches;
+        pair_patches.clear();
+        pair_patches.resize(self.pair_island.len(), NO_PATCHES);
+        let mut failures = Vec::new();
+        let holders = (self.slots[..count].iter().enumerate())
+            .map(|(slot, own)| (slot as u32, u32::MAX, &own.rows))
+            .chain(
+                (self.chunks.iter().zip(&self.chunk_places).enumerate())
+                    .map(|(c, (chunk, &(slot, _)))| (slot, c as u32, chunk)),
+            );
+        for (slot, holder, chunk) in holders {
+            failures.extend(chunk.failures.iter().cloned());
+            if !chunk.kept && holder != u32::MAX {
+                let first = chunk.patches.first().map_or(usize::MAX, |patch| patch.pair);
+                failures.push((
+                    first,
+                    format!(
+                        "{} contact patches: more rows than the solver can number (u32)",
+                        chunk.patches.len()
+                    ),
+                ));
+                continue;
+            }
+            for (index, patch) in chunk.patches.iter().enumerate() {
+                let entry = &mut pair_patches[patch.pair];
+                if entry.0 == u32::MAX {
+                    *entry = (slot, holder, index as u32, 0);
+                }
+                entry.3 += 1;
+            }
+        }
+        // Stable: a pair's failures keep their order.
+        failures.sort_by_key(|(pair, _)| *pair);
+        failures.into_iter().map(|(_, why)| why).collect()
+    }
+
+    /// Rows in every island.
+    pub(crate) fn rows(&self) -> usize {
+        self.slots[..self.count].iter().map(|slot| slot.rows.rows.len()).sum()
+    }
+
+    /// Contact points warm-started from last step's contact cache, every island.
+    pub(crate) fn warm_started(&self) -> usize {
+        self.slots[..self.count].iter().map(|slot| slot.rows.warm_started).sum()
+    }
+
+    /// The rows of joint slice `j` (`len` rows) in its island, or `None` for a joint in no
+    /// island.
+    pub(crate) fn joint_rows(&self, j: usize, len: usize) -> Option<&[Row]> {
+        let k = *self.joint_island.get(j)?;
+        let island = self.islands.get(k as usize)?;
+        let slot = &self.slots[self.slot_of[k as usize] as usize];
+        let place = island.joints.binary_search(&(j as u32)).ok()?;
+        let start = slot.joint_starts[place] as usize;
+        Some(&slot.rows.rows[start..start + len])
+    }
+
+    /// Calls `visit` with each contact pair that has patches, each of its patches in the order
+    /// they were built, and its island's rows. Each pair's patches are written by that pair's
+    /// visits alone, so with many patches the pairs are visited side by side on the pool: the same
+    /// writes in the same order for every pair.
+    pub(crate) fn visit_patches(
+        &self,
+        contacts: &mut [PairContacts],
+        visit: impl Fn(&mut PairContacts, &SolvedPatch, &[Row]) + Sync,
+    ) {
+        let visit_pair = |(pair, &(slot, holder, first, len)): (&mut PairContacts, &(u32, u32, u32, u32))| {
+            if slot == u32::MAX {
+                return;
+            }
+            let own = &self.slots[slot as usize].rows;
+            let patches = if holder == u32::MAX {
+                &own.patches
+            } else {
+                &self.chunks[holder as usize].patches
+            };
+            for patch in &patches[first as usize..(first + len) as usize] {
+                visit(pair, patch, &own.rows);
+            }
+        };
+        let patches: usize = self.pair_patches.iter().map(|entry| entry.3 as usize).sum();
+        if patches >= PARALLEL_PATCHES {
+            (contacts.par_iter_mut().zip(self.pair_patches.par_iter()))
+                .with_min_len(PAIRS_PER_CHUNK)
+                .for_each(visit_pair);
+        } else {
+            contacts.iter_mut().zip(&self.pair_patches).for_each(visit_pair);
+        }
+    }
+}
+
+/// Joins `chunks` onto `own` in order: rows copied, every row index a chunk holds (friction rows'
+/// normal rows, and its patches' rows, which stay in the chunk) shifted by the rows before it, its
+/// warm starts counted. A chunk whose rows would not fit the solver's `u32` row numbers is left out
+/// (`kept` false).
+fn append_chunks(own: &mut ContactChunk, chunks: &mut [ContactChunk]) {
+    // Each chunk's first row's place among the island's rows; a chunk left out takes no room.
+    let first = own.rows.len();
+    let mut end = first;
+    for chunk in chunks.iter_mut() {
+        chunk.start = end as u32;
+        chunk.kept = u32::try_from(end + chunk.rows.len()).is_ok_and(|last| last < u32::MAX);
+        if chunk.kept {
+            end += chunk.rows.len();
+            own.warm_started += chunk.warm_started;
+        }
+    }
+    // Every row is copied on its own, so the copying (megabytes for a heap of debris) is shared
+    // among threads, each row finding its chunk by its place (the last chunk starting at or before
+    // it: a chunk left out or empty takes no room, so it is never the last one there): the same
+    // rows in the same order as one chunk after another.
+    let chunks_ref = &*chunks;
+    let shifted = |place: usize| {
+        let chunk = &chunks_ref[chunks_ref.partition_point(|chunk| chunk.start as usize <= place) - 1];
+        let mut row = chunk.rows[place - chunk.start as usize];
+        if let Some(friction) = &mut row.friction {
+            friction.normal_row += chunk.start;
+        }
+        row
+    };
+    if end - first >= PARALLEL_APPEND_ROWS {
+        own.rows.par_extend((first..end).into_par_iter().map(shifted));
+    } else {
+        own.rows.extend((first..end).map(shifted));
+    }
+    // The patches stay in their chunks, their rows shifted where they are.
+    for chunk in chunks.iter_mut().filter(|chunk| chunk.kept) {
+        let offset = chunk.start;
+        for patch in &mut chunk.patches {
+            patch.rows.friction = patch.rows.friction.map(|first| first + offset);
+            patch.rows.normals += offset;
+            patch.rows.twist = patch.rows.twist.map(|twist| twist + offset);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contact_cache::WarmStart;
+    use crate::handle::BodyId;
+    use glam::{DMat3, DVec3};
+    use shatter_collision::FeatureId;
+    use shatter_solver::{ContactPoint, PatchRows, push_contact_rows};
+    use smallvec::SmallVec;
+
+    /// Pairs spread over three interleaved islands (pair `p` links bodies `p` and `p + 3`), each
+    /// built in many chunks on a pool of two threads: every pair's patches, visited side by side,
+    /// read the pair's own rows among its island's joined rows (each row carries its pair's
+    /// number); the visits write what visiting pair after pair writes (an order-sensitive
+    /// update); pairs without patches are left alone; and the failures come back in pair order.
+    #[test]
+    fn island_rows_patches_read_their_own_joined_rows() {
+        let pairs = 3000;
+        let bodies: Vec<SolverBody> = (0..pairs + 3)
+            .map(|_| SolverBody {
+                linear_velocity: DVec3::NEG_Y,
+                angular_velocity: DVec3::ZERO,
+                inverse_mass: 1.0,
+                inverse_inertia: DMat3::IDENTITY * 6.0,
+            })
+            .collect();
+        let slots: Vec<(u32, u32)> = (0..pairs as u32).map(|p| (p + 3, p)).collect();
+        let mut scratch = IslandScratch::default();
+        assert_eq!(scratch.find(&bodies, &slots, &[]), 3);
+        // Every fifth pair has no patch, the others one or two, each patch naming its pair's
+        // three rows; every seventh pair fails as well.
+        let patches_of = |p: usize| if p % 5 == 0 { 0 } else { 1 + p % 2 };
+        let build = |p: usize, chunk: &mut ContactChunk| {
+            let start = chunk.rows.len() as u32;
+            let (a, b) = slots[p];
+            let point = ContactPoint::new(a, b, DVec3::NEG_Y * 0.5, DVec3::Y * 0.5, DVec3::Y, 1e-3, 0.4);
+            push_contact_rows(&mut chunk.rows, &bodies, &point, 1.0 / 30.0).unwrap();
+            for row in &mut chunk.rows[start as usize..] {
+                row.lambda = p as f64;
+            }
+            for k in 0..patches_of(p) {
+                chunk.patches.push(SolvedPatch {
+                    pair: p,
+                    contacts: (0..4).filter(|c| (c + k) % 2 == 0).collect(),
+                    points: SmallVec::new(),
+                    normal: DVec3::Y,
+                    rows: PatchRows {
+                        friction: Some(start + 1),
+                        twist: Some(start + 2),
+                        normals: start,
+                        tangents: [DVec3::X, DVec3::Z],
+                        centre_arm_a: DVec3::ZERO,
+                    },
+                });
+            }
+            if p % 7 == 0 {
+                chunk.failures.push((p, format!("pair {p}")));
+            }
+        };
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let failures = pool.install(|| {
+            scratch.build_rows(build);
+            scratch.finish_rows(&bodies, &[], &[])
+        });
+        let expected: Vec<String> = (0..pairs).filter(|p| p % 7 == 0).map(|p| format!("pair {p}")).collect();
+        assert_eq!(failures, expected);
+        assert_eq!(scratch.rows(), 3 * pairs);
+        // Each island's rows name its own bodies: pair p's bodies are the island's (p / 3)-th and
+        // (p / 3 + 1)-th.
+        let point = crate::contacts::ContactPoint {
+            point: DVec3::ZERO,
+            normal: DVec3::Y,
+            depth: 0.0,
+            feature: FeatureId::of_a(0),
+            tangents: [DVec3::X, DVec3::Z],
+            collision_impulse: 0.0,
+            normal_impulse: 1.0,
+            friction_impulse: [0.0; 2],
+            warm_start: WarmStart::default(),
+        };
+        let contacts: Vec<PairContacts> = (0..pairs)
+            .map(|p| PairContacts {
+                body_a: BodyId::new(p as u32, 0),
+                body_b: BodyId::new(p as u32 + 3, 0),
+                friction: 0.5,
+                restitution: 0.0,
+                contacts: SmallVec::from_elem(point, 4),
+                dense: [p as u32, p as u32 + 3],
+            })
+            .collect();
+        let visit = |pair: &mut PairContacts, patch: &SolvedPatch, rows: &[Row]| {
+            let p = patch.pair;
+            assert_eq!(pair.body_a, BodyId::new(p as u32, 0), "patch of another pair");
+            let read = [
+                patch.rows.normals,
+                patch.rows.friction.unwrap(),
+                patch.rows.twist.unwrap(),
+            ];
+            let local = (p / 3) as u32;
+            for r in read {
+                assert_eq!(rows[r as usize].lambda, p as f64, "pair {p}: row {r} is another pair's");
+                assert_eq!([rows[r as usize].a, rows[r as usize].b], [local + 1, local]);
+            }
+            for &c in &patch.contacts {
+                let impulse = &mut pair.contacts[c].normal_impulse;
+                *impulse = *impulse * 3.0 + read[0] as f64;
+            }
+        };
+        let mut visited = contacts.clone();
+        pool.install(|| scratch.visit_patches(&mut visited, visit));
+        let mut expected = contacts.clone();
+        for (p, pair) in expected.iter_mut().enumerate() {
+            let place = 3 * (p / 3) as u32;
+            for k in 0..patches_of(p) {
+                for c in (0..4).filter(|c| (c + k) % 2 == 0) {
+                    let impulse = &mut pair.contacts[c].normal_impulse;
+                    *impulse = *impulse * 3.0 + place as f64;
+                }
+            }
+        }
+        assert!(visited == expected);
+        assert!(visited != contacts, "the visit wrote something");
+    }
+}
