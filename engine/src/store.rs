@@ -102,6 +102,10 @@ impl BodyView<'_> {
     }
 }
 
+/// The moving bodies as one run of the store's arrays ([`BodyStore::moving_run_mut`]): the run's
+/// first dense index, and its states, masses and kinds.
+pub(crate) type MovingRun<'a> = (usize, &'a mut [RigidState], &'a [MassProperties], &'a [BodyKind]);
+
 /// Every body of a world. See the [module docs](self).
 #[derive(Clone, Debug, Default)]
 pub struct BodyStore {
@@ -280,6 +284,24 @@ impl BodyStore {
     /// States, masses and kinds at once, the first mutable (for the integrator and impulses).
     pub(crate) fn dynamics_mut(&mut self) -> (&mut [RigidState], &[MassProperties], &[BodyKind]) {
         (&mut self.states, &self.masses, &self.kinds)
+    }
+
+    /// The states (mutable), masses and kinds of the moving bodies when they are one run of
+    /// dense indices (every body but those at the ends, as a world without sleepers has them),
+    /// with the run's first index; `None` otherwise. Passes over the moving bodies then work on the
+    /// store's own arrays instead of copies.
+    pub(crate) fn moving_run_mut(&mut self) -> Option<MovingRun<'_>> {
+        let (&first, &last) = (self.moving.first()?, self.moving.last()?);
+        // Ascending and distinct, so the list is the whole run exactly when it is as long.
+        let run = first as usize..last as usize + 1;
+        (run.len() == self.moving.len()).then(|| {
+            (
+                run.start,
+                &mut self.states[run.clone()],
+                &self.masses[run.clone()],
+                &self.kinds[run],
+            )
+        })
     }
 
     /// The moving list with the states (mutable) and kinds, for passes over the moving bodies.

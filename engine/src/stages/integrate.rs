@@ -1,8 +1,9 @@
 //! Stage `integrate`: the poses of every moving body, through `integrate_batch` with the
 //! energy-and-momentum fix of Su 2009 section 2.
 //!
-//! Moving bodies (awake dynamic and kinematic ones) are gathered into dense scratch arrays (the
-//! per-awake-body tier of the store), advanced in parallel by the integrators crate, and written
+//! Moving bodies (awake dynamic and kinematic ones) are advanced in parallel by the integrators
+//! crate: where they are, when they are one run of the store's arrays (a world without sleepers),
+//! or else gathered into dense scratch arrays (the per-awake-body tier of the store) and written
 //! back; sleeping and static bodies are not touched. Before the advance, each body also takes the
 //! displacement of the solve's split (pseudo) velocities: position `x += h v_split`, orientation
 //! `R = exp(h w_split) R`. These push overlapping bodies apart without ever entering the velocities
@@ -12,9 +13,13 @@
 //! update; it is handed back for quarantine instead of being advanced.
 
 use glam::{DQuat, DVec3};
+use rayon::prelude::*;
 use shatter_integrators::{BodyKind, EnergyFixTally, IntegrationSettings, MassProperties, RigidState, integrate_batch};
 
 use crate::store::BodyStore;
+
+/// Bodies one task checks before they are advanced in place.
+const CHECK_CHUNK: usize = 256;
 
 /// Pseudo velocities of one body from the solve: added to its pose only.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -69,6 +74,22 @@ pub(crate) fn run(
                 state.orientation = turned;
                 state.set_angular_velocity(angular);
             }
+        }
+    }
+    // The common case: the moving bodies are one run of the store's arrays and all can be
+    // advanced, so they are advanced where they are (gathering them into the scratch arrays and
+    // back was a third of the stage for a thousand awake boxes). The same bits as the copies.
+    let moved = bodies.moving().len();
+    if let Some((first, states, masses, kinds)) = bodies.moving_run_mut() {
+        let advanceable =
+            |(state, mass): (&RigidState, &MassProperties)| state.is_valid() && state.kinetic_energy(mass).is_finite();
+        if states.par_iter().zip(masses).with_min_len(CHECK_CHUNK).all(advanceable) {
+            match integrate_batch(states, masses, kinds, dt, settings) {
+                Ok(tally) => outcome.energy_fix = tally,
+                Err(failure) => outcome.failed.push((first + failure.index, failure.error.to_string())),
+            }
+            outcome.moved = moved;
+            return outcome;
         }
     }
     scratch.indices.clear();
