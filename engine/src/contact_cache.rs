@@ -148,10 +148,11 @@ impl ContactCache {
 
     /// Where the remembered entries of each of `pairs` (sorted by pair, as the collide stage
     /// leaves them) are: their first index in the cache and how many, for [`ContactCache::span`].
-    /// Runs of [`SPAN_PAIRS`] pairs are searched side by side on the pool, each pair from the last
-    /// one's end ([`ContactCache::pair_from`]): one search per run, whatever order the pairs are
-    /// read in afterwards (a solve builds its rows island by island, each island's pairs scattered
-    /// through the list).
+    /// Runs of 256 pairs are searched side by side on the pool, each pair from the last one's end
+    /// ([`ContactCache::pair_from`]): one search per run, whatever order the pairs are read in
+    /// afterwards (a solve builds its rows island by island, each island's pairs scattered through
+    /// the list; searching each from the last one of its island took 6 percent of the aligned
+    /// 1000-box pile's step).
     pub fn pair_spans(&self, pairs: &[PairContacts], spans: &mut Vec<(usize, usize)>) {
         spans.clear();
         spans.resize(pairs.len(), (0, 0));

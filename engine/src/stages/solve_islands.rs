@@ -106,8 +106,9 @@ pub(crate) struct IslandScratch {
     pub(crate) slot_of: Vec<u32>,
     /// Each dynamic solver body's number in its island; [`SHARED_BODY`] for the others.
     pub(crate) local_of: Vec<u32>,
-    /// The island of each contact pair and of each joint slice, `u32::MAX` for none.
+    /// The island of each contact pair, `u32::MAX` for none.
     pub(crate) pair_island: Vec<u32>,
+    /// The island of each joint slice, `u32::MAX` for none.
     pub(crate) joint_island: Vec<u32>,
     /// Island number of each union-find root, `u32::MAX` for none yet.
     number: Vec<u32>,
