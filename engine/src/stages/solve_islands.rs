@@ -53,8 +53,11 @@ pub(crate) struct IslandsReport {
 /// them (ascending indices into the step's pairs and joint slices).
 #[derive(Debug, Default)]
 pub(crate) struct Island {
+    /// Its bodies' solver slots, ascending.
     pub(crate) bodies: Vec<u32>,
+    /// Its contact pairs (indices into the step's pairs), ascending.
     pub(crate) pairs: Vec<u32>,
+    /// Its joints (indices into the step's joint slices), ascending.
     pub(crate) joints: Vec<u32>,
     /// Whether a body that is not dynamic is among `bodies` (then they need sorting once listed).
     touches_kinematic: bool,
@@ -82,6 +85,7 @@ impl Island {
 /// afresh each time one grew).
 #[derive(Debug, Default)]
 pub(crate) struct IslandSlot {
+    /// The island's bodies, in its own numbering.
     pub(crate) local_bodies: Vec<SolverBody>,
     /// The island's rows, its contact patches (their rows numbered among these) and what its
     /// pairs' rows could not be built for.
@@ -95,9 +99,11 @@ pub(crate) struct IslandSlot {
 /// The islands of the last solve and the slots they were solved in, kept for their memory.
 #[derive(Debug, Default)]
 pub(crate) struct IslandScratch {
+    /// The islands found, the first `count` of them this step's.
     pub(crate) islands: Vec<Island>,
-    /// Islands found this step (the first of `islands`).
+    /// Islands found this step.
     pub(crate) count: usize,
+    /// The slots, the first `count` of them in use this step.
     pub(crate) slots: Vec<IslandSlot>,
     /// Island numbers from the largest island down: island `by_size[s]` is built and solved in
     /// slot `s`.
