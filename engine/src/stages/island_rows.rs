@@ -47,14 +47,16 @@ impl ContactChunk {
 
 /// Rows from which [`IslandScratch::finish_rows`] copies an island's chunks on the pool: a
 /// thousand rows (a quarter of a megabyte) take long enough on one thread to pay for a second
-/// (measured at 4096 against 1024 on two threads: the 210-box pyramid's 2800 rows took 49 us a
-/// step on one, and its step was 4 percent shorter with this).
+/// (measured at 4096 against 1024 on two threads, when the step's rows were joined into one
+/// list: the 210-box pyramid's 2800 rows took 49 us a step on one, and its step was 4 percent
+/// shorter with this; the pyramid is one island, joined the same way now).
 pub(crate) const PARALLEL_APPEND_ROWS: usize = 1024;
 
 /// Patches from which [`IslandScratch::visit_patches`] visits the pairs on the pool. Measured on
-/// two threads (`stage_times`, 30 Hz), the impulses handed back to the contacts took 40 -> 26 us a
-/// step for the 210-box pyramid's 400 patches and 94 -> 52 us for the aligned 1000-box pile's 1000
-/// when this was lowered from 2048.
+/// two threads (`stage_times`, 30 Hz, when the patches were visited chunk by chunk of the
+/// step-wide row list), the impulses handed back to the contacts took 40 -> 26 us a step for the
+/// 210-box pyramid's 400 patches and 94 -> 52 us for the aligned 1000-box pile's 1000 when this
+/// was lowered from 2048.
 const PARALLEL_PATCHES: usize = 256;
 
 /// A pair without patches in [`IslandScratch::pair_patches`].
@@ -69,10 +71,8 @@ impl IslandScratch {
         let count = self.count;
         self.chunk_places.clear();
         for (slot, &k) in self.by_size[..count].iter().enumerate() {
-            let pairs = self.islands[k].pairs.len();
-            (PAIRS_PER_CHUNK..pairs)
-                .step_by(PAIRS_PER_CHUNK)
-                .for_each(|first| self.chunk_places.push((slot as u32, first as u32)));
+            let extra = (1..=self.islands[k].extra_chunks()).map(|c| (slot as u32, (c * PAIRS_PER_CHUNK) as u32));
+            self.chunk_places.extend(extra);
         }
         let chunk_count = self.chunk_places.len();
         if self.chunks.len() < chunk_count {
@@ -123,10 +123,8 @@ impl IslandScratch {
         // Each slot's chunks, which are consecutive (built in slot order).
         let mut rest = &mut self.chunks[..self.chunk_places.len()];
         let mut own_chunks: Vec<&mut [ContactChunk]> = Vec::with_capacity(count);
-        for slot in 0..count as u32 {
-            let taken = self.chunk_places.partition_point(|&(s, _)| s <= slot)
-                - self.chunk_places.partition_point(|&(s, _)| s < slot);
-            let (mine, others) = rest.split_at_mut(taken);
+        for &k in &by_size[..count] {
+            let (mine, others) = rest.split_at_mut(islands[k].extra_chunks());
             own_chunks.push(mine);
             rest = others;
         }
@@ -200,6 +198,12 @@ impl IslandScratch {
     /// Contact points warm-started from last step's contact cache, every island.
     pub(crate) fn warm_started(&self) -> usize {
         self.slots[..self.count].iter().map(|slot| slot.rows.warm_started).sum()
+    }
+
+    /// Whether joint slice `j` is in an island (one of its bodies is dynamic), so that its rows
+    /// are solved there.
+    pub(crate) fn has_joint(&self, j: usize) -> bool {
+        self.joint_island.get(j).is_some_and(|&k| k != u32::MAX)
     }
 
     /// The rows of joint slice `j` (`len` rows) in its island, or `None` for a joint in no

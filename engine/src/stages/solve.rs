@@ -234,7 +234,7 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     outcome.failures = islands.finish_rows(&solver.bodies, all_joint_rows, &joint_slices.ranges);
     outcome.failures.append(&mut joint_failures);
     let outside_islands: usize = (joint_slices.ranges.iter().enumerate())
-        .filter(|(j, _)| islands.joint_rows(*j, 0).is_none())
+        .filter(|&(j, _)| !islands.has_joint(j))
         .map(|(_, (start, end))| end - start)
         .sum();
     outcome.rows = islands.rows() + outside_islands;

@@ -64,6 +64,15 @@ pub(crate) struct Island {
 }
 
 impl Island {
+    /// Chunks of its contact pairs built apart from the first, which is built in its slot
+    /// (island_rows.rs).
+    pub(crate) fn extra_chunks(&self) -> usize {
+        self.pairs
+            .len()
+            .div_ceil(crate::stages::island_rows::PAIRS_PER_CHUNK)
+            .saturating_sub(1)
+    }
+
     /// The island's number for solver body `global` (a member, or [`NO_BODY`]), given each
     /// dynamic body's number in `local_of`.
     pub(crate) fn local(&self, local_of: &[u32], global: u32) -> u32 {
