@@ -512,19 +512,25 @@ fn fill_row<'a>(
         .friction
         .filter(|_| shape.pass == Pass::Velocity)
         .map(|(from, to, _)| ((from - first) as u16, (to - first) as u16));
-    row.clear(friction);
+    // Each lane is written whole, as padding or from its row: the row's earlier contents (an
+    // earlier solve's) are never read. (Written as a whole padding row first, each row cost a
+    // copy of its 488 bytes more: 2.6 percent of the aligned 1000-box pile's step on one thread.)
+    row.friction = friction;
+    row.clamped = 0;
     let mut block = [[0.0; LANES]; 3];
     let mut mirrored = true;
     for (lane, start) in batch.start.iter().enumerate() {
-        if let Some(start) = start {
-            let island = island_of(lane);
-            let prepared = &island.prepared[start + k];
-            row.fill(lane, prepared, island.pass);
-            let (of_a, of_b) = (prepared.jacobian_a.linear(), prepared.jacobian_b.linear());
-            for (c, (a, b)) in of_a.to_array().into_iter().zip(of_b.to_array()).enumerate() {
-                block[c][lane] = b;
-                mirrored &= (-a).to_bits() == b.to_bits();
-            }
+        let Some(start) = start else {
+            row.pad(lane);
+            continue;
+        };
+        let island = island_of(lane);
+        let prepared = &island.prepared[start + k];
+        row.fill(lane, prepared, island.pass);
+        let (of_a, of_b) = (prepared.jacobian_a.linear(), prepared.jacobian_b.linear());
+        for (c, (a, b)) in of_a.to_array().into_iter().zip(of_b.to_array()).enumerate() {
+            block[c][lane] = b;
+            mirrored &= (-a).to_bits() == b.to_bits();
         }
     }
     // Padding lanes never move anything, whatever their B block (the type's docs). A mirrored
@@ -565,9 +571,23 @@ impl LaneRow {
         }
     }
 
-    /// Makes this row [`padding`](Self::padding) in place.
-    fn clear(&mut self, friction: Option<(u16, u16)>) {
-        *self = Self::padding(friction);
+    /// Makes `lane` of this row padding in place: every entry zero, as in
+    /// [`padding`](Self::padding).
+    fn pad(&mut self, lane: usize) {
+        for component in self.jacobian_a.iter_mut().chain(&mut self.angular_b) {
+            component[lane] = 0.0;
+        }
+        for entry in [
+            &mut self.target,
+            &mut self.cfm_over_h,
+            &mut self.inverse_diagonal,
+            &mut self.inverse_effective_mass,
+            &mut self.lower_or_mu,
+            &mut self.upper,
+        ] {
+            entry[lane] = 0.0;
+        }
+        self.clamped &= !(1 << lane);
     }
 
     /// Puts `row` in `lane`, as `pass` solves it.
