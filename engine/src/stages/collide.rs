@@ -239,27 +239,33 @@ impl Chunk {
         record.dense = [a, b];
         // Analytic manifolds share one normal: its tangents are computed once.
         let mut basis = (DVec3::NAN, [DVec3::ZERO; 2]);
-        record.contacts.clear();
-        record.contacts.extend(
-            self.contacts[contacts.start as usize..contacts.end as usize]
-                .iter()
-                .map(|c| {
-                    if c.normal != basis.0 {
-                        basis = (c.normal, tangent_basis(c.normal));
-                    }
-                    ContactPoint {
-                        point: c.point,
-                        normal: c.normal,
-                        depth: c.depth,
-                        feature: c.feature,
-                        tangents: basis.1,
-                        collision_impulse: 0.0,
-                        normal_impulse: 0.0,
-                        friction_impulse: [0.0; 2],
-                        warm_start: WarmStart::default(),
-                    }
-                }),
-        );
+        let mut point = |c: &Contact| {
+            if c.normal != basis.0 {
+                basis = (c.normal, tangent_basis(c.normal));
+            }
+            ContactPoint {
+                point: c.point,
+                normal: c.normal,
+                depth: c.depth,
+                feature: c.feature,
+                tangents: basis.1,
+                collision_impulse: 0.0,
+                normal_impulse: 0.0,
+                friction_impulse: [0.0; 2],
+                warm_start: WarmStart::default(),
+            }
+        };
+        // Written over the record's own points where it has them (each is 176 bytes: built and
+        // then pushed, every point was copied once more).
+        let source = &self.contacts[contacts.start as usize..contacts.end as usize];
+        record.contacts.truncate(source.len());
+        let kept = record.contacts.len();
+        for (slot, c) in record.contacts.iter_mut().zip(source) {
+            *slot = point(c);
+        }
+        for c in &source[kept..] {
+            record.contacts.push(point(c));
+        }
     }
 }
 
