@@ -127,6 +127,34 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
+    /// A row that is never solved, only a place to prepare a row into: inactive, between no
+    /// bodies, with zero Jacobians.
+    pub(crate) fn unset() -> Self {
+        Self {
+            a: 0,
+            b: 0,
+            jacobian_a: Twist::default(),
+            jacobian_b: Twist::default(),
+            response_a: Twist::default(),
+            response_b: Twist::default(),
+            inverse_effective_mass: 0.0,
+            inverse_mass_a: 0.0,
+            inverse_mass_b: 0.0,
+            cfm_over_h: 0.0,
+            diagonal: 0.0,
+            inverse_diagonal: 0.0,
+            active: false,
+            target: 0.0,
+            split_rhs: 0.0,
+            split: false,
+            lower: 0.0,
+            upper: 0.0,
+            friction: None,
+            energy_clamp: false,
+            pair: 0,
+        }
+    }
+
     /// The split solve's right-hand side, m/s, for a split row (penetration pushed out by the split
     /// pass, split.rs); `None` for the others.
     #[inline]
