@@ -21,7 +21,7 @@ use crate::body::SolverBody;
 use crate::error::SolverError;
 use crate::patch::friction_tangents;
 use crate::row::{BiasMode, Friction, Jacobian, Row, inverse_effective_mass};
-use crate::softness::Softness;
+use crate::softness::{RowSoftness, Softness};
 
 /// How far a contact normal's length may be from 1.
 pub(crate) const UNIT_TOLERANCE: f64 = 1e-6;
@@ -92,17 +92,12 @@ pub fn tangent_basis(n: DVec3) -> (DVec3, DVec3) {
 pub(crate) fn contact_normal_row(
     bodies: &[SolverBody],
     (a, b): (u32, u32),
-    (arm_a, arm_b, n, depth): (DVec3, DVec3, DVec3, f64),
+    at: (DVec3, DVec3, DVec3, f64),
     softness: Softness,
     energy_clamp: bool,
     dt: f64,
 ) -> Result<Row, SolverError> {
-    let mut row = Row::new(a, b, Jacobian::linear(n, arm_a, arm_b));
-    row.lower = 0.0;
-    row.upper = f64::INFINITY;
-    row.position_error = -depth;
-    row.bias_mode = BiasMode::Split;
-    row.energy_clamp = energy_clamp;
+    let row = contact_normal_row_with(a, b, at, energy_clamp, RowSoftness { erp: 1.0, cfm: 0.0 });
     // Only a frequency softness reads the effective mass; a contact's rows are built by the
     // thousand each step, so the others skip computing it.
     let effective_mass = match softness {
@@ -110,6 +105,28 @@ pub(crate) fn contact_normal_row(
         Softness::ErpCfm { .. } | Softness::SpringDamper { .. } => f64::NAN,
     };
     Ok(row.with_softness(softness.erp_cfm(dt, effective_mass)?))
+}
+
+/// The normal row of a contact between bodies `a` and `b` at `(arm_a, arm_b, n, depth)` (as
+/// [`contact_normal_row`]) with its ERP and CFM already found.
+#[inline]
+pub(crate) fn contact_normal_row_with(
+    a: u32,
+    b: u32,
+    (arm_a, arm_b, n, depth): (DVec3, DVec3, DVec3, f64),
+    energy_clamp: bool,
+    softness: RowSoftness,
+) -> Row {
+    Row {
+        lower: 0.0,
+        upper: f64::INFINITY,
+        position_error: -depth,
+        bias_mode: BiasMode::Split,
+        energy_clamp,
+        erp: softness.erp,
+        cfm: softness.cfm,
+        ..Row::new(a, b, Jacobian::linear(n, arm_a, arm_b))
+    }
 }
 
 /// The three rows of a contact: `[normal, friction along t1, friction along t2]`, for a time step
