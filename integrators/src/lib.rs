@@ -10,7 +10,9 @@
 //!   Su, Schroeder and Fedkiw 2009 section 2 ([`apply_energy_fix`] on its own), so that a body
 //!   spinning at one step per 30 Hz frame keeps both its energy and its angular momentum;
 //! - impulses on pairs of bodies and the clamp of Su 2009 section 3.2 ([`clamp_pair_impulse`]) that
-//!   keeps collisions and contacts from adding kinetic energy.
+//!   keeps collisions and contacts from adding kinetic energy;
+//! - [`parallel::join`], the one way the crates above this one put two pieces of a step side by
+//!   side on the rayon pool (the thread that waits stays awake).
 //!
 //! What it is not: it knows no geometry, no contacts and no world. Every function here is a pure
 //! function over plain data; the engine calls them from its step.
@@ -25,6 +27,7 @@ pub mod impulse;
 pub mod integrate;
 pub mod lanes;
 pub mod mass;
+pub mod parallel;
 pub mod principal_axes;
 pub mod random;
 pub mod state;

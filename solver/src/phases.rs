@@ -198,7 +198,7 @@ pub(crate) fn start(
         start_split(heads, body_count, split);
     };
     if rows.len() >= PARALLEL_ISLAND_ROWS {
-        rayon::join(order, rest);
+        shatter_integrators::parallel::join(order, rest);
     } else {
         order();
         rest();
@@ -324,7 +324,7 @@ pub(crate) fn finish(
         finish_split(prepared, world, settings, shock, split_buffers)
     };
     let split = if prepared.len() >= PARALLEL_ISLAND_ROWS {
-        rayon::join(velocity_pass, split_pass).1
+        shatter_integrators::parallel::join(velocity_pass, split_pass).1
     } else {
         velocity_pass();
         split_pass()

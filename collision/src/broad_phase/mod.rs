@@ -319,7 +319,7 @@ impl BroadPhase {
         // The searches ran on trees whose moved boxes only grew their ancestors; tightening and
         // rotating them is independent of merging the pairs, so the two run side by side.
         let (trees, pair_set, touched) = (&mut self.trees, &mut self.pairs, &self.touched);
-        rayon::join(
+        shatter_integrators::parallel::join(
             || {
                 for tree in trees.iter_mut() {
                     tree.refit();

@@ -98,7 +98,7 @@ impl IslandScratch {
             build_pairs(&islands[by_size[slot as usize]], first as usize, chunk)
         };
         if count + chunk_count > 1 {
-            rayon::join(
+            shatter_integrators::parallel::join(
                 || slots.par_iter_mut().zip(by_size.par_iter()).for_each(firsts),
                 || chunks.par_iter_mut().zip(places.par_iter()).for_each(rest),
             );

@@ -285,7 +285,10 @@ impl IslandScratch {
         // list was cut in two halves once: the thread holding the first half solved its other
         // islands one after another once the largest was done, while the rest of the pool waited.
         if let Some((largest, others)) = groups.split_first_mut() {
-            rayon::join(|| solve_group(largest), || others.par_iter_mut().for_each(solve_group));
+            shatter_integrators::parallel::join(
+                || solve_group(largest),
+                || others.par_iter_mut().for_each(solve_group),
+            );
         }
         drop(groups);
         // Merged in island order, as the report's lists are.
