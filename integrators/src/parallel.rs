@@ -70,6 +70,29 @@ where
     )
 }
 
+/// Calls `visit(index, item)` for every item of `items`, shared among the pool's threads by
+/// halving the list (through [`join`], so no thread that waits for the other half sleeps) down to
+/// runs of at most `min_len` items (at least one), each visited in order on one thread.
+pub fn for_each_mut<T: Send>(items: &mut [T], min_len: usize, visit: &(impl Fn(usize, &mut T) + Sync)) {
+    for_each_mut_from(0, items, min_len.max(1), visit);
+}
+
+/// [`for_each_mut`] over `items`, the first of which is item `first` of the whole list.
+fn for_each_mut_from<T: Send>(first: usize, items: &mut [T], min_len: usize, visit: &(impl Fn(usize, &mut T) + Sync)) {
+    if items.len() <= min_len || rayon::current_num_threads() < 2 {
+        for (k, item) in items.iter_mut().enumerate() {
+            visit(first + k, item);
+        }
+        return;
+    }
+    let half = items.len() / 2;
+    let (front, back) = items.split_at_mut(half);
+    join(
+        || for_each_mut_from(first, front, min_len, visit),
+        || for_each_mut_from(first + half, back, min_len, visit),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +116,28 @@ mod tests {
                 let (x, (y, z)) = join(|| busy(50), || join(|| busy(100), || busy(20)));
                 assert_eq!((x, y, z), (50, 100, 20));
             });
+        }
+    }
+
+    /// Every item is visited once, with its own index, for lists shorter and longer than the
+    /// runs, on one thread and on several.
+    #[test]
+    fn parallel_for_each_mut_visits_every_item_once_with_its_index() {
+        for threads in [1, 2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            for (len, min_len) in [(0, 1), (1, 1), (7, 0), (100, 1), (1000, 64), (1000, 999), (1000, 4000)] {
+                let mut items: Vec<(usize, u32)> = (0..len).map(|k| (k, 0)).collect();
+                pool.install(|| {
+                    for_each_mut(&mut items, min_len, &|index, item: &mut (usize, u32)| {
+                        assert_eq!(index, item.0, "item {} visited as {index}", item.0);
+                        item.1 += 1;
+                    })
+                });
+                assert!(
+                    items.iter().all(|&(_, visits)| visits == 1),
+                    "{len} items, runs of {min_len}"
+                );
+            }
         }
     }
 }

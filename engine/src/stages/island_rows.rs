@@ -242,9 +242,10 @@ impl IslandScratch {
         };
         let patches: usize = self.pair_patches.iter().map(|entry| entry.3 as usize).sum();
         if patches >= PARALLEL_PATCHES {
-            (contacts.par_iter_mut().zip(self.pair_patches.par_iter()))
-                .with_min_len(PAIRS_PER_CHUNK)
-                .for_each(visit_pair);
+            let pair_patches = &self.pair_patches;
+            shatter_integrators::parallel::for_each_mut(contacts, PAIRS_PER_CHUNK, &|p, pair| {
+                visit_pair((pair, &pair_patches[p]))
+            });
         } else {
             contacts.iter_mut().zip(&self.pair_patches).for_each(visit_pair);
         }

@@ -15,7 +15,6 @@
 //! back island by island. A solve is a pure function of its island, so the results are the same
 //! bits whatever the thread count and the grouping.
 
-use rayon::prelude::*;
 use shatter_solver::{
     IslandSolve, NO_BODY, SolveReport, SolverBody, SolverError, SolverSettings, SolverWorkspace, SplitVelocity,
     solve_together,
@@ -287,7 +286,7 @@ impl IslandScratch {
         if let Some((largest, others)) = groups.split_first_mut() {
             shatter_integrators::parallel::join(
                 || solve_group(largest),
-                || others.par_iter_mut().for_each(solve_group),
+                || shatter_integrators::parallel::for_each_mut(others, 1, &|_, group| solve_group(group)),
             );
         }
         drop(groups);
