@@ -72,6 +72,9 @@ impl BodyMotion {
 /// tests, small enough that two threads share a pile's few thousand pairs evenly.
 const CHUNK: usize = 64;
 
+/// Records (or cache entries) written by one thread in a row when they are written on the pool.
+const WRITE_RUN: usize = 64;
+
 /// Where a pair's manifold cache entry for the next step is.
 #[derive(Clone, Copy, Debug)]
 enum Entry {
@@ -321,10 +324,9 @@ pub(crate) fn narrow_phase(
             .map(|dense| BodyMotion::of(bodies, dense, job.gravity, job.dt)),
     );
     let (chunks, motions) = (&mut scratch.chunks[..tasks], &scratch.motions[..]);
-    pairs
-        .par_chunks(CHUNK)
-        .zip(chunks.par_iter_mut())
-        .for_each(|(pairs, chunk)| chunk.run(job, motions, pairs));
+    shatter_integrators::parallel::for_each_mut(chunks, 1, &|c, chunk| {
+        chunk.run(job, motions, &pairs[c * CHUNK..((c + 1) * CHUNK).min(pairs.len())])
+    });
     scratch.touching.clear();
     scratch.entries.clear();
     for (c, chunk) in chunks.iter_mut().enumerate() {
@@ -371,7 +373,7 @@ fn write_after<T: Send, S: Sync>(
     write: impl Fn(&S, &mut T) + Sync + Send,
 ) {
     list.resize_with(live + sources.len(), blank);
-    (list[live..].par_iter_mut().zip(sources)).for_each(|(entry, source)| write(source, entry));
+    shatter_integrators::parallel::for_each_mut(&mut list[live..], WRITE_RUN, &|k, entry| write(&sources[k], entry));
 }
 
 #[cfg(test)]

@@ -98,9 +98,10 @@ impl IslandScratch {
             build_pairs(&islands[by_size[slot as usize]], first as usize, chunk)
         };
         if count + chunk_count > 1 {
-            shatter_integrators::parallel::join(
-                || slots.par_iter_mut().zip(by_size.par_iter()).for_each(firsts),
-                || chunks.par_iter_mut().zip(places.par_iter()).for_each(rest),
+            use shatter_integrators::parallel::{for_each_mut, join};
+            join(
+                || for_each_mut(slots, 1, &|k, slot| firsts((slot, &by_size[k]))),
+                || for_each_mut(chunks, 1, &|k, chunk| rest((chunk, &places[k]))),
             );
         } else {
             slots.iter_mut().zip(by_size.iter()).for_each(firsts);

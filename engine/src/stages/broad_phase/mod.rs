@@ -29,7 +29,6 @@
 //! same list whatever the thread count.
 
 use glam::{DMat3, DQuat, DVec3};
-use rayon::prelude::*;
 use shatter_collision::{Aabb, BroadPhase, Geometry, Pose, Shape};
 use shatter_integrators::{BodyKind, RigidState};
 
@@ -250,11 +249,9 @@ pub(crate) fn find_pairs(
         while scratch.swept.len() < n {
             scratch.swept.push(Swept::of(bodies, scratch.swept.len(), dt, margin));
         }
-        scratch.swept[..kept]
-            .par_iter_mut()
-            .enumerate()
-            .with_min_len(64)
-            .for_each(|(dense, swept)| swept.renew(bodies, dense, dt, margin));
+        shatter_integrators::parallel::for_each_mut(&mut scratch.swept[..kept], 64, &|dense, swept| {
+            swept.renew(bodies, dense, dt, margin)
+        });
         scratch.planes.clear();
         for dense in 0..n {
             if let Bounds::Unbounded = scratch.swept[dense].bounds {
