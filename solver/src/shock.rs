@@ -55,7 +55,7 @@ use crate::settings::SolverSettings;
 use crate::shock_block::solve_group;
 use crate::shock_state::{GroupChange, GroupState, Shared, detached};
 use crate::twist::Twist;
-use rayon::prelude::*;
+use shatter_integrators::parallel::for_each_mut;
 use smallvec::SmallVec;
 
 /// Which side of a row the shock pass holds still.
@@ -383,17 +383,18 @@ impl ShockOrder {
             let groups = &groups[first..last];
             if side_by_side && threads > 1 && groups.len() >= SIDE_BY_SIDE_GROUPS {
                 let (lambdas, velocities, budgets) = (&*shared.lambdas, &*shared.velocities, &*shared.budgets);
-                groups
-                    .par_iter()
-                    .map(|&(start, end)| {
-                        let group = &rows[start..end];
-                        // Side-by-side batches hold only groups with a moving body.
-                        let moving = moving_slot(prepared, group)?;
-                        Some(detached(group, moving, lambdas, velocities, budgets, |own| {
+                changes.clear();
+                changes.resize_with(groups.len(), || None);
+                for_each_mut(changes, SIDE_BY_SIDE_RUN, &|k, change| {
+                    let (start, end) = groups[k];
+                    let group = &rows[start..end];
+                    // Side-by-side batches hold only groups with a moving body.
+                    *change = moving_slot(prepared, group).map(|moving| {
+                        detached(group, moving, lambdas, velocities, budgets, |own| {
                             solve_moving_group(group, prepared, own, group_iterations, tolerance, pass);
-                        }))
-                    })
-                    .collect_into_vec(changes);
+                        })
+                    });
+                });
                 for change in changes.iter().flatten() {
                     change.commit(shared);
                 }
@@ -544,6 +545,9 @@ impl Pass for SplitPass {
 /// Groups of one level below which they are solved one after another: each is a few microseconds,
 /// about what handing a batch to the pool costs.
 pub(crate) const SIDE_BY_SIDE_GROUPS: usize = 16;
+
+/// Groups of a side-by-side batch solved one after another by one thread.
+const SIDE_BY_SIDE_RUN: usize = 4;
 
 /// The slot a group with a frozen side moves; `None` for a group of rows that move both sides.
 pub(crate) fn moving_slot(prepared: &[Prepared], group: &[(usize, Frozen)]) -> Option<usize> {
