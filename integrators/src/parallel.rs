@@ -1,14 +1,17 @@
-//! Two pieces of work side by side on the rayon pool, the first one's thread waiting for the
-//! second awake.
+//! Work shared among the rayon pool's threads with the waiting thread kept awake: two pieces side
+//! by side ([`join`]), and a list halved down to runs of items ([`for_each_mut`]).
 //!
 //! `rayon::join(a, b)` runs `a` on the calling thread and lets another thread take `b`. When `a`
 //! ends first, the calling thread waits for `b` as any idle rayon thread does: it looks for other
 //! work a few dozen times, yielding between looks, and then sleeps until `b`'s thread wakes it.
 //! On the two-core machine kind this engine is measured on, that wake-up costs tens of
 //! microseconds: the solve of the 210-box pyramid put its warm start (120 us) beside the building
-//! of its sweep batches (100 us), and the pair took 167 us where the longer took 129.
-//! [`join`] keeps the calling thread spinning instead while `b` runs on another thread, so it
-//! goes on the moment `b` ends. What runs where, and so every result, is as with `rayon::join`.
+//! of its sweep batches (100 us), and the pair took 167 us where the longer took 129; rayon's
+//! parallel loops wait the same way for their last pieces, and the step's thread slept in two of
+//! them nearly every step of the aligned 1000-box pile. [`join`] keeps the calling thread running
+//! the pool's pending work (`b`'s own pieces among it) or spinning while `b` runs on another
+//! thread, so it goes on the moment `b` ends. What runs where may differ from `rayon::join`;
+//! nothing a step computes depends on it (the determinism tests).
 
 use core::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
