@@ -33,7 +33,7 @@ const SPINS_PER_CLOCK_READ: u32 = 64;
 
 /// Runs `a` and `b`, possibly side by side, and returns both results, as `rayon::join` does;
 /// when `a` ends while `b` runs on another thread, the calling thread spins until `b` ends (or
-/// for [`SPIN_LIMIT`]) instead of going to sleep.
+/// for 2 ms, a bound should `b` be held up) instead of going to sleep.
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
