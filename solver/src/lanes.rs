@@ -571,8 +571,9 @@ impl LaneRow {
         }
     }
 
-    /// Makes `lane` of this row padding in place: every entry zero, as in
-    /// [`padding`](Self::padding).
+    /// Makes `lane` of this row padding in place: every lane entry zero, as in
+    /// [`padding`](Self::padding) (the clamp bits and friction range are the whole row's, set by
+    /// [`fill_row`]).
     fn pad(&mut self, lane: usize) {
         for component in self.jacobian_a.iter_mut().chain(&mut self.angular_b) {
             component[lane] = 0.0;
@@ -587,7 +588,6 @@ impl LaneRow {
         ] {
             entry[lane] = 0.0;
         }
-        self.clamped &= !(1 << lane);
     }
 
     /// Puts `row` in `lane`, as `pass` solves it.

@@ -30,7 +30,8 @@ use crate::body::SolverBody;
 use crate::contact::{UNIT_TOLERANCE, contact_normal_row, contact_normal_row_with, tangent_basis, validate_pair};
 use crate::error::SolverError;
 use crate::row::{Friction, Jacobian, Row};
-use crate::softness::Softness;
+use crate::softness::{RowSoftness, Softness};
+use smallvec::{SmallVec, smallvec};
 
 /// One point of a contact patch.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -121,11 +122,18 @@ pub fn push_patch_rows(
     let normals = start + friction_rows;
 
     let tangents = friction_tangents(n, patch.friction_direction);
-    // A patch's softness is one ERP and CFM for all its normal rows, unless it is a frequency,
-    // which reads each row's effective mass: found (and checked) once, before any row is written.
-    let shared = match patch.softness {
-        Softness::Frequency { .. } => None,
-        softness => Some(softness.erp_cfm(dt, f64::NAN)?),
+    // Each normal row's ERP and CFM, found (and checked) before any row is written: one pair for
+    // the whole patch, unless its softness is a frequency, which reads each row's own effective
+    // mass.
+    let at = |point: &PatchPoint| (point.arm_a, point.arm_b, point.normal, point.depth);
+    let softness: SmallVec<[RowSoftness; 4]> = match patch.softness {
+        Softness::Frequency { .. } => (patch.points.iter())
+            .map(|point| {
+                contact_normal_row(bodies, (a, b), at(point), patch.softness, patch.energy_clamp, dt)
+                    .map(|row| row.softness())
+            })
+            .collect::<Result<_, _>>()?,
+        shared => smallvec![shared.erp_cfm(dt, f64::NAN)?],
     };
     // The rows are written where they lie in `rows` (a row is 220 bytes: built apart and then
     // pushed, each was copied once or twice more, a fifth of the row building of the aligned
@@ -149,25 +157,9 @@ pub fn push_patch_rows(
     if has_twist {
         rows.extend([friction(Jacobian::angular(n), patch.friction * twist_radius)]);
     }
-    match shared {
-        Some(softness) => rows.extend(patch.points.iter().map(|point| {
-            let at = (point.arm_a, point.arm_b, point.normal, point.depth);
-            contact_normal_row_with(a, b, at, patch.energy_clamp, softness)
-        })),
-        None => {
-            for point in patch.points {
-                let at = (point.arm_a, point.arm_b, point.normal, point.depth);
-                match contact_normal_row(bodies, (a, b), at, patch.softness, patch.energy_clamp, dt) {
-                    Ok(row) => rows.push(row),
-                    Err(error) => {
-                        // Leave the caller's rows as they were.
-                        rows.truncate(start as usize);
-                        return Err(error);
-                    }
-                }
-            }
-        }
-    }
+    rows.extend(patch.points.iter().enumerate().map(|(k, point)| {
+        contact_normal_row_with(a, b, at(point), patch.energy_clamp, softness[k.min(softness.len() - 1)])
+    }));
     Ok(PatchRows {
         friction: has_friction.then_some(start),
         twist: has_twist.then_some(start + 2),
@@ -369,6 +361,78 @@ mod tests {
         );
         assert!((sliding.linear_velocity.x - 1.0).abs() < 1e-12, "{sliding:?}");
         assert!(sliding.linear_velocity.y.abs() < 1e-9, "{sliding:?}");
+    }
+
+    /// A patch's normal rows are the rows `contact_normal_row` builds for its points alone, bit
+    /// for bit, for a softness shared by the whole patch and for a frequency, which gives each
+    /// row the ERP and CFM of its own effective mass (here different: the corners' arms differ);
+    /// a frequency refused leaves the row list as it was.
+    #[test]
+    fn patch_normal_rows_match_contact_normal_rows_for_every_softness() {
+        let dt = 1.0 / 60.0;
+        let bodies = [resting_box(DVec3::ZERO, DVec3::ZERO)];
+        let points = [(-0.5, 0.0), (0.5, 0.2), (0.1, 0.5)].map(|(x, z)| PatchPoint {
+            arm_a: DVec3::new(x, -0.5, z),
+            arm_b: DVec3::new(x, 0.0, z),
+            normal: DVec3::Y,
+            depth: 0.01,
+        });
+        for softness in [
+            Softness::rigid(0.2),
+            Softness::ErpCfm { erp: 0.5, cfm: 1e-4 },
+            Softness::SpringDamper {
+                stiffness: 1e5,
+                damping: 1e3,
+            },
+            Softness::Frequency {
+                hertz: 5.0,
+                damping_ratio: 0.7,
+            },
+        ] {
+            let patch = ContactPatch {
+                a: 0,
+                b: NO_BODY,
+                points: &points,
+                normal: DVec3::Y,
+                friction: 0.5,
+                softness,
+                energy_clamp: true,
+                friction_direction: None,
+            };
+            let mut rows = Vec::new();
+            let built = push_patch_rows(&mut rows, &bodies, &patch, dt).unwrap();
+            let normals = &rows[built.normals as usize..];
+            assert_eq!(normals.len(), points.len());
+            for (row, point) in normals.iter().zip(&points) {
+                let at = (point.arm_a, point.arm_b, point.normal, point.depth);
+                let alone = contact_normal_row(&bodies, (0, NO_BODY), at, softness, true, dt).unwrap();
+                assert_eq!(*row, alone, "{softness:?}");
+            }
+            if let Softness::Frequency { .. } = softness {
+                assert_ne!(normals[0].cfm, normals[2].cfm, "each row its own effective mass");
+            }
+        }
+        let mut rows = Vec::new();
+        box_on_ground(&mut rows, &bodies, 0.0);
+        let before = rows.clone();
+        let refused = ContactPatch {
+            a: 0,
+            b: NO_BODY,
+            points: &points,
+            normal: DVec3::Y,
+            friction: 0.5,
+            softness: Softness::Frequency {
+                hertz: 0.0,
+                damping_ratio: 0.7,
+            },
+            energy_clamp: true,
+            friction_direction: None,
+        };
+        let error = push_patch_rows(&mut rows, &bodies, &refused, dt)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("frequency"), "{error}");
+        assert_eq!(rows, before);
     }
 
     /// Bad patches are refused with the offending field named, and the row list is left as it was.

@@ -10,6 +10,7 @@
 //! alone, so the rows are the same whatever the thread count.
 
 use rayon::prelude::*;
+use shatter_integrators::parallel::{for_each_mut, join};
 use shatter_solver::{Row, SolverBody};
 
 use crate::contacts::PairContacts;
@@ -98,7 +99,6 @@ impl IslandScratch {
             build_pairs(&islands[by_size[slot as usize]], first as usize, chunk)
         };
         if count + chunk_count > 1 {
-            use shatter_integrators::parallel::{for_each_mut, join};
             join(
                 || for_each_mut(slots, 1, &|k, slot| firsts((slot, &by_size[k]))),
                 || for_each_mut(chunks, 1, &|k, chunk| rest((chunk, &places[k]))),
@@ -244,7 +244,7 @@ impl IslandScratch {
         let patches: usize = self.pair_patches.iter().map(|entry| entry.3 as usize).sum();
         if patches >= PARALLEL_PATCHES {
             let pair_patches = &self.pair_patches;
-            shatter_integrators::parallel::for_each_mut(contacts, PAIRS_PER_CHUNK, &|p, pair| {
+            for_each_mut(contacts, PAIRS_PER_CHUNK, &|p, pair| {
                 visit_pair((pair, &pair_patches[p]))
             });
         } else {
