@@ -105,6 +105,9 @@ pub struct StepReport {
     pub woken: usize,
     /// Awake dynamic bodies at the end of the step.
     pub awake_bodies: usize,
+    /// Threads the step's work could be shared among: the rayon pool's, or 1 when the step ran
+    /// on the world's one-thread pool ([`crate::WorldSettings::pool_use`]).
+    pub threads: usize,
     /// Per stage, indexed by [`Stage::index`].
     pub stages: [StageReport; Stage::COUNT],
     /// Kinetic energy of the dynamic bodies at the start of the step, J.

@@ -5,6 +5,7 @@ use shatter_integrators::IntegrationSettings;
 use shatter_solver::SolverSettings;
 
 use crate::error::{EngineError, check_finite3};
+use crate::pool_use::PoolUse;
 
 /// The longest time step [`crate::World::step`] accepts, s. One step per frame at 1 Hz is already
 /// far outside what contact handling is built for; a longer step is almost certainly a unit
@@ -67,6 +68,10 @@ pub struct WorldSettings {
     pub integration: IntegrationSettings,
     /// The constraint solve: iterations, warm starting, split-impulse limits.
     pub solver: SolverSettings,
+    /// Whether a step shares its work among the threads of the rayon pool it runs in, runs on
+    /// one thread, or (the default) runs whichever way its recent steps ran faster. The results
+    /// are the same bits every way.
+    pub pool_use: PoolUse,
 }
 
 impl Default for WorldSettings {
@@ -81,6 +86,7 @@ impl Default for WorldSettings {
             sleep: SleepSettings::default(),
             integration: IntegrationSettings::default(),
             solver: SolverSettings::default(),
+            pool_use: PoolUse::default(),
         }
     }
 }

@@ -15,6 +15,10 @@
 //! After every stage that changes states, a body whose state is no longer finite is caught,
 //! put back where the step began with zero velocity, and quarantined (reported with its id),
 //! so NaN never spreads through contacts to its neighbours.
+//!
+//! The stages share their work among the threads of the rayon pool the step is called in, or
+//! the whole step runs on one thread, whichever the world measured faster lately
+//! ([`WorldSettings::pool_use`](crate::WorldSettings::pool_use), pool_use.rs).
 
 use core::fmt;
 use std::time::Instant;
@@ -169,16 +173,35 @@ pub(crate) struct StepScratch {
 
 /// Moving bodies from which a step keeps the pool's other threads looking for its work
 /// (awake_pool.rs): with fewer, its stages hardly share work, and a world asleep steps in about a
-/// microsecond, which waking the other threads would double.
+/// microsecond, which waking the other threads would double. Below it, too, a step runs where it
+/// is called under `PoolUse::Faster`, untimed (pool_use.rs).
 const AWAKE_POOL_BODIES: usize = 64;
 
 impl World {
     /// Advances the world by `dt` seconds: one step, every stage once (see the [module
     /// docs](self)). Frame-rate use means `dt = 1/30`.
     ///
+    /// Its work is shared among the threads of the rayon pool it is called in, or it runs on one
+    /// thread, as [`WorldSettings::pool_use`](crate::WorldSettings::pool_use) says (by default
+    /// whichever the world measured faster lately); the results are the same bits either way.
+    ///
     /// Fails, changing nothing, when `dt` is not a finite number of seconds in `(0, 1]`.
     pub fn step(&mut self, dt: f64) -> Result<StepReport, EngineError> {
         check_time_step(dt)?;
+        // Shared among the pool's threads or run on one, whichever is faster here (pool_use.rs);
+        // the choice is put back after the step, whether it failed or not.
+        let shares = self.bodies.moving().len() >= AWAKE_POOL_BODIES;
+        let mut choice = std::mem::take(&mut self.pool_choice);
+        let (stepped, threads) = choice.run(self.settings.pool_use, shares, || self.step_here(dt));
+        self.pool_choice = choice;
+        let mut report = stepped?;
+        report.threads = threads;
+        Ok(report)
+    }
+
+    /// [`World::step`] on the calling thread, sharing its work among the threads of the rayon
+    /// pool it is called in.
+    fn step_here(&mut self, dt: f64) -> Result<StepReport, EngineError> {
         // The pool's other threads watch for the step's parallel work until it returns, when
         // there are enough moving bodies for the stages to share work at all.
         let _awake = (self.bodies.moving().len() >= AWAKE_POOL_BODIES).then(AwakePool::start);

@@ -23,6 +23,7 @@ use crate::fracture::FractureModel;
 use crate::handle::BodyId;
 use crate::joints::JointStore;
 use crate::manifold_cache::ManifoldCache;
+use crate::pool_use::PoolChoice;
 use crate::report::{kinetic_energy, potential_energy};
 use crate::settings::WorldSettings;
 use crate::stages::broad_phase::world_box;
@@ -45,6 +46,8 @@ pub struct World {
     pub(crate) time: f64,
     pub(crate) steps: u64,
     pub(crate) scratch: StepScratch,
+    /// How steps use the rayon pool, and what it measured of each way (pool_use.rs).
+    pub(crate) pool_choice: PoolChoice,
 }
 
 impl Default for World {
@@ -81,6 +84,7 @@ impl World {
             time: 0.0,
             steps: 0,
             scratch: StepScratch::default(),
+            pool_choice: PoolChoice::default(),
         }
     }
 
