@@ -7,15 +7,16 @@
 //! engines.
 //!
 //! `cargo run --release -p shatter-peers --example stage_times -- [--scene NAME] [--hz HZ]
-//! [--threads N] [--runs N] [--sleeping]`: the scene (default `pyramid_20`), one of its step rates
+//! [--threads N] [--runs N] [--sleeping] [--pool-use faster|shared|one-thread]`: the scene (default `pyramid_20`), one of its step rates
 //! (default its first), the rayon pool's threads (default
-//! [`shatter_peers::SHATTER_THREADS`]), runs (default 3), and each engine's default sleeping
-//! instead of none.
+//! [`shatter_peers::SHATTER_THREADS`]), runs (default 3), each engine's default sleeping
+//! instead of none, and how shatter's steps use the pool (`WorldSettings::pool_use`, default
+//! `faster`). Also prints how many steps ran on one thread.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
-use shatter::engine::Stage;
+use shatter::engine::{PoolUse, Stage, WorldSettings};
 use shatter_peers::{Case, HORIZON, SHATTER_THREADS, ShatterWorld, median, scene_names};
 
 /// What the command line asked for.
@@ -25,9 +26,10 @@ struct Options {
     threads: usize,
     runs: usize,
     sleeping: bool,
+    pool_use: PoolUse,
 }
 
-const USAGE: &str = "usage: stage_times [--scene NAME] [--hz HZ] [--threads N] [--runs N] [--sleeping]";
+const USAGE: &str = "usage: stage_times [--scene NAME] [--hz HZ] [--threads N] [--runs N] [--sleeping] [--pool-use faster|shared|one-thread]";
 
 /// A whole number above zero from the value of `flag`.
 fn count(flag: &str, text: &str) -> Result<usize, String> {
@@ -44,6 +46,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         threads: SHATTER_THREADS,
         runs: 3,
         sleeping: false,
+        pool_use: PoolUse::default(),
     };
     while let Some(arg) = args.next() {
         let mut value = |flag: &str| args.next().ok_or(format!("{flag} needs a value"));
@@ -61,6 +64,14 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--threads" => options.threads = count("--threads", &value("--threads")?)?,
             "--runs" => options.runs = count("--runs", &value("--runs")?)?,
             "--sleeping" => options.sleeping = true,
+            "--pool-use" => {
+                options.pool_use = match value("--pool-use")?.as_str() {
+                    "faster" => PoolUse::Faster,
+                    "shared" => PoolUse::Shared,
+                    "one-thread" => PoolUse::OneThread,
+                    other => return Err(format!("--pool-use {other:?}: expected faster, shared or one-thread")),
+                }
+            }
             "--help" | "-h" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
@@ -117,8 +128,14 @@ fn run() -> Result<(), String> {
     let mut stages = vec![Vec::new(); Stage::COUNT];
     let (mut whole, mut between) = (Vec::new(), Vec::new());
     let (mut rows, mut islands, mut sweeps) = (Vec::new(), Vec::new(), Vec::new());
+    let mut one_thread_steps = 0;
     for _ in 0..options.runs {
         let mut world = ShatterWorld::new(&case);
+        let settings = WorldSettings {
+            pool_use: options.pool_use,
+            ..*world.world.settings()
+        };
+        world.world.set_settings(settings).map_err(|error| error.to_string())?;
         pool.install(|| {
             for _ in 0..case.steps() {
                 let start = Instant::now();
@@ -135,6 +152,7 @@ fn run() -> Result<(), String> {
                 rows.push(report.solver_rows as f64);
                 islands.push(report.solver_islands as f64);
                 sweeps.push(report.solver_iterations as f64);
+                one_thread_steps += usize::from(report.threads == 1);
             }
         });
     }
@@ -161,6 +179,11 @@ fn run() -> Result<(), String> {
         median(&mut rows),
         median(&mut islands),
         median(&mut sweeps)
+    );
+    println!(
+        "steps run on one thread: {one_thread_steps} of {} (pool use {:?})",
+        whole.len(),
+        options.pool_use
     );
     Ok(())
 }

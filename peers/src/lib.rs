@@ -18,7 +18,11 @@
 //!   contact margin and collision passes are whatever the defaults say), except
 //!   `sleep.enabled = false` in the variants without sleeping. Bodies are shatter's analytic
 //!   boxes and balls ([`shatter::scenes::BenchmarkBody::collider`]). The step runs inside a rayon
-//!   pool of two threads (the size of the machines this project runs on).
+//!   pool of two threads (the size of the machines this project runs on), and with
+//!   `WorldSettings::pool_use` at its default, `PoolUse::Faster`, each step shares its work
+//!   between them or runs on one thread, whichever the world measured faster lately (on this
+//!   machine kind the host sometimes places the two cores far apart, and then one thread is
+//!   faster; `shatter::engine::pool_use`).
 //! - **rapier3d** (0.36, default features: single precision, single-threaded, without the
 //!   `parallel` and `simd8` features): `IntegrationParameters::default()` with `dt` set to the
 //!   case's time step (in 0.36 that is four substeps per step, `num_solver_iterations`), gravity
