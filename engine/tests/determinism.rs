@@ -46,8 +46,7 @@ fn step_determinism_pile_hash_is_the_same_on_1_2_and_4_threads_and_across_runs()
 /// Every way a step can use the pool gives the same bits: a toppling column of 80 bodies (enough
 /// moving bodies for the steps to share work, and chaotic, so any difference grows) stepped 100
 /// times in a pool of two threads, its work always shared, always on one thread, and the faster
-/// way (whose trials run steps both ways), ends in the same state; each step reports the threads
-/// it ran on.
+/// way, ends in the same state; each step reports the threads it ran on.
 #[test]
 fn step_determinism_pool_use_gives_the_same_bits_every_way() {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -64,7 +63,9 @@ fn step_determinism_pool_use_gives_the_same_bits_every_way() {
     let (one_thread, threads) = run(PoolUse::OneThread);
     assert!(threads.iter().all(|&t| t == 1), "one thread: {threads:?}");
     assert_eq!(one_thread, shared, "one thread against shared");
+    // Which steps the faster way runs on one thread depends on the machine's timing (its
+    // choice is tested in pool_use.rs); each runs one way or the other.
     let (faster, threads) = run(PoolUse::Faster);
-    assert!(threads.contains(&1) && threads.contains(&2), "faster: {threads:?}");
+    assert!(threads.iter().all(|&t| t == 1 || t == 2), "faster: {threads:?}");
     assert_eq!(faster, shared, "faster against shared");
 }
