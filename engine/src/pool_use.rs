@@ -14,17 +14,17 @@
 //! So by default ([`PoolUse::Faster`]) a world times its steps and runs them the faster way. It
 //! steps the way it has settled on and, after [`FIRST_TRIAL_AFTER`] such steps, once its last
 //! [`RECENT`] steps are steady (the slowest within [`STEADY_SPREAD`] times the fastest: not while
-//! a pile is landing), tries the other way for [`TRIAL_STEPS`] steps. The first of them is not timed: it pays for moving the world's
-//! arrays to the other thread's cache (measured where the cores are far apart: the 1000 balls'
-//! first step on one thread after shared ones took 2.9 ms, the next 1.5 ms, then 1.35 ms). The
-//! median of the others is the trial's time, and the world settles on the other way when that
-//! is under [`SWITCH_BELOW`] of the median of the settled way's last [`RECENT`] steps. Medians
-//! and the margin are chosen against the noise of step times, which change with what the bodies
-//! do (a pile's landing steps vary threefold from one step to the next): a trial must be faster
-//! on most of its steps, and a burst of slow settled steps does not move their median. Each trial that loses
-//! doubles the wait before the next, up to [`LAST_TRIAL_AFTER`] steps, and a switch starts the
-//! waits over. A wrong choice lasts until the next trial, and once settled the trials are under
-//! 2 percent of the steps.
+//! a pile is landing), tries the other way for [`TRIAL_STEPS`] steps. The first of them is not
+//! timed: it pays for moving the world's arrays to the other thread's cache (measured where the
+//! cores are far apart: the 1000 balls' first step on one thread after shared ones took 2.9 ms,
+//! the next 1.5 ms, then 1.35 ms). The median of the others is the trial's time, and the world
+//! settles on the other way when that is under [`SWITCH_BELOW`] of the median of the settled
+//! way's last [`RECENT`] steps. Medians and the margin are chosen against the noise of step
+//! times, which change with what the bodies do (a pile's landing steps vary threefold from one
+//! step to the next): a trial must be faster on most of its steps, and a burst of slow settled
+//! steps does not move their median. Each trial that loses doubles the wait before the next, up
+//! to [`LAST_TRIAL_AFTER`] steps, and a switch starts the waits over. A wrong choice lasts until
+//! the next trial, and once settled the trials are under 2 percent of the steps.
 //!
 //! Either way the results are the same bits: every stage gives the same bits whatever the thread
 //! count (the determinism tests), so this changes only how long a step takes.
@@ -297,8 +297,9 @@ mod tests {
 
     /// The trial's first step is not timed (it moves the world's arrays between threads) and the
     /// median of its others is its time: a trial whose first step alone is slow wins, and so
-    /// does one with one slow step among the timed ones; one with two slow timed steps loses. A burst of slow settled steps does not move the median a trial is
-    /// measured against: a trial slower than the settled way's usual steps loses after it.
+    /// does one with one slow step among the timed ones; one with two slow timed steps loses.
+    /// A burst of slow settled steps does not move the median a trial is measured against: a
+    /// trial hardly faster than the settled way's usual steps loses after it.
     #[test]
     fn pool_use_choice_times_the_trials_median_step_after_its_first() {
         let trials = [
