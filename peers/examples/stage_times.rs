@@ -7,11 +7,11 @@
 //! engines.
 //!
 //! `cargo run --release -p shatter-peers --example stage_times -- [--scene NAME] [--hz HZ]
-//! [--threads N] [--runs N] [--sleeping] [--pool-use faster|shared|one-thread]`: the scene (default `pyramid_20`), one of its step rates
-//! (default its first), the rayon pool's threads (default
-//! [`shatter_peers::SHATTER_THREADS`]), runs (default 3), each engine's default sleeping
-//! instead of none, and how shatter's steps use the pool (`WorldSettings::pool_use`, default
-//! `faster`). Also prints how many steps ran on one thread.
+//! [--threads N] [--runs N] [--sleeping] [--pool-use faster|shared|one-thread]`: the scene
+//! (default `pyramid_20`), one of its step rates (default its first), the rayon pool's threads
+//! (default [`shatter_peers::SHATTER_THREADS`]), runs (default 3), each engine's default
+//! sleeping instead of none, and how shatter's steps use the pool (`WorldSettings::pool_use`,
+//! default `faster`). Also prints how many steps ran on one thread.
 
 use std::process::ExitCode;
 use std::time::Instant;
