@@ -111,8 +111,8 @@ pub(crate) struct PoolChoice {
     timed: usize,
     /// Settled steps since the last trial ended (or since the choice began).
     since_trial: u32,
-    /// Settled steps to wait between trials now (0: not set yet, [`FIRST_TRIAL_AFTER`]).
-    wait: u32,
+    /// Trials lost since the last switch (or since the choice began): each doubles the wait.
+    losses: u32,
     /// Steps of the trial under way run so far (0: none under way).
     trial_steps: u32,
     /// The timed steps of the trial under way so far, s.
@@ -161,8 +161,7 @@ impl PoolChoice {
 
     /// The way the next step of [`PoolUse::Faster`] runs.
     fn next(&self) -> Way {
-        let wait = if self.wait == 0 { FIRST_TRIAL_AFTER } else { self.wait };
-        if self.trial_steps > 0 || (self.since_trial >= wait && self.steady()) {
+        if self.trial_steps > 0 || (self.since_trial >= self.wait() && self.steady()) {
             self.settled.other()
         } else {
             self.settled
@@ -198,13 +197,19 @@ impl PoolChoice {
             self.settled = way;
             self.recent[0] = trial;
             self.timed = 1;
-            self.wait = FIRST_TRIAL_AFTER;
+            self.losses = 0;
             self.after_trial = false;
         } else {
-            let wait = if self.wait == 0 { FIRST_TRIAL_AFTER } else { self.wait };
-            self.wait = (2 * wait).min(LAST_TRIAL_AFTER);
+            self.losses = self.losses.saturating_add(1);
             self.after_trial = true;
         }
+    }
+
+    /// Settled steps to wait before the next trial: [`FIRST_TRIAL_AFTER`], doubled for each trial
+    /// lost since the last switch, up to [`LAST_TRIAL_AFTER`].
+    fn wait(&self) -> u32 {
+        // Four doublings already pass the longest wait; the shift stays far from overflow.
+        (FIRST_TRIAL_AFTER << self.losses.min(4)).min(LAST_TRIAL_AFTER)
     }
 
     /// Whether the settled way's last [`RECENT`] steps were timed and are steady.

@@ -192,7 +192,7 @@ impl World {
         // the choice is put back after the step, whether it failed or not.
         let shares = self.bodies.moving().len() >= AWAKE_POOL_BODIES;
         let mut choice = std::mem::take(&mut self.pool_choice);
-        let (stepped, threads) = choice.run(self.settings.pool_use, shares, || self.step_here(dt));
+        let (stepped, threads) = choice.run(self.settings.pool_use, shares, || self.step_here(dt, shares));
         self.pool_choice = choice;
         let mut report = stepped?;
         report.threads = threads;
@@ -200,11 +200,11 @@ impl World {
     }
 
     /// [`World::step`] on the calling thread, sharing its work among the threads of the rayon
-    /// pool it is called in.
-    fn step_here(&mut self, dt: f64) -> Result<StepReport, EngineError> {
-        // The pool's other threads watch for the step's parallel work until it returns, when
-        // there are enough moving bodies for the stages to share work at all.
-        let _awake = (self.bodies.moving().len() >= AWAKE_POOL_BODIES).then(AwakePool::start);
+    /// pool it is called in; `shares` says whether there are enough moving bodies for the stages
+    /// to share work at all.
+    fn step_here(&mut self, dt: f64, shares: bool) -> Result<StepReport, EngineError> {
+        // The pool's other threads watch for the step's parallel work until it returns.
+        let _awake = shares.then(AwakePool::start);
         let mut report = StepReport {
             dt,
             kinetic_energy_before: kinetic_energy(&self.bodies),
