@@ -586,3 +586,41 @@ fn broad_phase_errors_name_the_bad_value_and_change_nothing() {
         assert!(text.contains(named), "{text}");
     }
 }
+
+/// The pair stamp names the pairs: kept while no update changes them (a box moved within its
+/// fat box changes nothing), new after an update that applies a move, an insert or a removal
+/// (each announced by `has_pending_changes` until then), kept by a clone, and never reused: a
+/// clone and its original changed apart get different stamps.
+#[test]
+fn broad_phase_pair_stamp_names_the_pairs_until_an_update_changes_them() {
+    let mut bp = BroadPhase::new();
+    let unit = |x: f64| Aabb::new(DVec3::new(x, 0.0, 0.0), DVec3::new(x + 1.0, 1.0, 1.0));
+    let first = bp.insert(unit(0.0), 1).unwrap();
+    let second = bp.insert(unit(1.05), 2).unwrap();
+    assert!(bp.has_pending_changes(), "inserts are pending");
+    assert_eq!(bp.pairs(), vec![(1, 2)]);
+    let stamp = bp.pair_stamp();
+    assert!(!bp.has_pending_changes());
+    assert_eq!(bp.pairs(), vec![(1, 2)]);
+    assert_eq!(
+        bp.pair_stamp(),
+        stamp,
+        "an update with nothing to apply renamed the pairs"
+    );
+    assert!(!bp.update(second, unit(1.06)).unwrap(), "a move within the fat box");
+    assert!(!bp.has_pending_changes());
+    assert!(bp.update(second, unit(3.0)).unwrap(), "a move out of the fat box");
+    assert!(bp.has_pending_changes());
+    let clone = bp.clone();
+    assert!(bp.pairs().is_empty());
+    let moved = bp.pair_stamp();
+    assert_ne!(moved, stamp);
+    let mut clone = clone;
+    assert_eq!(clone.pair_stamp(), stamp, "a clone keeps its original's stamp");
+    assert!(clone.pairs().is_empty());
+    assert!(![stamp, moved].contains(&clone.pair_stamp()), "a stamp drawn twice");
+    bp.remove(first).unwrap();
+    assert!(bp.has_pending_changes(), "a removal is pending");
+    assert!(bp.pairs().is_empty());
+    assert_ne!(bp.pair_stamp(), moved, "a removal kept the stamp");
+}

@@ -20,6 +20,8 @@
 //! Removal is a swap-remove: the last body moves into the hole and its slot is re-pointed, so the
 //! arrays stay dense and the order depends only on the sequence of inserts and removes.
 
+use core::sync::atomic::{AtomicU64, Ordering};
+
 use bytemuck::{Pod, Zeroable};
 use glam::DVec3;
 use shatter_collision::{Collider, Pose, ProxyId};
@@ -123,6 +125,15 @@ pub struct BodyStore {
     /// [`BodyStore::take_edited`] was last called: then bodies outside the moving list may
     /// have changed too.
     edited: bool,
+    /// Names which body sits at which dense index ([`BodyStore::layout`]).
+    layout: u64,
+}
+
+/// A layout stamp no store of this process has used ([`BodyStore::layout`]); 0, the empty
+/// store's, is never drawn.
+fn fresh_layout() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl BodyStore {
@@ -339,6 +350,7 @@ impl BodyStore {
             self.moving.push(dense as u32);
         }
         self.edited = true;
+        self.layout = fresh_layout();
         id
     }
 
@@ -354,8 +366,17 @@ impl BodyStore {
         if let Some(moved) = self.records.get(dense) {
             self.slots.relocate(moved.id.index, dense);
         }
+        self.layout = fresh_layout();
         self.renew_moving();
         Ok(record)
+    }
+
+    /// Names which body sits at which dense index: a number drawn afresh, never used before in
+    /// this process, each time a body is added or removed (a clone keeps its original's; a new
+    /// store's is 0). A table by dense index built under one layout holds for as long as
+    /// the store's layout is that one.
+    pub(crate) fn layout(&self) -> u64 {
+        self.layout
     }
 
     /// Structural self-check (handles and dense arrays agree); for tests and debugging.

@@ -579,3 +579,50 @@ fn step_bodies_advanced_in_place_match_bodies_advanced_through_copies() {
         }
     }
 }
+
+/// A lattice of unit boxes at rest, each a fraction of the contact margin from its neighbours,
+/// takes the broad phase's read of its fat pairs, which keeps the pairs' dense indices from step
+/// to step. Removing a plane (no box, so the fat pairs stay as they were) moves the store's last
+/// box into the plane's dense place, and adding it back moves nothing: the pairs must follow
+/// both, each time exactly the pairs of overlapping swept boxes counted by testing every pair
+/// (bodies at rest: a swept box is the world box grown by half the contact margin).
+#[test]
+fn broad_phase_fat_pairs_kept_from_step_to_step_follow_bodies_moved_in_the_store() {
+    let mut world = weightless();
+    let margin = world.settings().contact_margin;
+    let plane = || {
+        let far_below = shatter_collision::HalfSpace::ground(-100.0).unwrap();
+        BodyDesc::fixed(Collider::from_shape(shatter_collision::Shape::HalfSpace(far_below), 1.0).unwrap())
+    };
+    let first_plane = world.add_body(plane()).unwrap();
+    let pitch = 1.0 + 0.4 * margin;
+    let mut boxes = Vec::new();
+    for k in 0..48 {
+        let centre = DVec3::new((k % 4) as f64, (k / 16) as f64, (k / 4 % 4) as f64) * pitch;
+        boxes.push((
+            centre - DVec3::splat(0.5 + 0.5 * margin),
+            centre + DVec3::splat(0.5 + 0.5 * margin),
+        ));
+        world
+            .add_body(BodyDesc::dynamic(cuboid(DVec3::splat(0.5))).with_position(centre))
+            .unwrap();
+    }
+    let overlap = |a: &(DVec3, DVec3), b: &(DVec3, DVec3)| a.0.cmple(b.1).all() && b.0.cmple(a.1).all();
+    let expected = (0..boxes.len())
+        .flat_map(|i| (i + 1..boxes.len()).map(move |j| (i, j)))
+        .filter(|&(i, j)| overlap(&boxes[i], &boxes[j]))
+        .count();
+    // Every box pairs with its face, edge and corner neighbours in the 4 x 3 x 4 lattice: over
+    // the offsets of -1, 0 or 1 along each axis, (4 + 2 * 3) * (3 + 2 * 2) * (4 + 2 * 3) places
+    // with a neighbour there, less the 48 zero offsets, each pair counted from both ends.
+    assert_eq!(expected, (10 * 7 * 10 - 48) / 2);
+    for _ in 0..2 {
+        assert_eq!(world.step(FRAME).unwrap().pairs, expected);
+    }
+    world.remove_body(first_plane).unwrap();
+    assert_eq!(world.step(FRAME).unwrap().pairs, expected, "after the plane went");
+    world.add_body(plane()).unwrap();
+    for _ in 0..2 {
+        assert_eq!(world.step(FRAME).unwrap().pairs, expected, "after a plane came back");
+    }
+}

@@ -53,6 +53,8 @@ mod tree;
 
 pub use proxy::{ProxyId, ProxyKind};
 
+use core::sync::atomic::{AtomicU64, Ordering};
+
 use glam::DVec3;
 
 use crate::aabb::Aabb;
@@ -100,8 +102,17 @@ pub struct BroadPhase {
     /// Slots removed since the last pair update.
     removed: Vec<u32>,
     pairs: PairSet,
+    /// Names the pair set's contents ([`BroadPhase::pair_stamp`]).
+    pair_stamp: u64,
     /// Per slot: moved or removed in this update (all false between updates).
     touched: Vec<bool>,
+}
+
+/// A number no pair set of this process has been stamped with before
+/// ([`BroadPhase::pair_stamp`]).
+fn fresh_stamp() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Default for BroadPhase {
@@ -120,6 +131,7 @@ impl BroadPhase {
             moved: Vec::new(),
             removed: Vec::new(),
             pairs: PairSet::default(),
+            pair_stamp: fresh_stamp(),
             touched: Vec::new(),
         }
     }
@@ -306,6 +318,7 @@ impl BroadPhase {
         // Tree edits and searches in tree order rather than in the order of the updates:
         // consecutive ones then touch the same nodes, still in cache (the trees of large scenes
         // are not).
+        self.pair_stamp = fresh_stamp();
         self.sort_moved();
         self.apply_moves();
         if self.rebuild_loaded_trees() {
@@ -381,6 +394,20 @@ impl BroadPhase {
     /// [`BroadPhase::update_pairs`]: the ones each [`BroadPhase::query`] checks one by one.
     pub fn pending_moves(&self) -> usize {
         self.moved.len()
+    }
+
+    /// Whether any proxy was inserted, removed or given a fat box since the last
+    /// [`BroadPhase::update_pairs`]: whether the next one can change the pairs.
+    pub fn has_pending_changes(&self) -> bool {
+        !(self.moved.is_empty() && self.removed.is_empty())
+    }
+
+    /// Names the pairs [`BroadPhase::update_pairs`] last wrote: a new number, never used before
+    /// in this process, each time an update changes them (a clone keeps its original's). A
+    /// caller that kept the pairs written with this stamp has them still, as long as the stamp
+    /// is the same and [`BroadPhase::has_pending_changes`] is false, and can skip the update.
+    pub fn pair_stamp(&self) -> u64 {
+        self.pair_stamp
     }
 
     /// Number of proxy pairs currently held (before pairs sharing both keys collapse into one).

@@ -87,22 +87,48 @@ pub(crate) fn world_box(local: &Aabb, pose: &Pose) -> Aabb {
 ///
 /// A body turning by more than a quarter turn in the step is bounded at its end position by the
 /// ball its box can turn in, rather than by a box at a predicted orientation (which for absurd
-/// spins is not even computable).
+/// spins is not even computable). A body turning so little that its points move by at most
+/// [`SLOW_TURN`] of `margin` through the turn is bounded at its end by its start box moved along
+/// and grown by that distance (see [`turn_bound`]) instead of the box at the turned orientation:
+/// a box looser by at most twice that much, for less work (a rotation, a sine and a cosine
+/// fewer), and every body of a resting heap takes this way every step (measured on 1000 balls at
+/// rest, two threads: the swept boxes took 48 us a step instead of 74).
 pub(crate) fn swept_box(local: &Aabb, state: &RigidState, kind: BodyKind, dt: f64, margin: f64) -> Aabb {
     let start = world_box(local, &Pose::new(state.position, state.orientation));
     if kind == BodyKind::Static {
         return start.expanded(margin);
     }
-    let end_position = state.position + state.linear_velocity * dt;
+    let shift = state.linear_velocity * dt;
+    let end_position = state.position + shift;
     let turn = state.body_angular_velocity.length() * dt;
+    let reach = local.min.abs().max(local.max.abs()).length();
+    if turn * reach <= SLOW_TURN * margin {
+        let end = turn_bound(&start, shift, turn * reach);
+        return start.union(end).expanded(margin);
+    }
     let end = if turn <= core::f64::consts::FRAC_PI_2 {
         let turned = DQuat::from_scaled_axis(state.angular_velocity() * dt) * state.orientation;
         world_box(local, &Pose::new(end_position, turned.normalize()))
     } else {
-        let reach = local.min.abs().max(local.max.abs()).length();
         Aabb::from_center(end_position, DVec3::splat(reach))
     };
     start.union(end).expanded(margin)
+}
+
+/// How far, as a share of the swept box's margin, a body's points may move through its turn in
+/// the step for [`swept_box`] to bound its end by [`turn_bound`].
+const SLOW_TURN: f64 = 0.125;
+
+/// A box holding a body at the end of a step in which it moves by `shift` (m) and turns about its
+/// origin by an angle `turn` (rad), given its world box `start` at the start and `sweep = turn *
+/// reach` (m), `reach` the furthest its local box gets from its origin: each point at distance
+/// `r` from the origin moves by `2 r sin(turn / 2) <= r turn` through the turn, so the body ends
+/// within its start box moved by `shift` and grown by `sweep` on every side.
+fn turn_bound(start: &Aabb, shift: DVec3, sweep: f64) -> Aabb {
+    Aabb {
+        min: start.min + shift - DVec3::splat(sweep),
+        max: start.max + shift + DVec3::splat(sweep),
+    }
 }
 
 /// Where a body's swept box stands this step.
@@ -195,7 +221,13 @@ pub(crate) struct BroadScratch {
     swept: Vec<Swept>,
     /// Dense indices of unbounded bodies.
     planes: Vec<u32>,
+    /// The broad phase's pairs of fat boxes, by user key; the dense indices of each pair's
+    /// bodies (`u32::MAX` where one is not in the store); and the broad phase's pair stamp and
+    /// the store's layout they were written under ([`BroadPhase::pair_stamp`],
+    /// [`BodyStore::layout`]).
     keys: Vec<(u64, u64)>,
+    dense_keys: Vec<[u32; 2]>,
+    keys_stamps: Option<(u64, u64)>,
     /// Pairs of the broad phase's proxies, then pairs with half-spaces, each list sorted by
     /// handles (the first comes sorted by key bits, which is the same order unless generations
     /// differ, so it is only checked), then merged.
@@ -203,9 +235,10 @@ pub(crate) struct BroadScratch {
     plane_pairs: Vec<Found>,
     /// The step length and margin (bits) of the last search.
     last: Option<(u64, u64)>,
-    /// Per body slot index: whether the body is on the moving list this search. Set for the
-    /// moving bodies and cleared after, so a search costs nothing per resting body.
-    on_list: Vec<bool>,
+    /// Per dense index: what the reads of the broad phase's pair list test of each body, and
+    /// its swept box (zero without one).
+    traits: Vec<BodyTraits>,
+    boxes: Vec<Aabb>,
     /// The swept boxes in the order of their starts along the sweep axis (sweep.rs).
     sweep_order: Vec<sweep::Entry>,
 }
@@ -464,40 +497,88 @@ const PENDING_MOVES: usize = 64;
 
 /// The proxy pairs of the search into `scratch.proxy_pairs`, from the broad phase's whole pair
 /// list (brought up to date), in key order: the way when many bodies move.
+///
+/// A heap at rest holds several times more fat pairs than pairs (1000 balls resting in columns
+/// 0.1 m apart, the fat boxes' margin: 15 fat pairs a ball for one pair a ball), every one read
+/// each step, so the read is made cheap. The list and the dense indices of each fat pair's bodies
+/// are kept from step to step for as long as neither the broad phase's pairs nor the store's
+/// layout change (a heap at rest keeps its fat boxes); each step copies what the pair tests read
+/// of the bodies (role, whether on the moving list, swept box) into tables by dense index, 4 and
+/// 48 bytes an entry, which a heap of a few thousand bodies keeps in cache, and reads the fat
+/// pairs against them. Measured on those balls, one thread: 45 us a step for the search instead
+/// of 80 (the list's copy and the lookups of each pair's bodies in the store).
 fn pairs_from_list(bodies: &BodyStore, broad: &mut BroadPhase, connected: &[(u64, u64)], scratch: &mut BroadScratch) {
     scratch.proxy_pairs.clear();
-    broad.update_pairs(&mut scratch.keys);
-    let (moving, records, swept) = (bodies.moving(), bodies.records(), &scratch.swept);
-    // A pair is wanted only with a body on the moving list (see `wanted`), so a pair of two other
-    // bodies (a sleeping pile) is passed over by two flag tests, without looking either body up.
-    let on_list = &mut scratch.on_list;
-    for &i in moving {
-        let slot = records[i as usize].id.index as usize;
-        if on_list.len() <= slot {
-            on_list.resize(slot + 1, false);
-        }
-        on_list[slot] = true;
+    let stamps = Some((broad.pair_stamp(), bodies.layout()));
+    if broad.has_pending_changes() || scratch.keys_stamps != stamps {
+        broad.update_pairs(&mut scratch.keys);
+        scratch.dense_keys.clear();
+        (scratch.dense_keys).extend(scratch.keys.iter().map(|&key| dense_pair(bodies, key)));
+        scratch.keys_stamps = Some((broad.pair_stamp(), bodies.layout()));
+    } else if cfg!(debug_assertions) {
+        // The kept list must be the one the broad phase and the store give now; test builds
+        // check every time.
+        assert_eq!(broad.pairs(), scratch.keys, "the kept fat pairs are stale");
+        let fresh: Vec<[u32; 2]> = scratch.keys.iter().map(|&key| dense_pair(bodies, key)).collect();
+        assert_eq!(fresh, scratch.dense_keys, "the kept dense indices are stale");
     }
-    let listed = |bits: u64| on_list.get(BodyId::from_bits(bits).index as usize) == Some(&true);
-    for &(low, high) in &scratch.keys {
-        if !(listed(low) || listed(high)) {
-            continue;
-        }
-        let (a, b) = (BodyId::from_bits(low), BodyId::from_bits(high));
-        let (Some(i), Some(j)) = (bodies.dense_of(a), bodies.dense_of(b)) else {
+    let swept = &scratch.swept;
+    let (traits, boxes) = (&mut scratch.traits, &mut scratch.boxes);
+    traits.clear();
+    traits.extend(swept.iter().enumerate().map(|(dense, body)| BodyTraits {
+        role: body.role,
+        // A pair is wanted only with a body on the moving list (see `wanted`), so a pair of two
+        // other bodies (a sleeping pile) is passed over by two flag tests.
+        listed: bodies.is_moving(dense),
+        boxed: body.swept().is_some(),
+    }));
+    boxes.clear();
+    boxes.extend(swept.iter().map(|body| {
+        body.swept().copied().unwrap_or(Aabb {
+            min: DVec3::ZERO,
+            max: DVec3::ZERO,
+        })
+    }));
+    let (keys, dense_keys) = (&scratch.keys, &scratch.dense_keys);
+    for (&(low, high), &[i, j]) in keys.iter().zip(dense_keys) {
+        let (Some(first), Some(second)) = (traits.get(i as usize), traits.get(j as usize)) else {
             continue;
         };
-        let overlap = match (swept[i].swept(), swept[j].swept()) {
-            (Some(x), Some(y)) => x.overlaps(y),
-            _ => false,
-        };
-        if overlap && wanted(swept[i].role, swept[j].role) && connected.binary_search(&(low, high)).is_err() {
-            scratch.proxy_pairs.push(ordered(a, i, b, j));
+        if !(first.listed || second.listed) || !(first.boxed && second.boxed) {
+            continue;
+        }
+        let (i, j) = (i as usize, j as usize);
+        if boxes[i].overlaps(&boxes[j])
+            && wanted(first.role, second.role)
+            && connected.binary_search(&(low, high)).is_err()
+        {
+            scratch
+                .proxy_pairs
+                .push(ordered(BodyId::from_bits(low), i, BodyId::from_bits(high), j));
         }
     }
-    for &i in moving {
-        scratch.on_list[records[i as usize].id.index as usize] = false;
+}
+
+/// The dense indices of the bodies with the handle bits of fat pair `(low, high)`, `u32::MAX`
+/// twice when one is not in the store.
+fn dense_pair(bodies: &BodyStore, (low, high): (u64, u64)) -> [u32; 2] {
+    match (
+        bodies.dense_of(BodyId::from_bits(low)),
+        bodies.dense_of(BodyId::from_bits(high)),
+    ) {
+        (Some(i), Some(j)) => [i as u32, j as u32],
+        _ => [u32::MAX; 2],
     }
+}
+
+/// What [`pairs_from_list`] reads of a body besides its swept box.
+#[derive(Clone, Copy, Debug)]
+struct BodyTraits {
+    role: Role,
+    /// Whether the body is on the store's moving list.
+    listed: bool,
+    /// Whether the body has a finite swept box.
+    boxed: bool,
 }
 
 /// The proxy pairs with a body of `with` (dense indices) into `scratch.proxy_pairs`, sorted by
@@ -557,5 +638,81 @@ fn merge(x: &[Found], y: &[Found], pairs: &mut Vec<[u32; 2]>) {
             pairs.push(next.2);
             last = Some((next.0, next.1));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shatter_integrators::SplitMix64;
+
+    use super::*;
+
+    /// The swept box of a body that turns slowly through the step (bounded by the turn, not the
+    /// turned box) holds the body's box at the start and every corner of its box at the end pose
+    /// the velocities predict, and is looser than the box at the predicted orientation by at most
+    /// twice the distance the turn moves the body's points (the turned box's sides may move in by
+    /// that much, where the bound moves them out by it). Bodies turning faster keep the exact box.
+    #[test]
+    fn broad_phase_swept_box_of_a_slowly_turning_body_holds_its_end_and_is_nearly_tight() {
+        let mut random = SplitMix64::new(7);
+        let mut unit = || 2.0 * random.next_f64() - 1.0;
+        let (dt, margin) = (1.0 / 30.0, 0.01);
+        let (mut slow, mut fast) = (0, 0);
+        for _ in 0..2000 {
+            let half = DVec3::new(0.1 + unit().abs(), 0.1 + unit().abs(), 0.1 + unit().abs());
+            let offset = DVec3::new(unit(), unit(), unit()) * 0.3;
+            let local = Aabb::from_center(offset, half);
+            let axis = DVec3::new(unit(), unit(), unit()).normalize_or(DVec3::X);
+            let orientation = DQuat::from_axis_angle(axis, 3.0 * unit());
+            let position = DVec3::new(unit(), unit(), unit()) * 5.0;
+            let linear_velocity = DVec3::new(unit(), unit(), unit()) * 3.0;
+            // From a ten-thousandth of a turn through the step (a body at rest in a heap) to a
+            // tenth (past the cut between the two ways for these sizes and margin).
+            let spin = 10f64.powf(-4.0 + 3.0 * unit().abs()) / dt;
+            let world_spin = DVec3::new(unit(), unit(), unit()).normalize_or(DVec3::Y) * spin;
+            let state = RigidState {
+                position,
+                orientation,
+                linear_velocity,
+                body_angular_velocity: orientation.inverse() * world_spin,
+            };
+            let swept = swept_box(&local, &state, BodyKind::Dynamic, dt, margin);
+            let turned = DQuat::from_scaled_axis(state.angular_velocity() * dt) * orientation;
+            let end = Pose::new(position + linear_velocity * dt, turned.normalize());
+            let start = Pose::new(position, orientation);
+            for pose in [start, end] {
+                for corner in 0..8 {
+                    let pick = |bit: usize, low: f64, high: f64| if corner >> bit & 1 == 0 { low } else { high };
+                    let point = DVec3::new(
+                        pick(0, local.min.x, local.max.x),
+                        pick(1, local.min.y, local.max.y),
+                        pick(2, local.min.z, local.max.z),
+                    );
+                    let world = pose.transform_point(point);
+                    assert!(
+                        swept.expanded(-margin + 1e-12).contains_point(world),
+                        "{world} outside {swept:?} (spin {spin} rad/s)"
+                    );
+                }
+            }
+            let exact = world_box(&local, &start)
+                .union(world_box(&local, &end))
+                .expanded(margin);
+            let reach = local.min.abs().max(local.max.abs()).length();
+            let sweep = spin * dt * reach;
+            if sweep <= SLOW_TURN * margin {
+                slow += 1;
+                assert!(swept.contains(&exact), "{swept:?} against {exact:?}");
+                let looser = (exact.min - swept.min).max(swept.max - exact.max).max_element();
+                assert!(
+                    looser <= 2.0 * sweep + 1e-12,
+                    "looser by {looser} m for a sweep of {sweep} m"
+                );
+            } else {
+                fast += 1;
+                assert_eq!(swept, exact);
+            }
+        }
+        assert!(slow > 500 && fast > 500, "{slow} slow and {fast} fast bodies");
     }
 }
