@@ -624,3 +624,63 @@ fn broad_phase_pair_stamp_names_the_pairs_until_an_update_changes_them() {
     assert!(bp.pairs().is_empty());
     assert_ne!(bp.pair_stamp(), moved, "a removal kept the stamp");
 }
+
+/// `keeps_fat_box` answers, without changing anything, what `update_with_displacement` does
+/// with the same arguments: through random small and large moves and displacements of dynamic
+/// and static proxies it says "kept" exactly when the update then returns that the fat box did
+/// not change; and it says "not kept" wherever the update fails (a stale id, a non-finite
+/// displacement, an inverted box).
+#[test]
+fn broad_phase_keeps_fat_box_answers_as_the_update_does() {
+    let mut bp = BroadPhase::new();
+    let mut rng = SplitMix64::new(3);
+    let mut ids = Vec::new();
+    for key in 0..40 {
+        let corner = DVec3::new(rng.range(-5.0, 5.0), rng.range(-5.0, 5.0), rng.range(-5.0, 5.0));
+        let b = Aabb::new(corner, corner + DVec3::splat(rng.range(0.1, 1.0)));
+        ids.push(if key % 8 == 0 {
+            bp.insert_static(b, key).unwrap()
+        } else {
+            bp.insert(b, key).unwrap()
+        });
+    }
+    let (mut kept, mut renewed) = (0, 0);
+    for round in 0..2000 {
+        let id = ids[round % ids.len()];
+        let old = bp.aabb(id).unwrap();
+        let reach = if round % 5 == 0 { 0.5 } else { 0.02 };
+        let shift = DVec3::new(
+            rng.range(-reach, reach),
+            rng.range(-reach, reach),
+            rng.range(-reach, reach),
+        );
+        let b = Aabb::new(old.min + shift, old.max + shift);
+        let displacement = shift * rng.range(0.0, 3.0);
+        let before = snapshot(&bp);
+        let keeps = bp.keeps_fat_box(id, &b, displacement);
+        assert_eq!(snapshot(&bp), before, "the question changed the broad phase");
+        let changed = bp.update_with_displacement(id, b, displacement).unwrap();
+        assert_eq!(keeps, !changed, "round {round}");
+        if keeps {
+            kept += 1
+        } else {
+            renewed += 1
+        }
+        if round % 100 == 0 {
+            bp.pairs();
+        }
+    }
+    assert!(kept > 200 && renewed > 200, "{kept} kept, {renewed} renewed");
+    let some = bp.aabb(ids[1]).unwrap();
+    assert!(!bp.keeps_fat_box(ids[1], &some, DVec3::new(f64::NAN, 0.0, 0.0)));
+    assert!(!bp.keeps_fat_box(
+        ids[1],
+        &Aabb {
+            min: some.max + DVec3::ONE,
+            max: some.max
+        },
+        DVec3::ZERO
+    ));
+    bp.remove(ids[1]).unwrap();
+    assert!(!bp.keeps_fat_box(ids[1], &some, DVec3::ZERO), "a stale id");
+}

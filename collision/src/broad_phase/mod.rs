@@ -108,6 +108,14 @@ pub struct BroadPhase {
     touched: Vec<bool>,
 }
 
+/// Whether `proxy` keeps its fat box for the new tight box `aabb`, `fat` the fat box it would be
+/// given now: v2.4's test (b2DynamicTree::MoveProxy), keep it while it holds the tight box and is
+/// not far larger (four margins) than the new one would be (a fast body that stopped).
+fn keeps(settings: &BroadPhaseSettings, proxy: &Proxy, aabb: &Aabb, fat: &Aabb) -> bool {
+    let slack = 4.0 * margin(settings, proxy.kind);
+    proxy.fat.contains(aabb) && fat.expanded(slack).contains(&proxy.fat)
+}
+
 /// A number no pair set of this process has been stamped with before
 /// ([`BroadPhase::pair_stamp`]).
 fn fresh_stamp() -> u64 {
@@ -249,13 +257,9 @@ impl BroadPhase {
         }
         let settings = self.settings;
         let proxy = self.proxies.get_mut(id)?;
-        let kind = proxy.kind;
-        let fat = fat_box(&settings, &aabb, displacement, kind)?;
-        let slack = 4.0 * margin(&settings, kind);
+        let fat = fat_box(&settings, &aabb, displacement, proxy.kind)?;
         proxy.tight = aabb;
-        // v2.4's test (b2DynamicTree::MoveProxy): keep the fat box while it holds the tight box
-        // and is not far larger than the one we would make now (a fast body that stopped).
-        if proxy.fat.contains(&aabb) && fat.expanded(slack).contains(&proxy.fat) {
+        if keeps(&settings, proxy, &aabb, &fat) {
             return Ok(false);
         }
         // The tree learns of it at the next pair update, all moves at once, in tree order.
@@ -265,6 +269,20 @@ impl BroadPhase {
             self.moved.push(id.index());
         }
         Ok(true)
+    }
+
+    /// Whether [`BroadPhase::update_with_displacement`] with these arguments would keep the fat
+    /// box of `id` (return `false`, changing no pair and no tree): the one thing it would do
+    /// then is record `aabb` as the tight box. `false` where it would fail (a stale id, a bad
+    /// box or displacement). Takes `&self`, so many proxies can be checked side by side and only
+    /// those that need their fat box renewed updated.
+    pub fn keeps_fat_box(&self, id: ProxyId, aabb: &Aabb, displacement: DVec3) -> bool {
+        let Ok(proxy) = self.proxies.get(id) else {
+            return false;
+        };
+        displacement.is_finite()
+            && fat_box(&self.settings, aabb, displacement, proxy.kind)
+                .is_ok_and(|fat| keeps(&self.settings, proxy, aabb, &fat))
     }
 
     /// The tight box last given for `id`, m.

@@ -29,7 +29,7 @@
 //! same list whatever the thread count.
 
 use glam::{DMat3, DQuat, DVec3};
-use shatter_collision::{Aabb, BroadPhase, Geometry, Pose, Shape};
+use shatter_collision::{Aabb, BroadPhase, Geometry, Pose, ProxyId, Shape};
 use shatter_integrators::{BodyKind, RigidState};
 
 use crate::error::EngineError;
@@ -153,6 +153,11 @@ struct Swept {
     from: (BodyId, RigidState, BodyKind, f64, f64),
     /// Whether the box was computed this step.
     renewed: bool,
+    /// Whether the box, renewed, needs nothing from the broad phase: the body's proxy keeps its
+    /// fat box for it ([`BroadPhase::keeps_fat_box`]), or it has no proxy. Checked beside the
+    /// renewal, in parallel, so that only the proxies whose fat boxes change are updated one
+    /// after another (a heap at rest: none of a thousand, instead of a thousand every step).
+    settled: bool,
 }
 
 impl Swept {
@@ -166,6 +171,7 @@ impl Swept {
             && from.3.to_bits() == self.from.3.to_bits()
             && from.4.to_bits() == self.from.4.to_bits();
         self.renewed = !same;
+        self.settled = false;
         if self.renewed {
             *self = Self::of(bodies, dense, dt, margin);
         } else {
@@ -191,6 +197,7 @@ impl Swept {
             bounds,
             from: (view.record.id, *view.state, view.kind, dt, margin),
             renewed: true,
+            settled: false,
         }
     }
 
@@ -282,8 +289,13 @@ pub(crate) fn find_pairs(
         while scratch.swept.len() < n {
             scratch.swept.push(Swept::of(bodies, scratch.swept.len(), dt, margin));
         }
+        let fat_boxes: &BroadPhase = broad;
         shatter_integrators::parallel::for_each_mut(&mut scratch.swept[..kept], 64, &|dense, swept| {
-            swept.renew(bodies, dense, dt, margin)
+            swept.renew(bodies, dense, dt, margin);
+            if let (true, Bounds::Swept(b)) = (swept.renewed, &swept.bounds) {
+                swept.settled = proxy_move(bodies, dense, dt)
+                    .is_none_or(|(proxy, displacement)| fat_boxes.keeps_fat_box(proxy, b, displacement));
+            }
         });
         scratch.planes.clear();
         for dense in 0..n {
@@ -316,7 +328,7 @@ fn settle_box(
 ) -> Result<(), EngineError> {
     match swept.bounds {
         Bounds::Overflow(b) => overflowed.push((dense, format!("swept box {b:?} over the step is not finite"))),
-        Bounds::Swept(b) if swept.renewed => update_proxy(bodies, broad, dense, b, dt)?,
+        Bounds::Swept(b) if swept.renewed && !swept.settled => update_proxy(bodies, broad, dense, b, dt)?,
         Bounds::Swept(_) | Bounds::Unbounded => {}
     }
     Ok(())
@@ -387,18 +399,24 @@ fn update_proxy(
     swept: Aabb,
     dt: f64,
 ) -> Result<(), EngineError> {
-    let view = bodies.view(dense);
-    let Some(proxy) = view.record.proxy else {
+    let Some((proxy, displacement)) = proxy_move(bodies, dense, dt) else {
         return Ok(());
-    };
-    let displacement = match view.kind {
-        BodyKind::Static => DVec3::ZERO,
-        _ => view.state.linear_velocity * dt,
     };
     broad
         .update_with_displacement(proxy, swept, displacement)
         .map_err(EngineError::geometry("broad phase update"))?;
     Ok(())
+}
+
+/// Body `dense`'s proxy, if it has one, and the displacement its fat box is stretched along: the
+/// step's `h v` (none for a static body), m.
+fn proxy_move(bodies: &BodyStore, dense: usize, dt: f64) -> Option<(ProxyId, DVec3)> {
+    let view = bodies.view(dense);
+    let displacement = match view.kind {
+        BodyKind::Static => DVec3::ZERO,
+        _ => view.state.linear_velocity * dt,
+    };
+    Some((view.record.proxy?, displacement))
 }
 
 /// The pairs of the broad phase whose swept boxes overlap, and the pairs with half-spaces, each
