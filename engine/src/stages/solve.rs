@@ -28,6 +28,7 @@
 
 use glam::{DMat3, DVec3};
 use shatter_integrators::BodyKind;
+use shatter_integrators::parallel::for_each_mut;
 use shatter_solver::{
     ContactPatch, DEFAULT_CONTACT_ERP, JointAnchor, JointPose, JointRows, JointSpec, NO_BODY, PatchPoint, PatchRows,
     Row, Softness, SolverBody, ball_joint_rows, fixed_joint_rows, hinge_joint_rows, push_patch_rows, row_group_broken,
@@ -93,6 +94,9 @@ pub(crate) struct SolveScratch {
     pair_slots: Vec<(u32, u32)>,
     /// Where each contact pair's entries are in the contact cache.
     cache_spans: Vec<(usize, usize)>,
+    /// Per solver body, the linear (world frame) and angular (body frame) velocities the solve
+    /// left it, m/s and rad/s; `None` where they are the ones it came with.
+    solved_velocities: Vec<Option<(DVec3, DVec3)>>,
 }
 
 /// The solver's bodies and which store body each one is.
@@ -109,21 +113,44 @@ impl SolverBodies {
     /// The solver index of store body `dense`, adding it on first use; [`NO_BODY`] for bodies that
     /// are the fixed world for this step (static, sleeping, quarantined).
     fn slot(&mut self, store: &BodyStore, dense: usize) -> u32 {
+        let first = self.bodies.len();
+        let index = self.number(store, dense);
+        self.fill(store, first);
+        index
+    }
+
+    /// [`SolverBodies::slot`] without the new body's data: a place held for it, which
+    /// [`SolverBodies::fill`] fills. Numbering is one pass in order of first use; filling (the
+    /// velocities and world inverse inertia of each body) runs in parallel.
+    fn number(&mut self, store: &BodyStore, dense: usize) -> u32 {
         if self.index[dense] != NO_BODY {
             return self.index[dense];
         }
-        let (kind, mass) = as_seen(store, dense);
+        let (kind, _) = as_seen(store, dense);
         if kind == BodyKind::Static {
             return NO_BODY;
         }
         let index = self.bodies.len() as u32;
-        self.bodies
-            .push(SolverBody::from_state(kind, &store.states()[dense], &mass));
+        self.bodies.push(SolverBody::STATIC);
         self.owners.push(dense);
         self.index[dense] = index;
         index
     }
+
+    /// Fills the solver bodies numbered from `first` on with their store bodies' data, in
+    /// parallel (each on its own, so the same bits on any thread count).
+    fn fill(&mut self, store: &BodyStore, first: usize) {
+        let owners = &self.owners[first..];
+        for_each_mut(&mut self.bodies[first..], FILL_CHUNK, &|k, body| {
+            let dense = owners[k];
+            let (kind, mass) = as_seen(store, dense);
+            *body = SolverBody::from_state(kind, &store.states()[dense], &mass);
+        });
+    }
 }
+
+/// Solver bodies one task fills, or reads back after the solve.
+const FILL_CHUNK: usize = 128;
 
 /// A contact patch in its island's rows, and what maps its impulses back to its contacts.
 #[derive(Debug)]
@@ -184,6 +211,7 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
         islands,
         pair_slots,
         cache_spans,
+        solved_velocities,
     } = scratch;
     solver.bodies.clear();
     solver.owners.clear();
@@ -196,8 +224,9 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     pair_slots.clear();
     pair_slots.extend(contacts.iter().map(|pair| {
         let [da, db] = pair.dense.map(|i| i as usize);
-        (solver.slot(store, da), solver.slot(store, db))
+        (solver.number(store, da), solver.number(store, db))
     }));
+    solver.fill(store, 0);
     let mut joint_failures = Vec::new();
     for (j, joint) in world.joints.joints().iter().enumerate() {
         match joint_rows(store, solver, joint, dt) {
@@ -247,12 +276,25 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
         outcome.iterations = solved.iterations;
         outcome.clamped = solved.clamped;
         outcome.failures.extend(solved.failures);
+        // Each body's new velocities (the angular one turned into its body frame) in parallel,
+        // then written to the store one after another. Bodies of an island the solver refused
+        // keep their velocities bit for bit.
+        let states = world.bodies.states();
+        solved_velocities.clear();
+        solved_velocities.resize(solver.bodies.len(), None);
+        let (bodies, owners) = (&solver.bodies, &solver.owners);
+        for_each_mut(solved_velocities, FILL_CHUNK, &|k, out| {
+            let (body, dense) = (&bodies[k], owners[k]);
+            if body.is_dynamic() && *body != before[k] {
+                let angular = states[dense].orientation.inverse() * body.angular_velocity;
+                *out = Some((body.linear_velocity, angular));
+            }
+        });
         let states = world.bodies.states_mut();
-        for ((body, old), &dense) in solver.bodies.iter().zip(before.iter()).zip(&solver.owners) {
-            // Bodies of an island the solver refused keep their velocities bit for bit.
-            if body.is_dynamic() && body != old {
-                states[dense].linear_velocity = body.linear_velocity;
-                states[dense].set_angular_velocity(body.angular_velocity);
+        for (velocities, &dense) in solved_velocities.iter().zip(owners) {
+            if let &Some((linear, angular)) = velocities {
+                states[dense].linear_velocity = linear;
+                states[dense].body_angular_velocity = angular;
             }
         }
         for (split, &dense) in solved.split.iter().zip(&solver.owners) {
