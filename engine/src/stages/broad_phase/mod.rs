@@ -35,7 +35,7 @@ use shatter_integrators::{BodyKind, RigidState};
 
 use crate::error::EngineError;
 use crate::handle::BodyId;
-use crate::store::BodyStore;
+use crate::store::{BodyStore, BodyView};
 
 mod sweep;
 
@@ -53,7 +53,10 @@ enum Role {
 }
 
 fn role(bodies: &BodyStore, dense: usize) -> Role {
-    let view = bodies.view(dense);
+    role_of(&bodies.view(dense))
+}
+
+fn role_of(view: &BodyView<'_>) -> Role {
     if view.motion.is_quarantined() {
         return Role::Fixed;
     }
@@ -66,6 +69,22 @@ fn role(bodies: &BodyStore, dense: usize) -> Role {
             Role::Mover
         }
         _ => Role::Fixed,
+    }
+}
+
+/// A body's swept box for a step of `dt` seconds with contact margin `margin` (m), or why it has
+/// none.
+fn bounds_of(view: &BodyView<'_>, dt: f64, margin: f64) -> Bounds {
+    match view.record.collider.local_bounds() {
+        None => Bounds::Unbounded,
+        Some(local) => {
+            let swept = swept_box(&local, view.state, view.kind, dt, 0.5 * margin);
+            if swept.min.is_finite() && swept.max.is_finite() {
+                Bounds::Swept(swept)
+            } else {
+                Bounds::Overflow(swept)
+            }
+        }
     }
 }
 
@@ -165,37 +184,25 @@ impl Swept {
     /// Keeps the box if body `dense`'s inputs are those it was computed from, else computes it.
     fn renew(&mut self, bodies: &BodyStore, dense: usize, dt: f64, margin: f64) {
         let view = bodies.view(dense);
-        let from = (view.record.id, *view.state, view.kind, dt, margin);
-        let same = from.0 == self.from.0
-            && bytemuck::bytes_of(&from.1) == bytemuck::bytes_of(&self.from.1)
-            && from.2 == self.from.2
-            && from.3.to_bits() == self.from.3.to_bits()
-            && from.4.to_bits() == self.from.4.to_bits();
+        let same = view.record.id == self.from.0
+            && bytemuck::bytes_of(view.state) == bytemuck::bytes_of(&self.from.1)
+            && view.kind == self.from.2
+            && dt.to_bits() == self.from.3.to_bits()
+            && margin.to_bits() == self.from.4.to_bits();
         self.renewed = !same;
         self.settled = false;
+        self.role = role_of(&view);
         if self.renewed {
-            *self = Self::of(bodies, dense, dt, margin);
-        } else {
-            self.role = role(bodies, dense);
+            self.bounds = bounds_of(&view, dt, margin);
+            self.from = (view.record.id, *view.state, view.kind, dt, margin);
         }
     }
 
     fn of(bodies: &BodyStore, dense: usize, dt: f64, margin: f64) -> Self {
         let view = bodies.view(dense);
-        let bounds = match view.record.collider.local_bounds() {
-            None => Bounds::Unbounded,
-            Some(local) => {
-                let swept = swept_box(&local, view.state, view.kind, dt, 0.5 * margin);
-                if swept.min.is_finite() && swept.max.is_finite() {
-                    Bounds::Swept(swept)
-                } else {
-                    Bounds::Overflow(swept)
-                }
-            }
-        };
         Self {
-            role: role(bodies, dense),
-            bounds,
+            role: role_of(&view),
+            bounds: bounds_of(&view, dt, margin),
             from: (view.record.id, *view.state, view.kind, dt, margin),
             renewed: true,
             settled: false,
