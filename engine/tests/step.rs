@@ -533,6 +533,13 @@ fn broad_phase_sweep_pairs_a_heap_of_small_bodies_as_every_pair_test_does() {
     assert_eq!(report.pairs, expected);
 }
 
+/// Adds a static box far below everything: placed among the bodies of a test, it splits the
+/// moving bodies into two runs of the store's arrays, so they are advanced through copies.
+fn add_far_static_box(world: &mut World) {
+    let far = BodyDesc::fixed(cuboid(DVec3::splat(0.5))).with_position(DVec3::new(0.0, -500.0, 0.0));
+    world.add_body(far).unwrap();
+}
+
 /// The pose update advances the moving bodies where they are when they are one run of the store
 /// (every body but a static one at an end) and through copies otherwise (a static body between
 /// them): spinning, tumbling boxes and balls in flight, far apart, follow the same bits either
@@ -545,8 +552,7 @@ fn step_bodies_advanced_in_place_match_bodies_advanced_through_copies() {
         let mut ids = Vec::new();
         for k in 0..40 {
             if k == fixed_at {
-                let far = BodyDesc::fixed(cuboid(DVec3::splat(0.5))).with_position(DVec3::new(0.0, -500.0, 0.0));
-                world.add_body(far).unwrap();
+                add_far_static_box(&mut world);
             }
             let desc = if k % 3 == 0 {
                 BodyDesc::dynamic(ball(0.3))
@@ -639,8 +645,7 @@ fn step_split_displacements_in_place_match_those_through_copies() {
         let mut ids = Vec::new();
         for k in 0..30 {
             if k == fixed_at {
-                let far = BodyDesc::fixed(cuboid(DVec3::splat(0.5))).with_position(DVec3::new(0.0, -500.0, 0.0));
-                world.add_body(far).unwrap();
+                add_far_static_box(&mut world);
             }
             let turn = DQuat::from_rotation_y(rng.range(-1.0, 1.0)) * DQuat::from_rotation_x(rng.range(-0.2, 0.2));
             let spin = DVec3::new(rng.range(-2.0, 2.0), rng.range(-2.0, 2.0), rng.range(-2.0, 2.0));

@@ -414,7 +414,7 @@ impl BroadPhase {
         self.moved.len()
     }
 
-    /// Whether any proxy was inserted, removed or given a fat box since the last
+    /// Whether any proxy was inserted, removed or given a new fat box since the last
     /// [`BroadPhase::update_pairs`]: whether the next one can change the pairs.
     pub fn has_pending_changes(&self) -> bool {
         !(self.moved.is_empty() && self.removed.is_empty())

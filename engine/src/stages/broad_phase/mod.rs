@@ -56,6 +56,7 @@ fn role(bodies: &BodyStore, dense: usize) -> Role {
     role_of(&bodies.view(dense))
 }
 
+/// The role of the body seen through `view`.
 fn role_of(view: &BodyView<'_>) -> Role {
     if view.motion.is_quarantined() {
         return Role::Fixed;
@@ -111,8 +112,8 @@ pub(crate) fn world_box(local: &Aabb, pose: &Pose) -> Aabb {
 /// [`SLOW_TURN`] of `margin` through the turn is bounded at its end by its start box moved along
 /// and grown by that distance (see [`turn_bound`]) instead of the box at the turned orientation:
 /// a box looser by at most twice that much, for less work (a rotation, a sine and a cosine
-/// fewer), and every body of a resting heap takes this way every step (measured on 1000 balls at
-/// rest, two threads: the swept boxes took 48 us a step instead of 74).
+/// fewer), and every body of a resting heap takes this way every step (measured on 1000 resting
+/// balls, two threads: their swept records were renewed in 48 us a step instead of 74).
 pub(crate) fn swept_box(local: &Aabb, state: &RigidState, kind: BodyKind, dt: f64, margin: f64) -> Aabb {
     let start = world_box(local, &Pose::new(state.position, state.orientation));
     if kind == BodyKind::Static {
