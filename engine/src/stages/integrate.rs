@@ -70,43 +70,33 @@ pub(crate) fn run(
     // the copies. Each body of the run takes its split displacement and is checked in one
     // parallel pass (one after another, the displacements were a third of the stage for a
     // thousand resting balls, each pushed out of its neighbours a little every step).
-    if let Some((first, states, masses, kinds)) = bodies.moving_run_mut() {
-        let at = &mut scratch.split_at;
-        at.clear();
-        at.resize(states.len(), NO_SPLIT);
-        let mut in_run = true;
-        for (k, s) in split.iter().enumerate() {
-            // A body outside the run or listed twice: displaced one after another below.
-            match (s.dense as usize).checked_sub(first).and_then(|i| at.get_mut(i)) {
-                Some(slot) if *slot == NO_SPLIT => *slot = k as u32,
-                _ => in_run = false,
-            }
-        }
-        if in_run {
-            let at = &scratch.split_at;
-            let all_advanceable = (states.par_iter_mut().zip(masses).enumerate().with_min_len(CHECK_CHUNK))
-                .map(|(i, (state, mass))| {
-                    if let Some(s) = split.get(at[i] as usize) {
-                        displace(state, s, dt);
-                    }
-                    advanceable(state, mass).is_ok()
-                })
-                .filter(|&ok| !ok)
-                .count()
-                == 0;
-            if all_advanceable {
-                match integrate_batch(states, masses, kinds, dt, settings) {
-                    Ok(tally) => outcome.energy_fix = tally,
-                    Err(failure) => outcome.failed.push((first + failure.index, failure.error.to_string())),
+    if let Some((first, states, masses, kinds)) = bodies.moving_run_mut()
+        && place_splits(&mut scratch.split_at, split, first, states.len())
+    {
+        let at = &scratch.split_at;
+        let all_advanceable = (states.par_iter_mut().zip(masses).enumerate().with_min_len(CHECK_CHUNK))
+            .map(|(i, (state, mass))| {
+                if let Some(s) = split.get(at[i] as usize) {
+                    displace(state, s.linear * dt, s.angular * dt);
                 }
-                outcome.moved = moved;
-                return outcome;
+                advanceable(state, mass).is_ok()
+            })
+            .filter(|&ok| !ok)
+            .count()
+            == 0;
+        if all_advanceable {
+            match integrate_batch(states, masses, kinds, dt, settings) {
+                Ok(tally) => outcome.energy_fix = tally,
+                Err(failure) => outcome.failed.push((first + failure.index, failure.error.to_string())),
             }
-        } else {
-            displace_all(bodies.states_mut(), split, dt);
+            outcome.moved = moved;
+            return outcome;
         }
     } else {
-        displace_all(bodies.states_mut(), split, dt);
+        let states = bodies.states_mut();
+        for s in split {
+            displace(&mut states[s.dense as usize], s.linear * dt, s.angular * dt);
+        }
     }
     scratch.indices.clear();
     scratch.states.clear();
@@ -143,19 +133,30 @@ pub(crate) fn run(
 /// Marks a body of the moving run without a split displacement ([`IntegrateScratch::split_at`]).
 const NO_SPLIT: u32 = u32::MAX;
 
-/// Displaces every body of `split` by its split velocities over `dt`, one after another.
-fn displace_all(states: &mut [RigidState], split: &[SplitVelocity], dt: f64) {
-    for s in split {
-        displace(&mut states[s.dense as usize], s, dt);
-    }
+/// Writes into `at`, per body of the moving run of `len` bodies starting at dense index `first`,
+/// its place in `split` (or [`NO_SPLIT`]); `false` when a body of `split` is outside the run or
+/// listed twice (then the displacements are made one after another instead).
+fn place_splits(at: &mut Vec<u32>, split: &[SplitVelocity], first: usize, len: usize) -> bool {
+    at.clear();
+    at.resize(len, NO_SPLIT);
+    split.iter().enumerate().all(
+        |(k, s)| match (s.dense as usize).checked_sub(first).and_then(|i| at.get_mut(i)) {
+            Some(slot) if *slot == NO_SPLIT => {
+                *slot = k as u32;
+                true
+            }
+            _ => false,
+        },
+    )
 }
 
-/// Displaces a body by its split velocities `s` over `dt` (s): `x += h v_split`, `R = exp(h
-/// w_split) R`, its world angular velocity kept (the pseudo rotation is not a motion). A
-/// displacement that would not be finite is left out.
-fn displace(state: &mut RigidState, s: &SplitVelocity, dt: f64) {
-    let moved_position = state.position + s.linear * dt;
-    let turned = (DQuat::from_scaled_axis(s.angular * dt) * state.orientation).normalize();
+/// Moves a body's pose by `shift` (m) and turns it by the rotation vector `turn` (rad), `R =
+/// exp(turn) R`, keeping its world angular velocity: a position correction, not a motion (the
+/// split velocities' displacement here, the rigid joints' projection in joint_positions.rs). A
+/// displacement whose result would not be finite is left out.
+pub(crate) fn displace(state: &mut RigidState, shift: DVec3, turn: DVec3) {
+    let moved_position = state.position + shift;
+    let turned = (DQuat::from_scaled_axis(turn) * state.orientation).normalize();
     if moved_position.is_finite() && turned.is_finite() {
         let angular = state.angular_velocity();
         state.position = moved_position;

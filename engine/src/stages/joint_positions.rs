@@ -38,11 +38,12 @@
 //! Rejected alternative: split impulses for joints (as contacts have, split.rs) correct the error
 //! at the start of the step, before the pose update makes the drift, and pay a second solve.
 
-use glam::{DMat3, DQuat, DVec3};
+use glam::{DMat3, DVec3};
 use shatter_solver::Softness;
 
 use crate::handle::BodyId;
 use crate::joints::Joint;
+use crate::stages::integrate::displace;
 use crate::store::BodyStore;
 
 /// Gauss-Seidel sweeps over the joints per step. Measured on hanging chains of 10 to 40 capsule
@@ -136,13 +137,8 @@ pub(crate) fn run(bodies: &mut BodyStore, joints: &[Joint]) {
                 let Some(dense) = side.dense else {
                     continue;
                 };
-                let state = &mut states[dense];
                 let turn = side.inverse_inertia * side.arm.cross(impulse);
-                // The world angular velocity is kept: the correction is not a motion.
-                let angular = state.angular_velocity();
-                state.position += impulse * side.inverse_mass;
-                state.orientation = (DQuat::from_scaled_axis(turn) * state.orientation).normalize();
-                state.set_angular_velocity(angular);
+                displace(&mut states[dense], impulse * side.inverse_mass, turn);
             }
         }
     }
@@ -161,6 +157,7 @@ fn cross_matrix(r: DVec3) -> DMat3 {
 mod tests {
     use super::*;
     use crate::{BodyDesc, JointDesc, JointKind, World};
+    use glam::DQuat;
     use shatter_collision::{Collider, Cuboid, Shape};
 
     fn cuboid(half_extents: DVec3) -> Collider {

@@ -29,7 +29,6 @@
 //! same list whatever the thread count.
 
 use glam::{DMat3, DQuat, DVec3};
-use rayon::prelude::*;
 use shatter_collision::{Aabb, BroadPhase, Geometry, Pose, ProxyId, Shape};
 use shatter_integrators::{BodyKind, RigidState};
 
@@ -244,6 +243,8 @@ pub(crate) struct BroadScratch {
     keys: Vec<(u64, u64)>,
     dense_keys: Vec<[u32; 2]>,
     keys_stamps: Option<(u64, u64)>,
+    /// The pairs each chunk of a long fat-pair list gave, before they are joined in order.
+    key_parts: Vec<Vec<Found>>,
     /// Pairs of the broad phase's proxies, then pairs with half-spaces, each list sorted by
     /// handles (the first comes sorted by key bits, which is the same order unless generations
     /// differ, so it is only checked), then merged.
@@ -581,11 +582,18 @@ fn pairs_from_list(bodies: &BodyStore, broad: &mut BroadPhase, connected: &[(u64
     };
     let (keys, dense_keys) = (&scratch.keys, &scratch.dense_keys);
     if keys.len() >= 2 * KEYS_PER_TASK {
-        // In key order either way (rayon's extend keeps the order of its parts).
-        scratch.proxy_pairs.par_extend(
-            (keys.par_chunks(KEYS_PER_TASK).zip(dense_keys.par_chunks(KEYS_PER_TASK)))
-                .flat_map_iter(|(keys, dense)| keys.iter().zip(dense).filter_map(pair)),
-        );
+        // Each chunk's pairs into a list of its own (kept from step to step), then joined in
+        // chunk order: in key order, as one pass would give them.
+        let parts = &mut scratch.key_parts;
+        parts.resize_with(keys.len().div_ceil(KEYS_PER_TASK), Vec::new);
+        shatter_integrators::parallel::for_each_mut(parts, 1, &|c, part| {
+            let range = c * KEYS_PER_TASK..((c + 1) * KEYS_PER_TASK).min(keys.len());
+            part.clear();
+            part.extend(keys[range.clone()].iter().zip(&dense_keys[range]).filter_map(pair));
+        });
+        for part in parts.iter() {
+            scratch.proxy_pairs.extend_from_slice(part);
+        }
     } else {
         scratch.proxy_pairs.extend(keys.iter().zip(dense_keys).filter_map(pair));
     }
