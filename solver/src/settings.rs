@@ -25,15 +25,28 @@ pub struct SolverSettings {
     /// Shock-propagation passes after the velocity sweeps (shock.rs): each settles contact stacks
     /// from the ground up; 0 disables them.
     pub shock_sweeps: usize,
-    /// Most Gauss-Seidel iterations over one body's rows to its supports within a shock pass
-    /// (stopped early by `tolerance`), where solving those rows as one block gives up, and over
-    /// each body's rows in the split pass's shock order. The default, 8, was 20: the block settles
-    /// nearly every group of aligned stacks, and the groups it leaves (a quarter of the random
-    /// 1000-cube pile's: bodies on three supports or more, guesses that cycle) took 9 percent of
-    /// that pile's step more at 20 (10.1 -> 9.2 ms at 30 Hz, 8.8 -> 8.1 ms at 60 Hz, two threads),
-    /// while the 210-box pyramid's top box moved 4e-5 m in 20 s at 8 against 2e-8 m at 20 (before
-    /// the load pass, loads.rs, with which it moves 1e-8 m at 8).
+    /// Most Gauss-Seidel iterations over one body's rows to its supports within the velocity
+    /// solve's shock pass (stopped early by `tolerance`), where solving those rows as one block
+    /// (shock_block.rs) gives up. The block settles nearly every group of aligned stacks; the
+    /// groups it leaves (a third of the random 1000-cube pile's: bodies on three supports or more,
+    /// guesses that cycle) only iterate, one body after another on the pass's critical path. The
+    /// default, 2, was 20 and then 8 (with the split pass's count, which stays 8, see
+    /// `split_shock_iterations`). Measured with `cargo run --release -p shatter-peers --example
+    /// stage_times -- --scene pile_1000_random_orientation --runs 1 --pool-use shared`, two
+    /// threads, alternating the builds, median of six runs: 6.91 -> 6.46 ms a step at 30 Hz and
+    /// 6.98 -> 6.49 ms at 60 Hz; 20 -> 8 had saved 9 percent of that pile's step. The
+    /// stacks do not notice (the 210-box pyramid's top box moves 1e-8 m in 20 s either way: its
+    /// groups are settled by the block or by the load pass, loads.rs), and the random pile still
+    /// settles within the stability test's bounds (tests/stability_stacks.rs); 1 iteration was
+    /// no faster than 2.
     pub shock_iterations: usize,
+    /// Most Gauss-Seidel iterations over one body's rows to its supports in the split pass's shock
+    /// order (split.rs; stopped early by `tolerance`). It stays 8 where the velocity pass's
+    /// `shock_iterations` went to 2: these iterations push out what a heap presses in, and at 2
+    /// the random 1000-cube pile's cubes went deeper into the ground on their way to rest at 30
+    /// Hz (deepest corner over 15 s: 0.24 m against 0.14 m at 8; at 60 Hz 0.05 against 0.01-0.04
+    /// m), for 5 percent of its step.
+    pub split_shock_iterations: usize,
     /// Most sweeps of the split (position correction) solve; 0 disables it. The default stays 10
     /// where `iterations` went to 6: the split rows push out what the heap presses in, and with 6
     /// of each the deepest cube centre of the random 1000-cube pile (`pile_1000_random_orientation`,
@@ -62,7 +75,8 @@ impl Default for SolverSettings {
         Self {
             iterations: 6,
             shock_sweeps: 1,
-            shock_iterations: 8,
+            shock_iterations: 2,
+            split_shock_iterations: 8,
             split_iterations: 10,
             warm_start: true,
             carry_loads: true,

@@ -16,7 +16,7 @@
 //! which solves that body against fixed supports closely enough to stop the rocking (measured on the
 //! column before the block below: 4 iterations left 2 mm/s of sway, 20 left 1e-7 m/s). Each such
 //! group is first solved directly as one small LCP (shock_block.rs); the iterations run only where
-//! that gives up (the settings' docs say why 8 of them by default). A level
+//! that gives up (the settings' docs say why 2 of them by default). A level
 //! is then final before the one above it is solved, so
 //! a stack of any height is settled in one pass. Rows between bodies of one level, joint rows and
 //! rows of bodies that touch no level-0 body are solved as in a normal sweep.

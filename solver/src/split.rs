@@ -230,7 +230,7 @@ pub(crate) fn finish_split(
                 prepared,
                 lambdas,
                 pseudo,
-                settings.shock_iterations,
+                settings.split_shock_iterations,
                 settings.tolerance,
             );
         }
