@@ -184,7 +184,12 @@ pub(crate) fn sweep_split_alone(
 
 /// One split sweep over `runs`, row by row: updates the pseudo velocities and split impulses and
 /// returns the largest `|delta| * diagonal` (m/s).
-fn sweep_split_rows(prepared: &[Prepared], runs: &[(usize, usize)], pseudo: &mut [Twist], lambdas: &mut [f64]) -> f64 {
+pub(crate) fn sweep_split_rows(
+    prepared: &[Prepared],
+    runs: &[(usize, usize)],
+    pseudo: &mut [Twist],
+    lambdas: &mut [f64],
+) -> f64 {
     let mut residual: f64 = 0.0;
     for index in runs.iter().flat_map(|&(start, end)| start..end) {
         let (row, lambda) = (&prepared[index], &mut lambdas[index]);
