@@ -1,13 +1,14 @@
 //! Each island's contact and joint rows, built straight into its own list.
 //!
-//! Once the islands are known (solve_islands.rs), each one's contact pairs are built in chunks of
-//! at most [`PAIRS_PER_CHUNK`] pairs, side by side on the pool: an island's first chunk in its own
-//! slot, the rest in chunks of their own, joined onto the first in pair order
+//! Once the islands are known (solve_islands.rs), each one's contact pairs are built in chunks,
+//! side by side on the pool: an island's first chunk (one thread's share of the largest island's
+//! pairs, [`first_chunk_pairs`]) in its own slot, the rest in chunks of at most
+//! [`PAIRS_PER_CHUNK`] pairs of their own, joined onto the first in pair order
 //! ([`IslandScratch::finish_rows`]) with every row index they hold shifted. The rows' bodies are
 //! renumbered as each pair's rows are built, while they are in cache. Small islands (the columns
 //! of a pile, the spheres on a table) are built in one chunk and never copied; a heap of debris in
-//! one island is copied once, as the step-wide row list was. Each row depends on its own pair
-//! alone, so the rows are the same whatever the thread count.
+//! one island has all but its first chunk copied once. Each row depends on its own pair alone, so
+//! the rows are the same however the pairs are chunked, whatever the thread count.
 
 use rayon::prelude::*;
 use shatter_integrators::parallel::{for_each_mut, join};
@@ -17,9 +18,19 @@ use crate::contacts::PairContacts;
 use crate::stages::solve::SolvedPatch;
 use crate::stages::solve_islands::{Island, IslandScratch, IslandSlot};
 
-/// Contact pairs whose rows one task builds. Fixed, so the chunks are the same whatever the
-/// thread count (and the joined rows are the same in any case).
+/// Contact pairs whose rows one task builds, past an island's first chunk.
 pub(crate) const PAIRS_PER_CHUNK: usize = 64;
+
+/// Pairs in each island's first chunk, the one built in its slot and never copied, on a pool of
+/// `threads`: each thread's share of `pairs` (the largest island's pairs), at least
+/// [`PAIRS_PER_CHUNK`]. The other chunks are copied onto it once built; with every chunk of
+/// [`PAIRS_PER_CHUNK`] pairs, a heap of debris in one island had nearly all its rows copied.
+/// Measured with temporary timers on the random 1000-cube pile (13 500 rows, `stage_times`, 30
+/// Hz): joining the chunks took 183-223 us a step on two threads and 98-105 us with this, and 340
+/// against 24 us on one; building them, 441-521 against 420-426 us on two.
+fn first_chunk_pairs(pairs: usize, threads: usize) -> usize {
+    pairs.div_ceil(threads.max(1)).max(PAIRS_PER_CHUNK)
+}
 
 /// The rows of a run of one island's contact pairs, numbered from 0 within the chunk, their
 /// bodies numbered in the island, and the patches that read them.
@@ -70,9 +81,15 @@ impl IslandScratch {
     /// the island.
     pub(crate) fn build_rows(&mut self, build: impl Fn(usize, &mut ContactChunk) + Sync) {
         let count = self.count;
+        let largest = self.by_size[..count]
+            .first()
+            .map_or(0, |&k| self.islands[k].pairs.len());
+        let first = first_chunk_pairs(largest, rayon::current_num_threads());
+        self.first_chunk = first;
         self.chunk_places.clear();
         for (slot, &k) in self.by_size[..count].iter().enumerate() {
-            let extra = (1..=self.islands[k].extra_chunks()).map(|c| (slot as u32, (c * PAIRS_PER_CHUNK) as u32));
+            let extra =
+                (0..self.islands[k].extra_chunks(first)).map(|c| (slot as u32, (first + c * PAIRS_PER_CHUNK) as u32));
             self.chunk_places.extend(extra);
         }
         let chunk_count = self.chunk_places.len();
@@ -80,10 +97,10 @@ impl IslandScratch {
             self.chunks.resize_with(chunk_count, ContactChunk::default);
         }
         let (islands, by_size, local_of) = (&self.islands, &self.by_size, &self.local_of);
-        let build_pairs = |island: &Island, first: usize, chunk: &mut ContactChunk| {
+        let build_pairs = |island: &Island, (from, len): (usize, usize), chunk: &mut ContactChunk| {
             chunk.clear();
-            let last = island.pairs.len().min(first + PAIRS_PER_CHUNK);
-            for &p in &island.pairs[first..last] {
+            let last = island.pairs.len().min(from + len);
+            for &p in &island.pairs[from..last] {
                 let start = chunk.rows.len();
                 build(p as usize, chunk);
                 for row in &mut chunk.rows[start..] {
@@ -93,10 +110,14 @@ impl IslandScratch {
             }
         };
         let slots = &mut self.slots[..count];
-        let firsts = |(slot, &k): (&mut IslandSlot, &usize)| build_pairs(&islands[k], 0, &mut slot.rows);
+        let firsts = |(slot, &k): (&mut IslandSlot, &usize)| build_pairs(&islands[k], (0, first), &mut slot.rows);
         let (chunks, places) = (&mut self.chunks[..chunk_count], &self.chunk_places);
-        let rest = |(chunk, &(slot, first)): (&mut ContactChunk, &(u32, u32))| {
-            build_pairs(&islands[by_size[slot as usize]], first as usize, chunk)
+        let rest = |(chunk, &(slot, start)): (&mut ContactChunk, &(u32, u32))| {
+            build_pairs(
+                &islands[by_size[slot as usize]],
+                (start as usize, PAIRS_PER_CHUNK),
+                chunk,
+            )
         };
         if count + chunk_count > 1 {
             join(
@@ -125,7 +146,7 @@ impl IslandScratch {
         let mut rest = &mut self.chunks[..self.chunk_places.len()];
         let mut own_chunks: Vec<&mut [ContactChunk]> = Vec::with_capacity(count);
         for &k in &by_size[..count] {
-            let (mine, others) = rest.split_at_mut(islands[k].extra_chunks());
+            let (mine, others) = rest.split_at_mut(islands[k].extra_chunks(self.first_chunk));
             own_chunks.push(mine);
             rest = others;
         }

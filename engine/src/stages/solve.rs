@@ -14,7 +14,7 @@
 //! back and forth faster than the step resolves. The LCP falls apart into independent
 //! islands of dynamic bodies, found from the contact pairs and joints before any row is built
 //! (solve_islands.rs); each island's rows are built straight into its own list, in parallel, in
-//! fixed chunks of pairs joined in pair order (island_rows.rs), and the islands are solved in
+//! chunks of pairs joined in pair order (island_rows.rs), and the islands are solved in
 //! parallel, so the rows and their solve are the same whatever the thread count.
 //!
 //! Solver bodies are the per-awake-body tier of the store, built here: one [`SolverBody`] per awake

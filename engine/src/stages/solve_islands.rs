@@ -63,13 +63,10 @@ pub(crate) struct Island {
 }
 
 impl Island {
-    /// Chunks of its contact pairs built apart from the first, which is built in its slot
-    /// (island_rows.rs).
-    pub(crate) fn extra_chunks(&self) -> usize {
-        self.pairs
-            .len()
-            .div_ceil(crate::stages::island_rows::PAIRS_PER_CHUNK)
-            .saturating_sub(1)
+    /// Chunks of its contact pairs built apart from the first, which is built in its slot and
+    /// holds `first` pairs (island_rows.rs).
+    pub(crate) fn extra_chunks(&self, first: usize) -> usize {
+        (self.pairs.len().saturating_sub(first)).div_ceil(crate::stages::island_rows::PAIRS_PER_CHUNK)
     }
 
     /// The island's number for solver body `global` (a member, or [`NO_BODY`]), given each
@@ -133,6 +130,8 @@ pub(crate) struct IslandScratch {
     pub(crate) chunks: Vec<ContactChunk>,
     /// Each chunk's slot and where its pairs start in the island's pairs.
     pub(crate) chunk_places: Vec<(u32, u32)>,
+    /// Pairs in each island's first chunk this step, the one built in its slot (island_rows.rs).
+    pub(crate) first_chunk: usize,
     /// Each contact pair's patches: its slot, the chunk holding them (`u32::MAX` for the slot's
     /// own rows), and the first of them and how many in that list; `u32::MAX` as the slot for
     /// none.
