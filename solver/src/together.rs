@@ -461,6 +461,21 @@ mod tests {
             .collect()
     }
 
+    /// The bits of the bodies' velocities, linear then angular, body by body.
+    fn velocity_bits(bodies: &[SolverBody]) -> Vec<u64> {
+        (bodies.iter())
+            .flat_map(|b| [b.linear_velocity.to_array(), b.angular_velocity.to_array()].concat())
+            .map(f64::to_bits)
+            .collect()
+    }
+
+    /// The bits of the rows' impulses and warm starts, row by row.
+    fn impulse_bits(rows: &[Row]) -> Vec<u64> {
+        rows.iter()
+            .flat_map(|r| [r.lambda.to_bits(), r.warm.to_bits()])
+            .collect()
+    }
+
     #[test]
     fn together_each_island_gets_the_bits_it_gets_alone_whatever_it_is_grouped_with() {
         let settings = SolverSettings::default();
@@ -499,16 +514,8 @@ mod tests {
                     (Err(together), Err(alone)) => assert_eq!(together.to_string(), alone.to_string()),
                     _ => panic!("island {k}: one solve failed and the other did not"),
                 }
-                let velocity = |b: &SolverBody| [b.linear_velocity.to_array(), b.angular_velocity.to_array()].concat();
-                let body_bits =
-                    |list: &[SolverBody]| list.iter().flat_map(velocity).map(f64::to_bits).collect::<Vec<_>>();
-                let lambda_bits = |list: &[Row]| {
-                    list.iter()
-                        .flat_map(|r| [r.lambda.to_bits(), r.warm.to_bits()])
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(body_bits(&given[k].0), body_bits(bodies), "island {k}");
-                assert_eq!(lambda_bits(&given[k].1), lambda_bits(rows), "island {k}");
+                assert_eq!(velocity_bits(&given[k].0), velocity_bits(bodies), "island {k}");
+                assert_eq!(impulse_bits(&given[k].1), impulse_bits(rows), "island {k}");
             }
         }
     }
@@ -581,19 +588,8 @@ mod tests {
             drop(solves);
             for (k, (result, (bodies, rows, report))) in results.iter().zip(&alone).enumerate() {
                 assert_eq!(result.as_ref().unwrap(), report, "{name} island {k}");
-                let bits = |list: &[SolverBody]| {
-                    (list.iter())
-                        .flat_map(|b| [b.linear_velocity.to_array(), b.angular_velocity.to_array()].concat())
-                        .map(f64::to_bits)
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(bits(&given[k].0), bits(bodies), "{name} island {k}");
-                let impulses = |list: &[Row]| {
-                    list.iter()
-                        .map(|r| [r.lambda.to_bits(), r.warm.to_bits()])
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(impulses(&given[k].1), impulses(rows), "{name} island {k}");
+                assert_eq!(velocity_bits(&given[k].0), velocity_bits(bodies), "{name} island {k}");
+                assert_eq!(impulse_bits(&given[k].1), impulse_bits(rows), "{name} island {k}");
             }
         }
     }
