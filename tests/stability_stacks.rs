@@ -111,8 +111,8 @@ fn stability_stacks_random_pile_settles_above_the_ground_at_30_and_60_hz() {
     // row) left 32 700 J at 15 s. Nor does every lattice settle in 15 s: over six seeds of the
     // orientations (7, 3, 11, 19, 23, 42), all six end within the bound at 30 Hz, but at 60 Hz
     // seed 11 ends with 8.4e-3 of the energy released (its heap, standing at a mean height of
-    // 4.2 m, still sliding at 15 s: 50 to 140 cubes faster than 1 cm/s from 8 s on) and seed 19
-    // with 9.2e-4. This test holds seed 7.
+    // 4.2 m, still sliding at 15 s: 44 to 151 cubes faster than 1 cm/s at each half second from
+    // 8 s on) and seed 19 with 9.2e-4. This test holds seed 7.
     for (rate, seconds) in [(30.0, 15.0), (60.0, 15.0)] {
         let (mut world, ids) = world_with_ground(box_lattice(10, 1.1, Some(7)));
         let g = world.gravity().length();
