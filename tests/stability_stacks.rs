@@ -89,6 +89,70 @@ fn stability_stacks_pile_of_1000_boxes_comes_to_rest() {
     assert!(deepest < 0.01, "a box is {deepest} m deep in the ground");
 }
 
+/// Small heaps of debris come to rest and stay there: 64 unit cubes in random orientations dropped
+/// from a 4 x 4 x 4 lattice (1.1 m pitch) onto the ground, three lattices at 30 and 60 Hz. With
+/// sleeping off, from 15 s to 20 s no cube moves more than 0.1 mm and none is faster than 0.1 mm/s
+/// at the end; with the default sleeping every cube is asleep within 10 s.
+///
+/// A heap holds itself up through rows between cubes the shock pass counts as one level. Warm
+/// started from the load pass's impulses on the other rows and the sweeps' on those (the two never
+/// balance), the sweeps never converged, and such heaps crept for as long as they were simulated:
+/// measured before the load pass was kept to islands whose rows all rest on supports, from 15 s
+/// to 20 s at 60 Hz the cubes moved up to 0.25 mm, 4.3 mm and 5.0 cm (seeds 7, 11 and 3; fastest
+/// 0.45 mm/s, 6.5 mm/s, 7 cm/s at 20 s), and with sleeping on the third heap never fell asleep.
+/// Now: 4.6e-9 m, 1.2e-5 m and 7.5e-10 m, every heap asleep by 3.4 to 7.2 s.
+#[test]
+fn stability_stacks_small_random_heaps_come_to_rest_and_stay() {
+    for sleeping in [false, true] {
+        for (seed, rate) in [(7, 60.0), (11, 60.0), (3, 60.0), (7, 30.0), (11, 30.0), (3, 30.0)] {
+            let (mut world, ids) = world_with_ground(box_lattice(4, 1.1, Some(seed)));
+            let mut settings = *world.settings();
+            settings.sleep.enabled = sleeping;
+            world.set_settings(settings).unwrap();
+            let positions = |world: &World| {
+                ids.iter()
+                    .map(|&id| world.pose(id).unwrap().position)
+                    .collect::<Vec<_>>()
+            };
+            let mut at_15_s = Vec::new();
+            let mut all_asleep_at = None;
+            let steps = (20.0 * rate) as usize;
+            for step in 1..=steps {
+                world.step(1.0 / rate).unwrap();
+                if step == (15.0 * rate) as usize {
+                    at_15_s = positions(&world);
+                }
+                if all_asleep_at.is_none() && ids.iter().all(|&id| !world.is_awake(id).unwrap()) {
+                    all_asleep_at = Some(step as f64 / rate);
+                }
+            }
+            let moved = (positions(&world).iter().zip(&at_15_s))
+                .map(|(now, then)| (*now - *then).length())
+                .fold(0.0, f64::max);
+            let fastest = (ids.iter())
+                .map(|&id| world.linear_velocity(id).unwrap().length())
+                .fold(0.0, f64::max);
+            println!(
+                "seed {seed} at {rate} Hz, sleeping {sleeping}: moved {moved:.1e} m from 15 s to 20 s, fastest {fastest:.1e} m/s at 20 s, all asleep at {all_asleep_at:?} s"
+            );
+            assert!(
+                moved < 1e-4,
+                "seed {seed} at {rate} Hz: a cube moved {moved} m from 15 s to 20 s"
+            );
+            assert!(
+                fastest < 1e-4,
+                "seed {seed} at {rate} Hz: a cube moves at {fastest} m/s at 20 s"
+            );
+            if sleeping {
+                assert!(
+                    all_asleep_at.is_some_and(|t| t <= 10.0),
+                    "seed {seed} at {rate} Hz: every cube asleep at {all_asleep_at:?} s, not within 10 s"
+                );
+            }
+        }
+    }
+}
+
 /// A thousand unit cubes in random orientations, starting interpenetrating in the
 /// lattice like freshly spawned fracture debris, at 30 and 60 Hz: every cube ends above the ground
 /// (none pushed through it) and the pile settles. After the first second no cube moves faster than
@@ -97,22 +161,20 @@ fn stability_stacks_pile_of_1000_boxes_comes_to_rest() {
 ///
 /// A fixed bound such as 10 m/s after the first second would not be the physics of this scene: the
 /// lattice first lands as columns up to 10 m tall, which topple after about a second, and cubes from
-/// their tops fall 8 m or more (measured: 13.2 m/s at 30 Hz, 13.5 m/s at 60 Hz). rapier3d does the
+/// their tops fall 8 m or more (measured: 12.9 m/s at 30 Hz, 13.4 m/s at 60 Hz). rapier3d does the
 /// same in this scene: its fastest cube after the first second is 13.4 m/s at 30 Hz and 14.8 m/s
 /// at 60 Hz
 /// (`cargo run --release -p shatter-peers -- --scene pile_1000_random_orientation`, last column).
 /// The fastest speed is printed.
 #[test]
 fn stability_stacks_random_pile_settles_above_the_ground_at_30_and_60_hz() {
-    // 15 s as for the aligned pile. Columns keep toppling at chaotic times, and at 60 Hz the
-    // bound below is close: measured each second, the kinetic energy was 8 708 J at 12 s and
-    // 7 016 J at 15 s (22 cubes moving faster than 1 mm/s) against the 14 254 J allowed, and a
-    // change of the warm start's rounding alone (same formula, summed per body instead of per
-    // row) left 32 700 J at 15 s. Nor does every lattice settle in 15 s: over six seeds of the
-    // orientations (7, 3, 11, 19, 23, 42), all six end within the bound at 30 Hz, but at 60 Hz
-    // seed 11 ends with 8.4e-3 of the energy released (its heap, standing at a mean height of
-    // 4.2 m, still sliding at 15 s: 44 to 151 cubes faster than 1 cm/s at each half second from
-    // 8 s on) and seed 19 with 9.2e-4. This test holds seed 7.
+    // 15 s as for the aligned pile. Columns keep toppling at chaotic times, so whether a heap has
+    // settled at 15 s depends on the lattice: over ten seeds of the orientations (1, 2, 3, 5, 7,
+    // 11, 13, 19, 23, 42) all ten end within the bound at 30 Hz, nine of them asleep; at 60 Hz
+    // nine do, and seed 42's heap, at 5e-6 of the energy released at 12 s, is collapsing at 15 s
+    // (1.2e-3). This test holds seed 7: its heap is asleep from 9 s at 30 Hz and from 12 s at 60
+    // Hz. (Before the load pass was kept to stacks, loads.rs, no heap fell asleep, three lattices
+    // at 30 Hz and one at 60 Hz ended above the bound, and seed 7 was still moving at 15 s.)
     for (rate, seconds) in [(30.0, 15.0), (60.0, 15.0)] {
         let (mut world, ids) = world_with_ground(box_lattice(10, 1.1, Some(7)));
         let g = world.gravity().length();
