@@ -4,7 +4,7 @@
 
 use glam::DVec3;
 use shatter::engine::{BodyId, World};
-use shatter::scenes::{FRAME_30HZ, box_lattice, pyramid, world_with_ground};
+use shatter::scenes::{FRAME_30HZ, box_lattice, pyramid, running_bond_wall, world_with_ground};
 
 /// The lowest point of a unit box (half extent 0.5 m) in its current pose, m.
 fn lowest_corner(world: &World, id: BodyId) -> f64 {
@@ -89,66 +89,45 @@ fn stability_stacks_pile_of_1000_boxes_comes_to_rest() {
     assert!(deepest < 0.01, "a box is {deepest} m deep in the ground");
 }
 
-/// Small heaps of debris come to rest and stay there: 64 unit cubes in random orientations dropped
-/// from a 4 x 4 x 4 lattice (1.1 m pitch) onto the ground, three lattices at 30 and 60 Hz. With
-/// sleeping off, from 15 s to 20 s no cube moves more than 0.1 mm and none is faster than 0.1 mm/s
-/// at the end; with the default sleeping every cube is asleep within 10 s.
+/// A wall of 100 unit boxes in running bond (10 courses of 10, touching end to end, every other
+/// course shifted by half a box) stands for 20 s at 30 Hz: with sleeping off its top box moves
+/// less than 1 cm and every box ends slower than 1 mm/s; with the default sleeping the whole wall
+/// is asleep within 10 s.
 ///
-/// A heap holds itself up through rows between cubes the shock pass counts as one level. Warm
-/// started from the load pass's impulses on the other rows and the sweeps' on those (the two never
-/// balance), the sweeps never converged, and such heaps crept for as long as they were simulated:
-/// measured before the load pass was kept to islands whose rows all rest on supports, from 15 s
-/// to 20 s at 60 Hz the cubes moved up to 0.25 mm, 4.3 mm and 5.0 cm (seeds 7, 11 and 3; fastest
-/// 0.45 mm/s, 6.5 mm/s, 7 cm/s at 20 s), and with sleeping on the third heap never fell asleep.
-/// Now: 4.6e-9 m, 1.2e-5 m and 7.5e-10 m, every heap asleep by 3.4 to 7.2 s.
+/// Each box rests on two below and presses on its neighbours in its course, rows the shock pass
+/// counts as one level. Warm started from the sweeps' impulses instead of the load pass's where
+/// such rows are present (as a heap of debris would want, loads.rs), this wall walked apart
+/// through the friction its boxes share and fell: its top box ended 9.7 m from where it started.
 #[test]
-fn stability_stacks_small_random_heaps_come_to_rest_and_stay() {
+fn stability_stacks_running_bond_wall_stands() {
     for sleeping in [false, true] {
-        for (seed, rate) in [(7, 60.0), (11, 60.0), (3, 60.0), (7, 30.0), (11, 30.0), (3, 30.0)] {
-            let (mut world, ids) = world_with_ground(box_lattice(4, 1.1, Some(seed)));
-            let mut settings = *world.settings();
-            settings.sleep.enabled = sleeping;
-            world.set_settings(settings).unwrap();
-            let positions = |world: &World| {
-                ids.iter()
-                    .map(|&id| world.pose(id).unwrap().position)
-                    .collect::<Vec<_>>()
-            };
-            let mut at_15_s = Vec::new();
-            let mut all_asleep_at = None;
-            let steps = (20.0 * rate) as usize;
-            for step in 1..=steps {
-                world.step(1.0 / rate).unwrap();
-                if step == (15.0 * rate) as usize {
-                    at_15_s = positions(&world);
-                }
-                if all_asleep_at.is_none() && ids.iter().all(|&id| !world.is_awake(id).unwrap()) {
-                    all_asleep_at = Some(step as f64 / rate);
-                }
+        let (mut world, ids) = world_with_ground(running_bond_wall(10, 10));
+        let mut settings = *world.settings();
+        settings.sleep.enabled = sleeping;
+        world.set_settings(settings).unwrap();
+        let top = *ids.last().unwrap();
+        let start = world.pose(top).unwrap().position;
+        let mut all_asleep_at = None;
+        for step in 1..=600 {
+            world.step(FRAME_30HZ).unwrap();
+            if all_asleep_at.is_none() && ids.iter().all(|&id| !world.is_awake(id).unwrap()) {
+                all_asleep_at = Some(step as f64 * FRAME_30HZ);
             }
-            let moved = (positions(&world).iter().zip(&at_15_s))
-                .map(|(now, then)| (*now - *then).length())
-                .fold(0.0, f64::max);
-            let fastest = (ids.iter())
-                .map(|&id| world.linear_velocity(id).unwrap().length())
-                .fold(0.0, f64::max);
-            println!(
-                "seed {seed} at {rate} Hz, sleeping {sleeping}: moved {moved:.1e} m from 15 s to 20 s, fastest {fastest:.1e} m/s at 20 s, all asleep at {all_asleep_at:?} s"
-            );
+        }
+        let moved = (world.pose(top).unwrap().position - start).length();
+        let fastest = (ids.iter())
+            .map(|&id| world.linear_velocity(id).unwrap().length())
+            .fold(0.0, f64::max);
+        println!(
+            "wall, sleeping {sleeping}: top box moved {moved:.2e} m in 20 s, fastest box {fastest:.1e} m/s, all asleep at {all_asleep_at:?} s"
+        );
+        assert!(moved < 0.01, "the top box moved {moved} m");
+        assert!(fastest < 1e-3, "a box moves at {fastest} m/s after 20 s");
+        if sleeping {
             assert!(
-                moved < 1e-4,
-                "seed {seed} at {rate} Hz: a cube moved {moved} m from 15 s to 20 s"
+                all_asleep_at.is_some_and(|t| t <= 10.0),
+                "every box asleep at {all_asleep_at:?} s, not within 10 s"
             );
-            assert!(
-                fastest < 1e-4,
-                "seed {seed} at {rate} Hz: a cube moves at {fastest} m/s at 20 s"
-            );
-            if sleeping {
-                assert!(
-                    all_asleep_at.is_some_and(|t| t <= 10.0),
-                    "seed {seed} at {rate} Hz: every cube asleep at {all_asleep_at:?} s, not within 10 s"
-                );
-            }
         }
     }
 }
@@ -168,13 +147,13 @@ fn stability_stacks_small_random_heaps_come_to_rest_and_stay() {
 /// The fastest speed is printed.
 #[test]
 fn stability_stacks_random_pile_settles_above_the_ground_at_30_and_60_hz() {
-    // 15 s as for the aligned pile. Columns keep toppling at chaotic times, so whether a heap has
-    // settled at 15 s depends on the lattice: over ten seeds of the orientations (1, 2, 3, 5, 7,
-    // 11, 13, 19, 23, 42) all ten end within the bound at 30 Hz, nine of them asleep; at 60 Hz
-    // nine do, and seed 42's heap, at 5e-6 of the energy released at 12 s, is collapsing at 15 s
-    // (1.2e-3). This test holds seed 7: its heap is asleep from 9 s at 30 Hz and from 12 s at 60
-    // Hz. (Before the load pass was kept to stacks, loads.rs, no heap fell asleep, three lattices
-    // at 30 Hz and one at 60 Hz ended above the bound, and seed 7 was still moving at 15 s.)
+    // 15 s as for the aligned pile. Columns keep toppling at chaotic times, and a heap at rest
+    // still creeps (loads.rs), so whether a heap has settled at 15 s depends on the lattice: over
+    // ten seeds of the orientations (1, 2, 3, 5, 7, 11, 13, 19, 23, 42), at 30 Hz seeds 1, 2 and
+    // 5 end above the bound (1.2e-3 to 1.9e-3 of the energy released), at 60 Hz seed 11 does
+    // (8.4e-3; its heap, standing at a mean height of 4.2 m, still sliding: 44 to 151 cubes faster
+    // than 1 cm/s at each half second from 8 s on) and seed 19 ends at 9.2e-4. This test holds
+    // seed 7 (3.3e-5 at 60 Hz at 15 s).
     for (rate, seconds) in [(30.0, 15.0), (60.0, 15.0)] {
         let (mut world, ids) = world_with_ground(box_lattice(10, 1.1, Some(7)));
         let g = world.gravity().length();

@@ -35,22 +35,22 @@
 //! body (measured on the random 1000-cube pile at 30 Hz, two threads: 1.4 ms a step, the step 18
 //! percent longer, with no sweeps saved).
 //!
-//! And only for an island whose every row rests a body on one of its supports (a stack, a
-//! pyramid, a column: `ShockOrder::support_rows_only`, shock.rs). The loads
-//! balance the weights through those rows alone; a row the shock order does not hold still (two
-//! cubes of one level pressed together in a heap, a joint) would keep the sweeps' impulse, and the
-//! two do not balance each other. Warm started from such a mix, a resting heap's sweeps never
-//! converged: measured on 64 cubes in random orientations dropped from a 4 x 4 x 4 lattice at
-//! 60 Hz with sleeping off, from 15 s to 20 s the cubes still moved up to 0.25 mm, 4.3 mm and 5.0
-//! cm (three lattices; fastest 0.45 mm/s to 7 cm/s at 20 s), and with sleeping on the third heap
-//! never fell asleep. Warm started from the sweeps' impulses instead, the same heaps moved 7.5e-10
-//! m to 1.2e-5 m and all fell asleep within 3.4 to 7.2 s (tests/stability_stacks.rs). On the
-//! 1000-cube random pile over ten lattices (seeds 1, 2, 3, 5, 7, 11, 13, 19, 23 and 42; sleeping
-//! on), with loads carried in heaps the kinetic energy at 15 s was above 1e-3 of the energy
-//! released on three lattices at 30 Hz and one at 60 Hz, and no heap was asleep; without, on
-//! none at 30 Hz (nine of the ten heaps asleep) and on one at 60 Hz (another lattice, its heap
-//! collapsing late: 5e-6 at 12 s, 1.2e-3 at 15 s). The columns, pyramid and sphere columns of
-//! the peer scenes have no such rows and step as before, to the bit.
+//! A known cost: a heap at rest creeps. Its cubes press on each other through rows the shock
+//! order counts as one level; those keep the sweeps' impulses beside the loads, the two do not
+//! balance, and warm started from the mix the sweeps never converge. Measured on 64 cubes in
+//! random orientations dropped from a 4 x 4 x 4 lattice at 60 Hz with sleeping off: from 15 s to
+//! 20 s the cubes still moved up to 0.25 mm, 4.3 mm and 5.0 cm (three lattices), and with
+//! sleeping on the third heap never fell asleep; warm started from the sweeps' impulses instead,
+//! the same heaps moved 7.5e-10 m to 1.2e-5 m and fell asleep within 3.4 to 7.2 s, and over ten
+//! lattices of the 1000-cube random pile all settled within 15 s at 30 Hz (three do not with the
+//! loads). But walls need the loads with such rows in them: a running-bond wall of 10 courses of
+//! 10 unit boxes, each pressing on its neighbours, walked apart and fell without them
+//! (tests/stability_stacks.rs). Carrying the loads only where the rows off the load path bore at
+//! most a tenth of the largest load (0.13 to 0.53 in the heaps, 0.063 in the wall) kept the heaps
+//! still and the running-bond walls standing, but a wall of aligned columns pressed side by side
+//! (0.006 to 0.26, from step to step) no longer fell asleep; giving the rows off the path no
+//! impulse, the shock pass's impulse, a few Gauss-Seidel sweeps at the loads' velocities, or
+//! iterating each level's groups with them in the shock pass did not stop the heaps' creep.
 
 use rayon::prelude::*;
 
@@ -105,10 +105,9 @@ impl ShockOrder {
     /// Writes into `warm` the loads of the module docs, from the sweeps' impulses (`warm` as it
     /// comes in), the impulses after the shock pass (`lambdas`) and the velocities after it, for
     /// the rows of this order's groups with a held side (over `prepared`, whose energy-clamped
-    /// rows name `pairs` body pairs). Called only for an order whose every row has a held side
-    /// (the module docs say why); any other row would keep the sweeps' impulse. A wide level's
-    /// groups are solved side by side on the rayon pool, as in the shock pass, with the bits of
-    /// one after another.
+    /// rows name `pairs` body pairs); every other row (joints, rows between
+    /// bodies of one level) keeps the sweeps' impulse. A wide level's groups are solved side by
+    /// side on the rayon pool, as in the shock pass, with the bits of one after another.
     pub(crate) fn carry_loads(
         &self,
         scratch: &mut LoadScratch,

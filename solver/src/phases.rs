@@ -310,9 +310,7 @@ pub(crate) fn finish(
             settings,
             report_ref,
         );
-        if let Some(order) =
-            shock.filter(|order| settings.carry_loads && order.support_rows_only && resting(velocities))
-        {
+        if let Some(order) = shock.filter(|_| settings.carry_loads && resting(velocities)) {
             let pairs = budgets.len();
             order.carry_loads(loads, (prepared, pairs), lambdas, velocities, warm, settings.tolerance);
         }

@@ -152,9 +152,9 @@ pub struct Row {
     /// rocking (measured: warm started from the sweeps' impulses, every box of the random
     /// 1000-box pile is asleep from 11 s at 30 Hz and from 8 s at 60 Hz; from the shock pass's,
     /// columns still toppled after 20 s). For a contact row of an island at rest (every body
-    /// slower than 0.25 m/s) whose every row rests a body on its supports (a stack, not a heap),
-    /// the load the row carries once each body's weight is handed down to the ground (the load
-    /// pass, loads.rs, with [`SolverSettings::carry_loads`]); for every other row the impulse its sweeps reached before the shock pass (the same as `lambda` when
+    /// slower than 0.25 m/s), the load the row carries once each body's weight is handed down to
+    /// the ground (the load pass, loads.rs, with [`SolverSettings::carry_loads`]); for every
+    /// other row the impulse its sweeps reached before the shock pass (the same as `lambda` when
     /// there is none).
     pub warm: f64,
     /// Clamp every impulse increment of this row so it cannot add kinetic energy (Su 2009 section

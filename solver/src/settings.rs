@@ -58,10 +58,9 @@ pub struct SolverSettings {
     pub split_iterations: usize,
     /// Start from the rows' incoming `warm` impulses instead of zero.
     pub warm_start: bool,
-    /// After the shock pass of an island at rest whose every row rests a body on its supports (a
-    /// stack, not a heap; loads.rs says why), leave as each row's `warm` the impulses that carry
-    /// every body's load down to the ground (the load pass) instead of the sweeps' impulses, so
-    /// that the next step's sweeps find the rows holding and stop early.
+    /// After the shock pass of an island at rest, leave as each row's `warm` the impulses that
+    /// carry every body's load down to the ground (the load pass, loads.rs) instead of the
+    /// sweeps' impulses, so that the next step's sweeps find the rows holding and stop early.
     pub carry_loads: bool,
     /// Cap on the pseudo velocity any split row asks for, m/s (rad/s), > 0 (may be infinite): keeps
     /// the correction of a deep penetration bounded per step.

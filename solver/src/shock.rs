@@ -88,11 +88,6 @@ pub(crate) struct ShockOrder {
     /// `(first, end, side by side)` into `groups`: consecutive groups of moving bodies at one level
     /// (which may be solved side by side, shock_state.rs), or one other group.
     pub(crate) batches: Vec<(usize, usize, bool)>,
-    /// Whether every active row holds one side still: each is a contact row from a body down to
-    /// one of its supports, none between bodies of one level, none of bodies that touch no
-    /// level-0 body through contacts, no joint row. Only then do the load pass's impulses
-    /// (loads.rs) make up every row's warm start.
-    pub(crate) support_rows_only: bool,
     /// `(level, moving body, row, frozen side)` per active row, sorted.
     keyed: Vec<(u32, usize, usize, Frozen)>,
     /// Scratch of the counting sorts: the entries in their new order, and one count per key.
@@ -298,7 +293,6 @@ impl ShockOrder {
                 level_rank(entry.0)
             });
         }
-        self.support_rows_only = keyed.iter().all(|&(_, _, _, frozen)| frozen != Frozen::None);
         self.rows.clear();
         self.rows
             .extend(keyed.iter().map(|&(_, _, index, frozen)| (index, frozen)));
@@ -933,7 +927,6 @@ mod tests {
             assert_eq!(kept.rows, fresh.rows, "rows");
             assert_eq!(kept.groups, fresh.groups, "groups");
             assert_eq!(kept.batches, fresh.batches, "batches");
-            assert_eq!(kept.support_rows_only, fresh.support_rows_only, "support rows only");
         };
         for (pairs, still) in [
             (&stack, None),
@@ -962,27 +955,5 @@ mod tests {
             order.batches
         });
         assert_ne!(standing, leaning);
-    }
-
-    /// Only an island whose every active row rests a body on a lower level is a load path (the
-    /// load pass's condition, loads.rs): a stack and a box leaning on two is; two boxes on the
-    /// ground touching each other (one level), or a pair touching only each other (no level), is
-    /// not.
-    #[test]
-    fn shock_order_says_whether_every_row_rests_a_body_on_its_supports() {
-        let mut rng = SplitMix64::new(9);
-        let world = crate::body::NO_BODY;
-        let cases: [(&[(u32, u32)], bool); 4] = [
-            (&[(0, world), (1, 0), (2, 1)], true),
-            (&[(0, world), (1, world), (2, 0), (2, 1)], true),
-            (&[(0, world), (1, world), (1, 0)], false),
-            (&[(0, world), (1, 2)], false),
-        ];
-        for (pairs, expected) in cases {
-            let (prepared, immovable) = column(&mut rng, pairs);
-            let mut order = ShockOrder::default();
-            order.rebuild(&heads_of(&prepared), &immovable);
-            assert_eq!(order.support_rows_only, expected, "pairs {pairs:?}");
-        }
     }
 }

@@ -235,6 +235,26 @@ pub fn pyramid(base: usize, gap: f64) -> Vec<BodyDesc> {
     descs
 }
 
+/// `courses * length` unit boxes (water density, friction 0.5, no restitution) laid as a wall in
+/// running bond on the ground: `courses` courses of `length` boxes touching end to end along x,
+/// every other course shifted by half a box, so each box rests on two below it and presses on
+/// its neighbours in its own course. Listed course by course from the bottom; the last box is
+/// the top course's last.
+pub fn running_bond_wall(courses: usize, length: usize) -> Vec<BodyDesc> {
+    let collider = box_collider(DVec3::splat(LATTICE_BOX_SIZE / 2.0));
+    (0..courses)
+        .flat_map(|course| {
+            let shift = if course % 2 == 1 { 0.5 } else { 0.0 };
+            let collider = collider.clone();
+            (0..length).map(move |k| {
+                let x = (k as f64 - (length as f64 - 1.0) / 2.0 + shift) * LATTICE_BOX_SIZE;
+                let y = LATTICE_BOX_SIZE * (course as f64 + 0.5);
+                BodyDesc::dynamic(collider.clone()).with_position(DVec3::new(x, y, 0.0))
+            })
+        })
+        .collect()
+}
+
 /// Edge of a lattice box, m.
 pub const LATTICE_BOX_SIZE: f64 = 1.0;
 
