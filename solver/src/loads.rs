@@ -44,17 +44,19 @@
 //! started from the sweeps' impulses instead, the same heaps moved 7.5e-10 m to 1.2e-5 m and fell
 //! asleep within 3.4 to 7.2 s, and over ten lattices of the 1000-cube random pile all settled
 //! within 15 s at 30 Hz (three do not with the loads; at 60 Hz one in ten does not either way). But
-//! walls need the loads with such rows in them: a running-bond wall of 10 courses of 10 unit boxes,
-//! each pressing on its neighbours, walked apart and fell without them (tests/stability_stacks.rs).
-//! Carrying the loads only where the rows off the load path bore at most a tenth of the largest
-//! load (0.13 to 0.53 in the heaps, 0.063 in the wall) kept the heaps still and the running-bond
-//! walls standing, but a wall of aligned columns pressed side by side (0.006 to 0.26, from step to
-//! step) no longer fell asleep (with sleeping off that wall does not come to rest either way: with
-//! the loads its top box drifts 3.8 cm in 20 s at 30 Hz, and a box still moves at 6 cm/s at the
-//! end); giving the rows off the path no impulse, the shock pass's impulse, a few Gauss-Seidel
-//! sweeps at the loads' velocities, or iterating each level's groups with them in the shock pass
-//! did not stop the heaps' creep, nor did giving a cube that rests on another of its level (their
-//! contact normal within 60 or 84 degrees of up) the level above it.
+//! walls need the loads with such rows in them: without them the top of a running-bond wall of 10
+//! courses, each box pressing on its neighbours, moved 3.0 cm in 20 s at 30 Hz (0.78 mm with them;
+//! tests/stability_stacks.rs), one of 20 courses 11 cm (5.1 cm with them), and one whose every
+//! other course ended with a box balanced on its support's edge (no half box) walked apart and
+//! fell. Carrying the loads only where the rows off the load path bore at most a tenth of the
+//! largest load (0.13 to 0.53 in the heaps, 0.063 in the wall without half boxes) kept the heaps
+//! still and the running-bond walls standing, but a wall of aligned columns pressed side by side
+//! (0.006 to 0.26, from step to step) no longer fell asleep (with sleeping off that wall does not
+//! come to rest either way: with the loads its top box drifts 3.8 cm in 20 s at 30 Hz, and a box
+//! still moves at 6 cm/s at the end); giving the rows off the path no impulse, the shock pass's
+//! impulse, a few Gauss-Seidel sweeps at the loads' velocities, or iterating each level's groups
+//! with them in the shock pass did not stop the heaps' creep, nor did giving a cube that rests on
+//! another of its level (their contact normal within 60 or 84 degrees of up) the level above it.
 
 use rayon::prelude::*;
 

@@ -235,24 +235,41 @@ pub fn pyramid(base: usize, gap: f64) -> Vec<BodyDesc> {
     descs
 }
 
-/// `courses * length` unit boxes (water density, friction 0.5, no restitution) laid as a wall in
-/// running bond on the ground: `courses` courses of `length` boxes touching end to end along x,
-/// every other course shifted by half a box, so each box rests on two below it and presses on
-/// its neighbours in its own course. Listed course by course from the bottom; the last box is
-/// the top course's last.
+/// A wall of unit boxes (water density, friction 0.5, no restitution) laid in running bond on the
+/// ground, `courses` courses high and `length` m long along x, centred over the origin: even
+/// courses (from the bottom, the first is course 0) are `length` boxes end to end; odd courses
+/// are shifted by half a box, `length - 1` boxes with a half box (0.5 x 1 x 1 m) closing each
+/// end flush, as bricklayers close a course. So every box rests on two below it, every half box
+/// on one, and each presses on its neighbours in its course. Listed course by course from the
+/// bottom, left to right; the last body is the top course's last.
 pub fn running_bond_wall(courses: usize, length: usize) -> Vec<BodyDesc> {
-    let collider = box_collider(DVec3::splat(LATTICE_BOX_SIZE / 2.0));
-    (0..courses)
-        .flat_map(|course| {
-            let shift = if course % 2 == 1 { 0.5 } else { 0.0 };
-            let collider = collider.clone();
-            (0..length).map(move |k| {
-                let x = (k as f64 - (length as f64 - 1.0) / 2.0 + shift) * LATTICE_BOX_SIZE;
-                let y = LATTICE_BOX_SIZE * (course as f64 + 0.5);
-                BodyDesc::dynamic(collider.clone()).with_position(DVec3::new(x, y, 0.0))
-            })
-        })
-        .collect()
+    let half = LATTICE_BOX_SIZE / 2.0;
+    let whole = box_collider(DVec3::splat(half));
+    let closer = box_collider(DVec3::new(half / 2.0, half, half));
+    let left = -(length as f64) * LATTICE_BOX_SIZE / 2.0;
+    let mut descs = Vec::with_capacity(courses * (length + 1));
+    for course in 0..courses {
+        let y = LATTICE_BOX_SIZE * (course as f64 + 0.5);
+        let at = |x: f64| DVec3::new(x, y, 0.0);
+        if course % 2 == 0 {
+            for k in 0..length {
+                descs.push(
+                    BodyDesc::dynamic(whole.clone()).with_position(at(left + (k as f64 + 0.5) * LATTICE_BOX_SIZE)),
+                );
+            }
+        } else {
+            descs.push(BodyDesc::dynamic(closer.clone()).with_position(at(left + half / 2.0)));
+            for k in 0..length.saturating_sub(1) {
+                descs.push(
+                    BodyDesc::dynamic(whole.clone())
+                        .with_position(at(left + half + (k as f64 + 0.5) * LATTICE_BOX_SIZE)),
+                );
+            }
+            let right = left + length as f64 * LATTICE_BOX_SIZE;
+            descs.push(BodyDesc::dynamic(closer.clone()).with_position(at(right - half / 2.0)));
+        }
+    }
+    descs
 }
 
 /// Edge of a lattice box, m.
