@@ -241,8 +241,11 @@ pub fn pyramid(base: usize, gap: f64) -> Vec<BodyDesc> {
 /// are shifted by half a box, `length - 1` boxes with a half box (0.5 x 1 x 1 m) closing each
 /// end flush, as bricklayers close a course. So every box rests on two below it, every half box
 /// on one, and each presses on its neighbours in its course. Listed course by course from the
-/// bottom, left to right; the last body is the top course's last.
+/// bottom, left to right; the last body is the top course's last. No bodies when `length` is 0.
 pub fn running_bond_wall(courses: usize, length: usize) -> Vec<BodyDesc> {
+    if length == 0 {
+        return Vec::new();
+    }
     let half = LATTICE_BOX_SIZE / 2.0;
     let whole = box_collider(DVec3::splat(half));
     let closer = box_collider(DVec3::new(half / 2.0, half, half));
@@ -259,7 +262,7 @@ pub fn running_bond_wall(courses: usize, length: usize) -> Vec<BodyDesc> {
             }
         } else {
             descs.push(BodyDesc::dynamic(closer.clone()).with_position(at(left + half / 2.0)));
-            for k in 0..length.saturating_sub(1) {
+            for k in 0..length - 1 {
                 descs.push(
                     BodyDesc::dynamic(whole.clone())
                         .with_position(at(left + half + (k as f64 + 0.5) * LATTICE_BOX_SIZE)),
