@@ -52,6 +52,7 @@ pub mod split;
 mod test_scenes;
 pub mod together;
 mod twist;
+mod warm_choice;
 pub mod warm_start;
 mod wide;
 pub mod workspace;

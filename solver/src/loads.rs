@@ -35,28 +35,20 @@
 //! body (measured on the random 1000-cube pile at 30 Hz, two threads: 1.4 ms a step, the step 18
 //! percent longer, with no sweeps saved).
 //!
-//! A known cost: a heap at rest creeps, and the loads are why (without them it stops). Its cubes
-//! press on each other through rows the shock order counts as one level; those keep the sweeps'
-//! impulses beside the loads, which likely do not balance them: warm started from the mix, the
-//! sweeps never converge. Measured on 64 cubes in random orientations dropped from a 4 x 4 x 4
-//! lattice at 60 Hz with sleeping off: from 15 s to 20 s the cubes still moved up to 0.25 mm, 4.3
-//! mm and 5.0 cm (three lattices), and with sleeping on the third heap never fell asleep; warm
-//! started from the sweeps' impulses instead, the same heaps moved 7.5e-10 m to 1.2e-5 m and fell
-//! asleep within 3.4 to 7.2 s, and over ten lattices of the 1000-cube random pile all settled
-//! within 15 s at 30 Hz (three do not with the loads; at 60 Hz one in ten does not either way). But
-//! walls need the loads with such rows in them: without them the top of a running-bond wall of 10
-//! courses, each box pressing on its neighbours, moved 3.0 cm in 20 s at 30 Hz (0.78 mm with them;
-//! tests/stability_stacks.rs), one of 20 courses 11 cm (5.1 cm with them), and one whose every
-//! other course ended with a box balanced on its support's edge (no half box) walked apart and
-//! fell. Carrying the loads only where the rows off the load path bore at most a tenth of the
-//! largest load (0.13 to 0.53 in the heaps, 0.063 in the wall without half boxes) kept the heaps
-//! still and the running-bond walls standing, but a wall of aligned columns pressed side by side
-//! (0.006 to 0.26, from step to step) no longer fell asleep (with sleeping off that wall does not
-//! come to rest either way: with the loads its top box drifts 3.8 cm in 20 s at 30 Hz, and a box
-//! still moves at 6 cm/s at the end); giving the rows off the path no impulse, the shock pass's
-//! impulse, a few Gauss-Seidel sweeps at the loads' velocities, or iterating each level's groups
-//! with them in the shock pass did not stop the heaps' creep, nor did giving a cube that rests on
-//! another of its level (their contact normal within 60 or 84 degrees of up) the level above it.
+//! Where bodies of one level press on each other (a heap of debris, a wall's courses) the loads
+//! alone are not the warm start: the rows between such bodies keep the sweeps' impulses beside
+//! them, and in a heap the mix does not balance, so warm started from it every step the sweeps
+//! never converged and the heap crept (64 cubes in random orientations at 60 Hz, sleeping off:
+//! from 15 s to 20 s the cubes still moved up to 0.25 mm to 5.0 cm over five lattices). A
+//! running-bond wall needs the loads all the same (without them its top moved 3.0 cm in 20 s at
+//! 30 Hz, with them 0.78 mm). So the loads are only offered: warm_choice.rs keeps them where a
+//! trial sweep finds them nearer to holding than the sweeps' impulses; the heaps then come to rest
+//! and the wall stands. Tried before that and dropped: carrying the loads only where the rows off
+//! the load path bore at most a tenth of the largest load (a wall of aligned columns pressed side
+//! by side no longer fell asleep); giving those rows no impulse, the shock pass's, a few
+//! Gauss-Seidel sweeps at the loads' velocities, or iterating each level's groups with them in
+//! the shock pass (the heaps still crept); giving a cube that rests on another of its level the
+//! level above it (the same).
 
 use rayon::prelude::*;
 

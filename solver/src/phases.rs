@@ -267,6 +267,7 @@ pub(crate) fn finish(
         shock,
         shock_scratch,
         loads,
+        warm_choice,
         split: split_buffers,
         immovable,
         ..
@@ -312,7 +313,9 @@ pub(crate) fn finish(
         );
         if let Some(order) = shock.filter(|_| settings.carry_loads && resting(velocities)) {
             let pairs = budgets.len();
+            warm_choice.keep_sweeps(warm);
             order.carry_loads(loads, (prepared, pairs), lambdas, velocities, warm, settings.tolerance);
+            warm_choice.choose(warm, (prepared, runs, pairs), body_data, settings.tolerance);
         }
     };
     let mut split_pass = || {

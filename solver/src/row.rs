@@ -153,7 +153,8 @@ pub struct Row {
     /// 1000-box pile is asleep from 11 s at 30 Hz and from 8 s at 60 Hz; from the shock pass's,
     /// columns still toppled after 20 s). For a contact row of an island at rest (every body
     /// slower than 0.25 m/s), the load the row carries once each body's weight is handed down to
-    /// the ground (the load pass, loads.rs, with [`SolverSettings::carry_loads`]); for every
+    /// the ground (the load pass, loads.rs, with [`SolverSettings::carry_loads`]) where a trial
+    /// sweep finds the island's loads nearer to holding than its sweeps' impulses; for every
     /// other row the impulse its sweeps reached before the shock pass (the same as `lambda` when
     /// there is none).
     pub warm: f64,

@@ -60,7 +60,9 @@ pub struct SolverSettings {
     pub warm_start: bool,
     /// After the shock pass of an island at rest, leave as each row's `warm` the impulses that
     /// carry every body's load down to the ground (the load pass, loads.rs) instead of the
-    /// sweeps' impulses, so that the next step's sweeps find the rows holding and stop early.
+    /// sweeps' impulses, so that the next step's sweeps find the rows holding and stop early;
+    /// kept only where a trial sweep finds them nearer to holding than the sweeps' impulses
+    /// (warm_choice.rs).
     pub carry_loads: bool,
     /// Cap on the pseudo velocity any split row asks for, m/s (rad/s), > 0 (may be infinite): keeps
     /// the correction of a deep penetration bounded per step.

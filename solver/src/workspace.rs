@@ -18,6 +18,7 @@ use crate::shock::{ShockOrder, ShockScratch};
 use crate::split::SplitBuffers;
 use crate::together::TogetherScratch;
 use crate::twist::Twist;
+use crate::warm_choice::WarmChoice;
 use crate::warm_start::WarmScratch;
 
 /// Reusable scratch memory for [`solve_with`](crate::pgs::solve_with): capacity only, no state.
@@ -56,6 +57,8 @@ pub struct SolverWorkspace {
     pub(crate) shock_scratch: ShockScratch,
     /// The load pass's memory (loads.rs).
     pub(crate) loads: LoadScratch,
+    /// Which warm start an island at rest keeps (warm_choice.rs).
+    pub(crate) warm_choice: WarmChoice,
     /// The split pass's arrays.
     pub(crate) split: SplitBuffers,
     /// The memory of sweeps shared with other islands (together.rs).
