@@ -411,6 +411,7 @@ fn gauss_solve(matrix: &mut [f64], n: usize, b: &mut [f64], x: &mut [f64]) -> bo
 mod tests {
     use super::*;
     use crate::shock_block::REGULARIZATION;
+    use crate::test_scenes::FACE_CORNERS;
 
     /// A uniform number in `[-1, 1)` from a 64-bit LCG.
     fn uniform(state: &mut u64) -> f64 {
@@ -629,7 +630,7 @@ mod tests {
     fn shock_block_refined_solve_holds_redundant_rows_to_round_off() {
         let mass = 2.0;
         let inertia = mass / 6.0;
-        let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
+        let corners = FACE_CORNERS;
         let mut system = FreeSystem::new(corners.len());
         for (i, &(x, z)) in corners.iter().enumerate() {
             // Normal +y at the corner r = (x, -0.5, z): J = (n, r x n).

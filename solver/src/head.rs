@@ -120,7 +120,7 @@ mod tests {
     use super::*;
     use crate::body::{NO_BODY, SolverBody};
     use crate::row::Row;
-    use crate::test_scenes::{prepare_rows, push_stacked_patch};
+    use crate::test_scenes::{FACE_CORNERS, prepare_rows, push_stacked_patch};
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
 
@@ -135,7 +135,7 @@ mod tests {
         };
         let bodies = [body, body];
         let mut rows: Vec<Row> = Vec::new();
-        let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
+        let corners = FACE_CORNERS;
         let mut rng = SplitMix64::new(8);
         push_stacked_patch(
             &mut rows,

@@ -768,7 +768,7 @@ mod tests {
     use crate::pgs::prepare;
     use crate::settings::SolverSettings;
     use crate::softness::Softness;
-    use crate::test_scenes::push_stacked_patch;
+    use crate::test_scenes::{FACE_CORNERS, push_stacked_patch};
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
 
@@ -895,7 +895,7 @@ mod tests {
         let mut rows = Vec::new();
         for &(a, b) in pairs {
             let friction = rng.range(0.0, 1.0);
-            let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
+            let corners = FACE_CORNERS;
             push_stacked_patch(
                 &mut rows,
                 &bodies,

@@ -10,6 +10,17 @@ use crate::row::Row;
 use crate::settings::SolverSettings;
 use crate::softness::Softness;
 
+/// The four corners `(x, z)` of a unit box's face, m from its centre: the contact points of a
+/// unit box resting flat on another or on the world.
+pub(crate) const FACE_CORNERS: [(f64, f64); 4] = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
+
+/// The rows of a unit box `a` resting flat on `b` (a unit box or the world), touching at its four
+/// [`FACE_CORNERS`] without penetration, with friction 0.5 and Su's clamp.
+pub(crate) fn push_flat_patch(rows: &mut Vec<Row>, bodies: &[SolverBody], (a, b): (u32, u32)) {
+    let no_depth = (&mut SplitMix64::new(0), (0.0, 0.0));
+    push_stacked_patch(rows, bodies, (a, b), &FACE_CORNERS, no_depth, (0.5, true));
+}
+
 /// The rows of a patch between a box `a` resting on `b` (a box or the world), both 1 m tall, at
 /// the `corners` `(x, z)` of the contact face (m, from the boxes' centres), each point's depth
 /// drawn from `depths` (m), with Coulomb friction `friction` and Su's clamp where `clamped`.

@@ -376,7 +376,7 @@ mod tests {
     use crate::pgs::solve_with;
     use crate::row::BiasMode;
     use crate::softness::Softness;
-    use crate::test_scenes::push_stacked_patch;
+    use crate::test_scenes::{FACE_CORNERS, push_stacked_patch};
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
 
@@ -396,7 +396,7 @@ mod tests {
         let mut rows = Vec::new();
         for k in 0..height {
             let below = if k == 0 { NO_BODY } else { (k - 1) as u32 };
-            let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
+            let corners = FACE_CORNERS;
             let friction = rng.range(0.2, 1.0);
             push_stacked_patch(
                 &mut rows,

@@ -111,9 +111,8 @@ impl WarmChoice {
 mod tests {
     use super::*;
     use crate::body::NO_BODY;
-    use crate::test_scenes::{prepare_rows, push_stacked_patch};
+    use crate::test_scenes::{prepare_rows, push_flat_patch};
     use glam::{DMat3, DVec3};
-    use shatter_integrators::SplitMix64;
 
     const DT: f64 = 1.0 / 30.0;
     const G: f64 = 9.81;
@@ -129,16 +128,7 @@ mod tests {
             inverse_inertia: DMat3::IDENTITY * 6.0,
         }];
         let mut rows = Vec::new();
-        let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
-        let mut rng = SplitMix64::new(1);
-        push_stacked_patch(
-            &mut rows,
-            &bodies,
-            (0, NO_BODY),
-            &corners,
-            (&mut rng, (0.0, 0.0)),
-            (0.5, true),
-        );
+        push_flat_patch(&mut rows, &bodies, (0, NO_BODY));
         let prepared = prepare_rows(&rows, &bodies, DT);
         let runs = vec![(0, prepared.len())];
         (prepared, runs, bodies)

@@ -182,13 +182,12 @@ pub(crate) struct WarmScratch {
 #[cfg(test)]
 mod tests {
     use glam::{DMat3, DVec3};
-    use shatter_integrators::SplitMix64;
 
     use crate::body::{NO_BODY, SolverBody};
     use crate::phases::start;
     use crate::row::Row;
     use crate::settings::SolverSettings;
-    use crate::test_scenes::push_stacked_patch;
+    use crate::test_scenes::{FACE_CORNERS, push_flat_patch};
     use crate::workspace::SolverWorkspace;
 
     /// Two unit cubes of mass `m` falling together at `v`, one on the other on the ground, warm
@@ -206,26 +205,11 @@ mod tests {
             inverse_inertia: DMat3::from_diagonal(DVec3::splat(6.0 / m)),
         };
         let bodies = [cube, cube];
-        let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
-        let mut rng = SplitMix64::new(3);
+        let corners = FACE_CORNERS;
         let mut rows: Vec<Row> = Vec::new();
-        push_stacked_patch(
-            &mut rows,
-            &bodies,
-            (0, NO_BODY),
-            &corners,
-            (&mut rng, (0.0, 0.0)),
-            (0.5, true),
-        );
+        push_flat_patch(&mut rows, &bodies, (0, NO_BODY));
         let upper_patch = rows.len();
-        push_stacked_patch(
-            &mut rows,
-            &bodies,
-            (1, 0),
-            &corners,
-            (&mut rng, (0.0, 0.0)),
-            (0.5, true),
-        );
+        push_flat_patch(&mut rows, &bodies, (1, 0));
         for (index, row) in rows.iter_mut().enumerate() {
             if row.friction.is_none() {
                 let load = if index < upper_patch { 2.0 } else { 1.0 };
