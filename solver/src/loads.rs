@@ -39,7 +39,7 @@
 //! alone are not the warm start: the rows between such bodies keep the sweeps' impulses beside
 //! them, and in a heap the mix does not balance, so warm started from it every step the sweeps
 //! never converged and the heap crept (64 cubes in random orientations at 60 Hz, sleeping off:
-//! from 15 s to 20 s the cubes still moved up to 0.25 mm to 5.0 cm over five lattices). A
+//! from 15 s to 20 s the cube that moved most moved 0.25 mm to 5.0 cm, over five lattices). A
 //! running-bond wall needs the loads all the same (without them its top moved 3.0 cm in 20 s at
 //! 30 Hz, with them 0.78 mm). So the loads are only offered: warm_choice.rs keeps them where a
 //! trial sweep finds them nearer to holding than the sweeps' impulses; the heaps then come to rest
