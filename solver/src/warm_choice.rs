@@ -12,9 +12,10 @@
 //!
 //! So the two starts are tried as the next step will use them: from the velocities the step
 //! started with, each start's impulses applied, one Gauss-Seidel sweep, row by row in the same
-//! order, over the rows the island's sweeps visit (a joint block's rows left out). The start whose sweep changes the rows less (its residual, the
-//! largest `|delta lambda| * diagonal`, m/s, as the sweeps measure theirs) is the next step's warm
-//! start: the loads on a tie or where their residual is within the solver's tolerance. With it
+//! order, over the rows the island's sweeps visit (a joint block's rows left out). The start
+//! whose sweep changes the rows less (its residual, the largest `|delta lambda| * diagonal`, m/s,
+//! as the sweeps measure theirs) is the next step's warm start: the loads on a tie or where their
+//! residual is within the solver's tolerance. With it
 //! the five heaps above moved 7.5e-10 m to 1.2e-5 m from 15 s to 20 s, and the running-bond wall
 //! of tests/stability_stacks.rs 3.1e-5 m in 20 s at 30 Hz (7.8e-4 m with the loads always
 //! kept). Its cost is the two sweeps, on one thread, in each step of an island at rest whose
