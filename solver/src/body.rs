@@ -5,6 +5,7 @@
 //! have a zero block, so no impulse moves them; a kinematic body's prescribed velocity still enters
 //! every row's `J v`, which is how a moving platform carries what rests on it.
 
+use crate::twist::Twist;
 use glam::{DMat3, DVec3};
 use shatter_integrators::{BodyKind, MassProperties, RigidState};
 
@@ -160,6 +161,17 @@ impl SlotMass {
         }));
         out.push(SlotMass::default());
     }
+}
+
+/// The velocities of `bodies`' slots in order, then the world slot's (zero): what a solve starts
+/// from, m/s and rad/s.
+pub(crate) fn fill_slot_velocities(bodies: &[SolverBody], out: &mut Vec<Twist>) {
+    out.clear();
+    out.extend(
+        (bodies.iter())
+            .map(|body| Twist::new(body.linear_velocity, body.angular_velocity))
+            .chain(core::iter::once(Twist::default())),
+    );
 }
 
 /// Whether `m` is symmetric and positive semi-definite to round-off: Sylvester's criterion for

@@ -8,7 +8,7 @@
 //! split pass, and writes the results back.
 //! [`solve_with`](crate::pgs::solve_with) is the two in a row.
 
-use crate::body::{SlotMass, SolverBody};
+use crate::body::{SlotMass, SolverBody, fill_slot_velocities};
 use crate::error::SolverError;
 use crate::free_rows::Accuracy;
 use crate::head::RowHead;
@@ -134,13 +134,7 @@ pub(crate) fn start(
     let pair_count = assign_pairs(prepared, heads, pairs);
     budgets.clear();
     budgets.resize(pair_count, 0.0);
-    velocities.clear();
-    velocities.extend(
-        bodies
-            .iter()
-            .map(|body| Twist::new(body.linear_velocity, body.angular_velocity))
-            .chain(core::iter::once(Twist::default())),
-    );
+    fill_slot_velocities(bodies, velocities);
     SlotMass::fill(bodies, masses);
     lambdas.clear();
     lambdas.resize(rows.len(), 0.0);

@@ -21,7 +21,7 @@
 //! kept). Its cost is the two sweeps, on one thread, in each step of an island at rest whose
 //! sweeps did not converge: a step whose sweeps converge carries no loads and tries nothing.
 
-use crate::body::SolverBody;
+use crate::body::{SolverBody, fill_slot_velocities};
 use crate::pgs::{Prepared, sweep_rows};
 use crate::settings::SolveReport;
 use crate::twist::Twist;
@@ -82,12 +82,7 @@ impl WarmChoice {
             budgets,
             ..
         } = self;
-        velocities.clear();
-        velocities.extend(
-            (bodies.iter())
-                .map(|body| Twist::new(body.linear_velocity, body.angular_velocity))
-                .chain(core::iter::once(Twist::default())),
-        );
+        fill_slot_velocities(bodies, velocities);
         for (row, &impulse) in prepared.iter().zip(start) {
             if impulse != 0.0 {
                 row.apply(velocities, impulse);
