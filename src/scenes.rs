@@ -117,5 +117,5 @@ pub use benchmarks::{
 pub use stability::{
     CHAIN_LINK_HALF_HEIGHT, CHAIN_LINK_PITCH, CHAIN_LINK_RADIUS, Chain, FRAME_30HZ, Incline, LATTICE_BOX_SIZE,
     ball_collider, bouncing_ball, box_collider, box_lattice, ground, hanging_chain, incline, pyramid, random_drop,
-    running_bond_wall, tipped_bar, world_with_ground,
+    running_bond_wall, stack_bond_wall, tipped_bar, world_with_ground,
 };

@@ -210,6 +210,50 @@ fn narrow_phase_box_box_brick_bond_bears_on_half_of_each_box_below() {
     }
 }
 
+/// Cubes in a grid, as in a wall of aligned boxes: a neighbour beside, above or behind shares a
+/// face and gets the face's four contacts; one diagonally beside shares only an edge and one
+/// diagonally across only a corner, and those get no contact, placed exactly, within the 0.5 mm
+/// tolerance either way, or turned by a microradian (no direction is the contact normal there:
+/// box_box.rs). Pressed 1 mm into each other along one of the axes, or 1 cm apart along one
+/// within the margin, they get contacts again (a face contact along the other axis, or a
+/// speculative one across the gap).
+#[test]
+fn narrow_phase_box_box_cubes_sharing_only_an_edge_or_a_corner_get_no_contact() {
+    let cube = coarse_cuboid(UNIT);
+    let at = |x: f64, y: f64, z: f64| Pose::from_position(DVec3::new(x, y, z));
+    let margin = 0.02;
+    let pair = |pose: &Pose| collide(&cube, pose, &cube, &Pose::IDENTITY, margin).unwrap();
+    for neighbour in [at(1.0, 0.0, 0.0), at(0.0, 1.0, 0.0), at(0.0, 0.0, -1.0)] {
+        assert_eq!(pair(&neighbour).len(), 4, "{neighbour:?}: {:?}", pair(&neighbour));
+    }
+    let turned = |pose: Pose| Pose::new(pose.position, DQuat::from_rotation_z(1e-6));
+    for neighbour in [
+        at(1.0, 1.0, 0.0),
+        at(-1.0, 0.0, 1.0),
+        at(0.0, -1.0, -1.0),
+        at(1.0, 1.0, 1.0),
+        at(1.0004, 0.9996, 0.0),
+        at(-0.9996, -1.0004, 0.0),
+    ] {
+        for pose in [neighbour, turned(neighbour)] {
+            assert!(pair(&pose).is_empty(), "{pose:?}: {:?}", pair(&pose));
+            let reversed = collide(&cube, &Pose::IDENTITY, &cube, &pose, margin).unwrap();
+            assert!(reversed.is_empty(), "{pose:?} the other way round: {reversed:?}");
+        }
+    }
+    // Pressed 1 mm together along x: a face contact along y, on the 1 mm strip the faces share.
+    let pressed = pair(&at(0.999, 1.0, 0.0));
+    assert!(!pressed.is_empty());
+    assert_uniform(&pressed, DVec3::Y, 0.0);
+    for c in &pressed.contacts {
+        assert!(c.point.x >= 0.499 - 1e-12 && c.point.x <= 0.5 + 1e-12, "{c:?}");
+    }
+    // 1 cm apart along y, within the margin: speculative contacts across the gap.
+    let apart = pair(&at(1.0, 1.01, 0.0));
+    assert!(!apart.is_empty());
+    assert_uniform(&apart, DVec3::Y, -0.01);
+}
+
 /// Overlap of the two bodies' surface samples along unit `direction` (from B towards A).
 fn sampled_overlap(a: &[DVec3], b: &[DVec3], direction: DVec3) -> f64 {
     let lowest_a = a.iter().map(|p| p.dot(direction)).fold(f64::INFINITY, f64::min);
