@@ -233,7 +233,7 @@ fn stability_stacks_random_pile_settles_above_the_ground_at_30_and_60_hz() {
     // settled at 15 s depends on the lattice: over ten seeds of the orientations (1, 2, 3, 5, 7,
     // 11, 13, 19, 23, 42), at 30 Hz seed 11 ends above the bound (7.6e-3 of the energy released:
     // columns topple between 10 s and 15 s) and five heaps are asleep, at 60 Hz none does (the
-    // most 4.8e-4) and five are asleep. Before boxes sharing only an edge lost their contact
+    // most 4.8e-4) and four are asleep. Before boxes sharing only an edge lost their contact
     // (collision crate, box_box.rs), seed 2 at 30 Hz and seed 42 at 60 Hz ended above it; while
     // every heap at rest was warm started from the load pass's loads (before warm_choice.rs),
     // seeds 1, 2 and 5 at 30 Hz and 11 at 60 Hz did. This test holds seed 7 (asleep at 15 s at
