@@ -275,20 +275,21 @@ pub fn running_bond_wall(courses: usize, length: usize) -> Vec<BodyDesc> {
     descs
 }
 
-/// A wall of unit boxes (water density, friction 0.5, no restitution) laid in stack bond on the
-/// ground: `courses` courses high and `length` boxes long along x, centred over the origin, every
-/// box on the one below it and touching its neighbours in its course, so that each box also meets
-/// the boxes diagonally below and above it along an edge. Listed course by course from the
-/// bottom, left to right; the last body is the top course's last.
-pub fn stack_bond_wall(courses: usize, length: usize) -> Vec<BodyDesc> {
-    let whole = box_collider(DVec3::splat(LATTICE_BOX_SIZE / 2.0));
-    let left = -(length as f64) * LATTICE_BOX_SIZE / 2.0;
+/// A wall of boxes of `half_extents` m (water density, friction 0.5, no restitution) laid in
+/// stack bond on the ground: `courses` courses high and `length` boxes long along x, centred over
+/// the origin, every box on the one below it and touching its neighbours in its course, so that
+/// each box also meets the boxes diagonally below and above it along an edge. Listed course by
+/// course from the bottom, left to right; the last body is the top course's last.
+pub fn stack_bond_wall(courses: usize, length: usize, half_extents: DVec3) -> Vec<BodyDesc> {
+    let brick = box_collider(half_extents);
+    let size = 2.0 * half_extents;
+    let left = -(length as f64) * size.x / 2.0;
     (0..courses)
         .flat_map(|course| (0..length).map(move |k| (course, k)))
         .map(|(course, k)| {
-            let x = left + (k as f64 + 0.5) * LATTICE_BOX_SIZE;
-            let y = LATTICE_BOX_SIZE * (course as f64 + 0.5);
-            BodyDesc::dynamic(whole.clone()).with_position(DVec3::new(x, y, 0.0))
+            let x = left + (k as f64 + 0.5) * size.x;
+            let y = size.y * (course as f64 + 0.5);
+            BodyDesc::dynamic(brick.clone()).with_position(DVec3::new(x, y, 0.0))
         })
         .collect()
 }
