@@ -38,6 +38,44 @@ fn largest_move(world: &World, ids: &[BodyId], then: &[DVec3]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// What 20 s of steps at 30 Hz did to a wall: the fastest body at any step and at the end (m/s),
+/// and when every body was first asleep (s).
+struct WallRun {
+    fastest_at_any_step: f64,
+    fastest_at_end: f64,
+    all_asleep_at: Option<f64>,
+}
+
+/// Steps `world` for 20 s at 30 Hz, watching the bodies `ids`.
+fn hold_for_20_s(world: &mut World, ids: &[BodyId]) -> WallRun {
+    let speed = |world: &World, id: BodyId| world.linear_velocity(id).unwrap().length();
+    let (mut fastest_at_any_step, mut all_asleep_at) = (0.0_f64, None);
+    for step in 1..=600 {
+        world.step(FRAME_30HZ).unwrap();
+        fastest_at_any_step = ids
+            .iter()
+            .map(|&id| speed(world, id))
+            .fold(fastest_at_any_step, f64::max);
+        if all_asleep_at.is_none() && ids.iter().all(|&id| !world.is_awake(id).unwrap()) {
+            all_asleep_at = Some(step as f64 * FRAME_30HZ);
+        }
+    }
+    let fastest_at_end = ids.iter().map(|&id| speed(world, id)).fold(0.0, f64::max);
+    WallRun {
+        fastest_at_any_step,
+        fastest_at_end,
+        all_asleep_at,
+    }
+}
+
+/// Fails unless every body of the wall `name` was asleep within 1 s.
+fn assert_asleep_within_1_s(name: &str, all_asleep_at: Option<f64>) {
+    assert!(
+        all_asleep_at.is_some_and(|t| t <= 1.0),
+        "{name}: every body asleep at {all_asleep_at:?} s, not within 1 s"
+    );
+}
+
 /// The positions of the bodies `ids`, in order, m.
 fn positions(world: &World, ids: &[BodyId]) -> Vec<DVec3> {
     ids.iter().map(|&id| world.pose(id).unwrap().position).collect()
@@ -127,27 +165,16 @@ fn stability_stacks_running_bond_wall_stands() {
         let (mut world, ids) = world_sleeping(running_bond_wall(10, 10), sleeping);
         let top = *ids.last().unwrap();
         let start = world.pose(top).unwrap().position;
-        let mut all_asleep_at = None;
-        for step in 1..=600 {
-            world.step(FRAME_30HZ).unwrap();
-            if all_asleep_at.is_none() && ids.iter().all(|&id| !world.is_awake(id).unwrap()) {
-                all_asleep_at = Some(step as f64 * FRAME_30HZ);
-            }
-        }
+        let run = hold_for_20_s(&mut world, &ids);
         let moved = (world.pose(top).unwrap().position - start).length();
-        let fastest = (ids.iter())
-            .map(|&id| world.linear_velocity(id).unwrap().length())
-            .fold(0.0, f64::max);
+        let (fastest, all_asleep_at) = (run.fastest_at_end, run.all_asleep_at);
         println!(
             "wall, sleeping {sleeping}: top course's last body moved {moved:.2e} m in 20 s, fastest body {fastest:.1e} m/s, all asleep at {all_asleep_at:?} s"
         );
         assert!(moved < 0.01, "the top course's last body moved {moved} m");
         assert!(fastest < 1e-3, "a body moves at {fastest} m/s after 20 s");
         if sleeping {
-            assert!(
-                all_asleep_at.is_some_and(|t| t <= 1.0),
-                "every body asleep at {all_asleep_at:?} s, not within 1 s"
-            );
+            assert_asleep_within_1_s("running bond wall", all_asleep_at);
         }
     }
 }
@@ -172,27 +199,16 @@ fn stability_stacks_aligned_walls_in_stack_bond_stand_still() {
         for sleeping in [false, true] {
             let (mut world, ids) = world_sleeping(wall.clone(), sleeping);
             let start = positions(&world, &ids);
-            let (mut fastest, mut all_asleep_at) = (0.0_f64, None);
-            for step in 1..=600 {
-                world.step(FRAME_30HZ).unwrap();
-                for &id in &ids {
-                    fastest = fastest.max(world.linear_velocity(id).unwrap().length());
-                }
-                if all_asleep_at.is_none() && ids.iter().all(|&id| !world.is_awake(id).unwrap()) {
-                    all_asleep_at = Some(step as f64 * FRAME_30HZ);
-                }
-            }
+            let run = hold_for_20_s(&mut world, &ids);
             let moved = largest_move(&world, &ids, &start);
+            let (fastest, all_asleep_at) = (run.fastest_at_any_step, run.all_asleep_at);
             println!(
                 "stack bond wall of {name}, sleeping {sleeping}: fastest body at any step {fastest:.1e} m/s, largest move in 20 s {moved:.1e} m, all asleep at {all_asleep_at:?} s"
             );
             assert!(fastest < 1e-6, "{name}: a body moved at {fastest} m/s");
             assert!(moved < 1e-6, "{name}: a body moved {moved} m in 20 s");
             if sleeping {
-                assert!(
-                    all_asleep_at.is_some_and(|t| t <= 1.0),
-                    "{name}: every body asleep at {all_asleep_at:?} s, not within 1 s"
-                );
+                assert_asleep_within_1_s(name, all_asleep_at);
             }
         }
     }
