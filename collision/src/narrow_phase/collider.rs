@@ -6,6 +6,7 @@ use std::sync::Arc;
 use glam::{DMat3, DVec3};
 
 use super::clusters::ParticleClusters;
+use super::surface_normal::SurfaceNormal;
 use crate::aabb::Aabb;
 use crate::error::GeometryError;
 use crate::grid::{GridSpec, SdfGrid};
@@ -32,6 +33,8 @@ pub struct Collider {
     particles: Arc<[DVec3]>,
     /// The particles in small balls for the narrow phase; shared between clones.
     clusters: Arc<ParticleClusters>,
+    /// The surface's normal at each particle, body frame (surface_normal.rs); shared.
+    particle_normals: Arc<[SurfaceNormal]>,
     /// Box around the solid (not the grid's padding); `None` for unbounded shapes.
     bounds: Option<Aabb>,
     /// The same in the geometry's own frame (a level set's grid frame), where it is tighter.
@@ -59,10 +62,12 @@ impl Collider {
             geometry: Geometry::Shape(shape),
             clusters: Arc::new(ParticleClusters::new(&particles)),
             particles: particles.into(),
+            particle_normals: Arc::from([]),
             bounds: shape.bounds(),
             geometry_bounds: shape.bounds(),
             grid_frame: None,
-        })
+        }
+        .with_particle_normals())
     }
 
     /// A level set with its surface particles (body frame). Fails on a non-finite particle or a
@@ -119,10 +124,12 @@ impl Collider {
             geometry: Geometry::LevelSet(grid),
             clusters: Arc::new(ParticleClusters::new(&particles)),
             particles: particles.into(),
+            particle_normals: Arc::from([]),
             bounds: Some(bounds),
             geometry_bounds: Some(local),
             grid_frame: (!identity).then_some(frame),
-        })
+        }
+        .with_particle_normals())
     }
 
     /// A level set with particles about `particle_spacing` m apart sampled on its own zero set
@@ -156,6 +163,24 @@ impl Collider {
     /// Surface particles, body frame.
     pub fn particles(&self) -> &[DVec3] {
         &self.particles
+    }
+
+    /// The surface's normal at each particle (same order as [`Collider::particles`]), body frame,
+    /// and whether the surface is smooth there: the source side of a particle contact's normal
+    /// (surface_normal.rs).
+    pub fn particle_normals(&self) -> &[SurfaceNormal] {
+        &self.particle_normals
+    }
+
+    /// Fills [`Collider::particle_normals`] from the geometry, once the rest is built.
+    fn with_particle_normals(mut self) -> Self {
+        let (to_geometry, offset) = self.to_geometry_frame();
+        self.particle_normals = self
+            .particles
+            .iter()
+            .map(|&p| SurfaceNormal::of_collider(&self, to_geometry * p + offset))
+            .collect();
+        self
     }
 
     /// The surface particles in clusters (clusters.rs).

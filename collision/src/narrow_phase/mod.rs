@@ -3,7 +3,8 @@
 //! The general path is the one of Su 2009 section 4.1 (after Guendelman, Bridson and Fedkiw
 //! 2003): every surface particle of each body is looked up in the other body's signed distance,
 //! and each particle within the margin becomes a contact whose normal is the other body's distance
-//! gradient; a ball against a level set is looked up at its deepest point instead of its particles
+//! gradient (where that body has an edge or a corner at the particle, the particle's own surface
+//! decides: surface_normal.rs); a ball against a level set is looked up at its deepest point instead of its particles
 //! (sampled.rs). Pairs with a closed-form answer (sphere-sphere, box-box, sphere, capsule and box
 //! against a half-space) take exact paths instead. Either way the manifold is then
 //! reduced to at most four points (see [`reduce`]).
@@ -22,6 +23,7 @@ pub mod clusters;
 mod collider;
 pub mod reduce;
 mod sampled;
+pub mod surface_normal;
 
 pub use closing::{Closing, NearReach};
 pub use collider::{Collider, Geometry};

@@ -19,6 +19,7 @@
 use glam::{DMat3, DVec3};
 
 use super::box_box::{Obb, gap_beyond};
+use super::surface_normal::{Outward, SharpContact, SurfaceNormal, particle_outward, settle_sharp};
 use super::{Closing, Collider, Contact, FeatureId, Geometry};
 use crate::pose::Pose;
 use crate::shapes::Shape;
@@ -38,7 +39,11 @@ pub(super) fn collide(
     contacts: &mut Vec<Contact>,
 ) -> f64 {
     contacts.clear();
-    let pair = Pair { closing, margin };
+    let pair = Pair {
+        closing,
+        margin,
+        tolerance: touching_tolerance(a, b),
+    };
     let (body_a, body_b) = (
         Body {
             collider: a,
@@ -49,9 +54,18 @@ pub(super) fn collide(
             pose: pose_b,
         },
     );
-    let of_a = pair.surface_against(body_a, body_b, false, contacts);
-    let of_b = pair.surface_against(body_b, body_a, true, contacts);
-    of_a.min(of_b)
+    SHARP.with_borrow_mut(|sharp| {
+        sharp.clear();
+        let of_a = pair.surface_against(body_a, body_b, false, contacts, sharp);
+        let of_b = pair.surface_against(body_b, body_a, true, contacts, sharp);
+        settle_sharp(contacts, sharp, closing, pair.tolerance);
+        of_a.min(of_b)
+    })
+}
+
+thread_local! {
+    /// The contacts of the pair this thread is testing whose surfaces are both sharp.
+    static SHARP: core::cell::RefCell<Vec<SharpContact>> = const { core::cell::RefCell::new(Vec::new()) };
 }
 
 /// One body of a pair: its collider and pose.
@@ -83,20 +97,47 @@ pub(super) fn boxes_apart(a: &Collider, pose_a: &Pose, b: &Collider, pose_b: &Po
     gap_beyond(&obb_a, &obb_b, margin).filter(|&gap| gap > margin)
 }
 
-/// The pair's motion and largest gap.
+/// Share of the smaller body's least half extent within which sharp features facing each other
+/// count as touching, not overlapping (surface_normal.rs); the box-box narrow phase's tolerance.
+const TOUCHING_TOLERANCE: f64 = 1e-3;
+
+/// How deep sharp features facing each other may be without a contact, m: [`TOUCHING_TOLERANCE`]
+/// of the smaller bounded body's least half extent (zero when neither is bounded).
+fn touching_tolerance(a: &Collider, b: &Collider) -> f64 {
+    let least = |c: &Collider| {
+        c.geometry_bounds()
+            .map_or(f64::INFINITY, |b| 0.5 * (b.max - b.min).min_element())
+    };
+    let least = least(a).min(least(b));
+    if least.is_finite() {
+        TOUCHING_TOLERANCE * least
+    } else {
+        0.0
+    }
+}
+
+/// The pair's motion, largest gap and touching tolerance ([`touching_tolerance`]).
 struct Pair<'a> {
     closing: &'a Closing,
     margin: f64,
+    tolerance: f64,
 }
 
 impl Pair<'_> {
     /// Contacts of `source`'s surface inside `target` or near enough to it: its deepest point when
     /// it is a ball against a level set ([`Pair::ball_against`]), else its particles
     /// ([`Pair::particles_against`]). Returns a separation as they do.
-    fn surface_against(&self, source: Body<'_>, target: Body<'_>, swapped: bool, out: &mut Vec<Contact>) -> f64 {
+    fn surface_against(
+        &self,
+        source: Body<'_>,
+        target: Body<'_>,
+        swapped: bool,
+        out: &mut Vec<Contact>,
+        sharp: &mut Vec<SharpContact>,
+    ) -> f64 {
         match ball_on_level_set(source.collider, target.collider) {
             Some(radius) => self.ball_against(radius, source.pose, target, swapped, out),
-            None => self.particles_against(source, target, swapped, out),
+            None => self.particles_against(source, target, swapped, out, sharp),
         }
     }
 
@@ -185,7 +226,14 @@ impl Pair<'_> {
     /// target's box is the box distance (it changes no faster than the point moves); one from the
     /// target's distance is that distance over its Lipschitz bound (a level set's interpolated
     /// distance may change up to `sqrt(3) + 1` times faster than the point moves).
-    fn particles_against(&self, source: Body<'_>, target: Body<'_>, swapped: bool, out: &mut Vec<Contact>) -> f64 {
+    fn particles_against(
+        &self,
+        source: Body<'_>,
+        target: Body<'_>,
+        swapped: bool,
+        out: &mut Vec<Contact>,
+        sharp: &mut Vec<SharpContact>,
+    ) -> f64 {
         let Body {
             collider: source,
             pose: source_pose,
@@ -255,18 +303,44 @@ impl Pair<'_> {
                     if distance >= limit {
                         continue;
                     }
-                    let gradient = target.gradient_at_geometry_point(in_geometry);
-                    let length = gradient.length();
-                    if !(length > 0.0) {
+                    let at_target = SurfaceNormal::of_collider(target, in_geometry);
+                    if at_target.direction == DVec3::ZERO {
                         continue;
                     }
-                    // Outward from the target; that is from B to A when the target is B.
-                    let outward = target_rotation * (gradient / length);
-                    let normal = if swapped { -outward } else { outward };
+                    // Outward from the target (that is from B to A when the target is B), in the
+                    // target's body frame: its normal, or the particle's where the target is sharp,
+                    // or for the pair to settle where both are (surface_normal.rs).
+                    let at_particle = source.particle_normals()[index as usize];
+                    let in_target = SurfaceNormal {
+                        direction: rotation * at_particle.direction,
+                        ..at_particle
+                    };
+                    let oriented = |direction: DVec3| {
+                        let world = target_rotation * direction;
+                        if swapped { -world } else { world }
+                    };
                     let world = source_pose.position + source_rotation * particle;
-                    if !self.closing.keeps_gap(distance, world, normal) {
-                        continue;
-                    }
+                    let normal = match particle_outward(at_target, in_target) {
+                        Outward::Settled(outward) => {
+                            let normal = oriented(outward);
+                            if !self.closing.keeps_gap(distance, world, normal) {
+                                continue;
+                            }
+                            normal
+                        }
+                        Outward::Sharp { target, inward } => {
+                            // Settled, its gap checked too, with the pair's other contacts.
+                            sharp.push(SharpContact {
+                                index: out.len(),
+                                target: oriented(target),
+                                inward: oriented(inward),
+                                particle: world,
+                                target_is_b: !swapped,
+                            });
+                            oriented(target)
+                        }
+                    };
+                    let outward = if swapped { -normal } else { normal };
                     let depth = -distance;
                     // The particle is on the source's surface, `depth` inside the target: the target's
                     // surface is `depth` further along the target's outward normal.
@@ -295,10 +369,42 @@ mod tests {
     use crate::shapes::{Cuboid, Shape, Sphere};
     use glam::{DQuat, DVec3};
 
-    /// Every particle of `source` tested one by one (or a ball's deepest point on a level set),
-    /// the rule spelled out: inside the pair's largest gap and kept by the pair's motion; with its
-    /// distance and normal (from B to A).
+    /// Every particle of each body tested one by one against the other (or a ball's deepest point
+    /// on a level set), the rule spelled out: inside the pair's largest gap and kept by the pair's
+    /// motion, normals of two sharp surfaces settled by the pair; with its feature, distance and
+    /// normal (from B to A).
     fn brute_force(
+        a: &Collider,
+        pose_a: &Pose,
+        b: &Collider,
+        pose_b: &Pose,
+        closing: &Closing,
+        margin: f64,
+    ) -> Vec<(FeatureId, f64, DVec3)> {
+        let (mut contacts, mut sharp) = (Vec::new(), Vec::new());
+        let mut side = |source, source_pose, target, target_pose, swapped| {
+            brute_force_side(
+                source,
+                source_pose,
+                target,
+                target_pose,
+                closing,
+                margin,
+                swapped,
+                &mut contacts,
+                &mut sharp,
+            )
+        };
+        side(a, pose_a, b, pose_b, false);
+        side(b, pose_b, a, pose_a, true);
+        settle_sharp(&mut contacts, &mut sharp, closing, touching_tolerance(a, b));
+        contacts.iter().map(|c| (c.feature, -c.depth, c.normal)).collect()
+    }
+
+    /// One side of [`brute_force`]: `source`'s particles (or a ball's deepest point) against
+    /// `target`, into `contacts`, those of two sharp surfaces also into `sharp`.
+    #[allow(clippy::too_many_arguments)]
+    fn brute_force_side(
         source: &Collider,
         source_pose: &Pose,
         target: &Collider,
@@ -306,8 +412,22 @@ mod tests {
         closing: &Closing,
         margin: f64,
         swapped: bool,
-    ) -> Vec<(FeatureId, f64, DVec3)> {
-        let mut found = Vec::new();
+        contacts: &mut Vec<Contact>,
+        sharp: &mut Vec<SharpContact>,
+    ) {
+        let feature = |index| {
+            if swapped {
+                FeatureId::of_b(index)
+            } else {
+                FeatureId::of_a(index)
+            }
+        };
+        let contact = |feature, distance: f64, normal| Contact {
+            point: DVec3::ZERO,
+            normal,
+            depth: -distance,
+            feature,
+        };
         // A ball on a level set: its deepest point along the normal at its centre, as feature 0.
         if let Some(radius) = ball_on_level_set(source, target) {
             let centre = target_pose.inverse_transform_point(source_pose.position);
@@ -318,31 +438,48 @@ mod tests {
             let outward = target_pose.orientation * gradient.normalize();
             let normal = if swapped { -outward } else { outward };
             if distance < margin && closing.keeps_gap(distance, world, normal) {
-                let feature = if swapped {
-                    FeatureId::of_b(0)
-                } else {
-                    FeatureId::of_a(0)
-                };
-                found.push((feature, distance, normal));
+                contacts.push(contact(feature(0), distance, normal));
             }
-            return found;
+            return;
         }
         for (index, &particle) in source.particles().iter().enumerate() {
             let world = source_pose.transform_point(particle);
             let local = target_pose.inverse_transform_point(world);
-            let (distance, gradient) = target.distance_and_gradient(local);
-            let outward = target_pose.orientation * gradient.normalize();
-            let normal = if swapped { -outward } else { outward };
-            if distance < margin && closing.keeps_gap(distance, world, normal) {
-                let feature = if swapped {
-                    FeatureId::of_b(index)
-                } else {
-                    FeatureId::of_a(index)
-                };
-                found.push((feature, distance, normal));
+            let distance = target.distance(local);
+            if distance >= margin {
+                continue;
+            }
+            // The rule of surface_normal.rs, in the world frame.
+            let (to_geometry, offset) = target.to_geometry_frame();
+            let at_target = SurfaceNormal::of_collider(target, to_geometry * local + offset);
+            let at_particle = source.particle_normals()[index];
+            let oriented = |direction: DVec3| {
+                let world = target_pose.orientation * direction;
+                if swapped { -world } else { world }
+            };
+            let in_target = SurfaceNormal {
+                direction: target_pose.orientation.inverse() * (source_pose.orientation * at_particle.direction),
+                ..at_particle
+            };
+            match particle_outward(at_target, in_target) {
+                Outward::Settled(outward) => {
+                    let normal = oriented(outward);
+                    if closing.keeps_gap(distance, world, normal) {
+                        contacts.push(contact(feature(index), distance, normal));
+                    }
+                }
+                Outward::Sharp { target, inward } => {
+                    sharp.push(SharpContact {
+                        index: contacts.len(),
+                        target: oriented(target),
+                        inward: oriented(inward),
+                        particle: world,
+                        target_is_b: !swapped,
+                    });
+                    contacts.push(contact(feature(index), distance, oriented(target)));
+                }
             }
         }
-        found
     }
 
     /// A level-set box of half extents `half` whose grid lies in a turned frame (as fragments'
@@ -393,8 +530,7 @@ mod tests {
                 collide(a, &pose_a, b, &pose_b, &closing, margin, &mut found);
                 let mut fast: Vec<(FeatureId, f64, DVec3)> =
                     found.iter().map(|c| (c.feature, -c.depth, c.normal)).collect();
-                let mut slow = brute_force(a, &pose_a, b, &pose_b, &closing, margin, false);
-                slow.extend(brute_force(b, &pose_b, a, &pose_a, &closing, margin, true));
+                let mut slow = brute_force(a, &pose_a, b, &pose_b, &closing, margin);
                 fast.sort_by_key(|c| c.0);
                 slow.sort_by_key(|c| c.0);
                 assert_eq!(fast.len(), slow.len(), "{fast:?}\n{slow:?}");
@@ -431,8 +567,7 @@ mod tests {
             );
             for (a, b) in [(&slab, &ball), (&slab, &slab)] {
                 let margin = super::super::pair_margin(&closing, a, &pose_a, b, &pose_b);
-                let mut found = brute_force(a, &pose_a, b, &pose_b, &closing, margin, false);
-                found.extend(brute_force(b, &pose_b, a, &pose_a, &closing, margin, true));
+                let found = brute_force(a, &pose_a, b, &pose_b, &closing, margin);
                 let Some(gap) = boxes_apart(a, &pose_a, b, &pose_b, margin) else {
                     touching += usize::from(!found.is_empty());
                     continue;
@@ -533,8 +668,7 @@ mod tests {
                     } else {
                         (turn(&pose_a), pose_b)
                     };
-                    let mut found = brute_force(a, &new_a, b, &new_b, &closing, margin, false);
-                    found.extend(brute_force(b, &new_b, a, &new_a, &closing, margin, true));
+                    let found = brute_force(a, &new_a, b, &new_b, &closing, margin);
                     assert!(
                         found.is_empty(),
                         "separation {separation}, moved {t} and turned {angle}: {found:?}"
