@@ -13,10 +13,10 @@
 //! The source particle's own surface answers when the target cannot: a particle on a smooth part
 //! of the source touching the target's edge touches it with the source's face, whose inward normal
 //! is the contact normal (the classic case: an edge pressed into a face). Where both are sharp
-//! (edges and corners meeting, as flush pieces' do) the normal is the bisector of the target's
-//! outward and the source's inward directions; for mirrored features (a corner on a corner) that
-//! is their shared face's normal. A target smooth at the particle keeps its gradient, as before:
-//! the source's corner on the target's face.
+//! (edges and corners meeting, as flush pieces' do) the pair settles it ([`settle_sharp`]): the
+//! face its touching contacts share, or no contact for features side by side with no face between
+//! them, or the bisector of the target's outward and the source's inward directions. A target
+//! smooth at the particle keeps its gradient, as before: the source's corner on the target's face.
 //!
 //! What counts as sharp: a level set's gradient (central differences blended over the cell)
 //! has unit length where the distance is linear over the neighbouring samples, a face's interior,
