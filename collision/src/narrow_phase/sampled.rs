@@ -310,10 +310,12 @@ impl Pair<'_> {
                     // Outward from the target (that is from B to A when the target is B), in the
                     // target's body frame: its normal, or the particle's where the target is sharp,
                     // or for the pair to settle where both are (surface_normal.rs).
-                    let at_particle = source.particle_normals()[index as usize];
-                    let in_target = SurfaceNormal {
-                        direction: rotation * at_particle.direction,
-                        ..at_particle
+                    let in_target = || {
+                        let at_particle = source.particle_normals()[index as usize];
+                        SurfaceNormal {
+                            direction: rotation * at_particle.direction,
+                            ..at_particle
+                        }
                     };
                     let oriented = |direction: DVec3| {
                         let world = target_rotation * direction;
@@ -457,7 +459,7 @@ mod tests {
                 let world = target_pose.orientation * direction;
                 if swapped { -world } else { world }
             };
-            let in_target = SurfaceNormal {
+            let in_target = || SurfaceNormal {
                 direction: target_pose.orientation.inverse() * (source_pose.orientation * at_particle.direction),
                 ..at_particle
             };

@@ -53,6 +53,7 @@ pub struct SurfaceNormal {
 impl SurfaceNormal {
     /// The normal of `collider` at a point of its geometry's own frame
     /// ([`Collider::to_geometry_frame`]), turned into its body frame.
+    #[inline]
     pub fn of_collider(collider: &Collider, point: DVec3) -> Self {
         match collider.geometry() {
             Geometry::Shape(Shape::Cuboid(cuboid)) => cuboid_normal(cuboid, point),
@@ -77,33 +78,29 @@ impl SurfaceNormal {
 /// the band of `min(q1, 0)` (inside: within the band of being as near a second face; outside:
 /// within the band of leaving the first face's slab), with the bisector of those faces' normals;
 /// else the face's normal.
+#[inline]
 fn cuboid_normal(cuboid: &Cuboid, point: DVec3) -> SurfaceNormal {
     let half = cuboid.half_extents();
     let band = CUBOID_EDGE_BAND * half.min_element();
     let q = point.abs() - half;
     let top = q.max_element();
     let reach = top.min(0.0) - band;
-    let sign = |x: f64| if x < 0.0 { -1.0 } else { 1.0 };
-    let mut sum = DVec3::ZERO;
-    let mut faces = 0;
-    for axis in 0..3 {
-        if q[axis] > reach {
-            sum[axis] = sign(point[axis]);
-            faces += 1;
-        }
-    }
-    if faces < 2 {
+    let sign = DVec3::select(point.cmplt(DVec3::ZERO), DVec3::NEG_ONE, DVec3::ONE);
+    // The faces the point is within the band of (the nearest one always among them).
+    let near = q.cmpgt(DVec3::splat(reach));
+    let faces = DVec3::select(near, sign, DVec3::ZERO);
+    if near.bitmask().count_ones() < 2 {
         return SurfaceNormal {
-            direction: cuboid.distance_and_gradient(point).1,
+            direction: faces,
             smooth: true,
         };
     }
-    // Beyond an edge or a corner the distance's own gradient points at it; on or inside it, the
+    // Beyond an edge or a corner the distance's gradient points at it; on or inside it, the
     // bisector of the faces met.
     let direction = if top > 0.0 {
-        cuboid.distance_and_gradient(point).1
+        (q.max(DVec3::ZERO) * sign).normalize()
     } else {
-        sum.normalize()
+        faces.normalize()
     };
     SurfaceNormal {
         direction,
@@ -129,11 +126,16 @@ pub enum Outward {
     },
 }
 
-/// The outward direction of a particle contact, both normals in one frame (module docs).
-pub fn particle_outward(target: SurfaceNormal, source: SurfaceNormal) -> Outward {
+/// The outward direction of a particle contact, both normals in one frame (module docs); the
+/// source's normal is looked up only where the target is sharp (rarely: the narrow phase's
+/// candidates are mostly on the faces of what they touch).
+#[inline]
+pub fn particle_outward(target: SurfaceNormal, source: impl FnOnce() -> SurfaceNormal) -> Outward {
     if target.smooth {
-        Outward::Settled(target.direction)
-    } else if source.smooth {
+        return Outward::Settled(target.direction);
+    }
+    let source = source();
+    if source.smooth {
         Outward::Settled(-source.direction)
     } else {
         Outward::Sharp {
@@ -292,18 +294,18 @@ mod tests {
         let edge = DVec3::new(1.0, 1.0, 0.0).normalize();
         // The target's face, whatever the source's corner says.
         assert_eq!(
-            particle_outward(smooth(DVec3::Y), sharp(corner)),
+            particle_outward(smooth(DVec3::Y), || sharp(corner)),
             Outward::Settled(DVec3::Y)
         );
         // The target's edge against the source's face: the face's inward normal.
         assert_eq!(
-            particle_outward(sharp(edge), smooth(-DVec3::Y)),
+            particle_outward(sharp(edge), || smooth(-DVec3::Y)),
             Outward::Settled(DVec3::Y)
         );
         // Both sharp: left to the pair.
         let (edge, corner) = (sharp(edge), sharp(corner));
         assert_eq!(
-            particle_outward(edge, corner),
+            particle_outward(edge, || corner),
             Outward::Sharp {
                 target: edge.direction,
                 inward: -corner.direction
