@@ -1,6 +1,7 @@
 //! Frame-rate stability, stacks and piles at one step per 30 Hz frame: a 210-box pyramid and walls
-//! of boxes in running bond and in stack bond stand still for 20 s (walls of mesh cubes for 10 s),
-//! and a thousand boxes dropped from a lattice come to rest on the ground without sinking into it.
+//! of boxes in running bond and in stack bond stand still for 20 s (walls and a pyramid of mesh
+//! cubes for 10 s), and a thousand boxes dropped from a lattice come to rest on the ground without
+//! sinking into it.
 
 use glam::DVec3;
 use shatter::collision::TriMesh;
@@ -216,25 +217,39 @@ fn stability_stacks_aligned_walls_in_stack_bond_stand_still() {
 }
 
 /// Walls of unit cubes given as meshes (level sets and surface particles, as fragments are), six
-/// courses of five in stack bond, stand still for 10 s at 30 Hz with sleeping off: flush, with
-/// 1 cm between columns, and on a finer grid; no body ever faster than 1e-6 m/s, none moving
-/// more than 1e-6 m. Where edges and corners meet the level set's gradient is their diagonal: a
-/// cube resting flush on another got its contacts at the face's corners along (0.58, -0.58,
-/// 0.58), and its diagonal neighbours' edges pushed it sideways, so these walls moved at 0.2 to
-/// 0.5 m/s and by up to 30 cm in 10 s (collision crate, surface_normal.rs). The fastest speed
-/// and the largest move are printed.
+/// courses of five in stack bond, and the 55-cube pyramid of base 10 with 5 cm gaps, stand still
+/// for 10 s at 30 Hz with sleeping off: the walls flush, with 1 cm between columns, and on a finer
+/// grid; no body ever faster than 1e-6 m/s, none moving more than 1e-6 m. Where edges and corners
+/// meet the level set's gradient is their diagonal: a cube resting flush on another got its
+/// contacts at the face's corners along (0.58, -0.58, 0.58), and its diagonal neighbours' edges
+/// pushed it sideways, so these walls moved at 0.2 to 0.5 m/s and by up to 30 cm in 10 s; in the
+/// pyramid, where the top edges of the two cubes below each cube lie under its bottom face, it
+/// moved at 0.13 m/s and by 8 cm (collision crate, surface_normal.rs).
+/// The fastest speed and the largest move are printed.
 #[test]
-fn stability_stacks_walls_of_mesh_cubes_stand_still() {
+fn stability_stacks_walls_and_a_pyramid_of_mesh_cubes_stand_still() {
     let cube = TriMesh::cuboid(DVec3::splat(0.5));
-    for (cells, gap) in [(24, 0.0), (24, 0.01), (48, 0.0)] {
-        let wall: Vec<BodyDesc> = (0..6)
+    let mesh_cube = |cells, position| BodyDesc::dynamic_mesh(cube.clone(), cells, 0.1).with_position(position);
+    let wall = |cells, gap: f64| -> Vec<BodyDesc> {
+        (0..6)
             .flat_map(|course| (0..5).map(move |k| (course, k)))
-            .map(|(course, k)| {
-                let position = DVec3::new(k as f64 * (1.0 + gap), course as f64 + 0.5, 0.0);
-                BodyDesc::dynamic_mesh(cube.clone(), cells, 0.1).with_position(position)
-            })
-            .collect();
-        let (mut world, ids) = world_sleeping(wall, false);
+            .map(|(course, k)| mesh_cube(cells, DVec3::new(k as f64 * (1.0 + gap), course as f64 + 0.5, 0.0)))
+            .collect()
+    };
+    let stacks = [
+        ("wall, 24 cells, flush", wall(24, 0.0)),
+        ("wall, 24 cells, 1 cm between columns", wall(24, 0.01)),
+        ("wall, 48 cells, flush", wall(48, 0.0)),
+        (
+            "pyramid, 24 cells",
+            pyramid(10, 0.05)
+                .iter()
+                .map(|box_desc| mesh_cube(24, box_desc.pose.position))
+                .collect(),
+        ),
+    ];
+    for (name, stack) in stacks {
+        let (mut world, ids) = world_sleeping(stack, false);
         let start = positions(&world, &ids);
         let mut fastest: f64 = 0.0;
         for _ in 0..(10.0 / FRAME_30HZ) as usize {
@@ -244,14 +259,9 @@ fn stability_stacks_walls_of_mesh_cubes_stand_still() {
             }
         }
         let moved = largest_move(&world, &ids, &start);
-        println!(
-            "wall of mesh cubes, {cells} cells, {gap} m between columns: fastest body at any step {fastest:.1e} m/s, largest move in 10 s {moved:.1e} m"
-        );
-        assert!(
-            fastest < 1e-6,
-            "{cells} cells, gap {gap}: a body moved at {fastest} m/s"
-        );
-        assert!(moved < 1e-6, "{cells} cells, gap {gap}: a body moved {moved} m in 10 s");
+        println!("mesh cubes, {name}: fastest body at any step {fastest:.1e} m/s, largest move in 10 s {moved:.1e} m");
+        assert!(fastest < 1e-6, "{name}: a body moved at {fastest} m/s");
+        assert!(moved < 1e-6, "{name}: a body moved {moved} m in 10 s");
     }
 }
 
