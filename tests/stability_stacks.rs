@@ -217,17 +217,20 @@ fn stability_stacks_aligned_walls_in_stack_bond_stand_still() {
 }
 
 /// Walls of unit cubes given as meshes (level sets and surface particles, as fragments are), six
-/// courses of five in stack bond, and the 55-cube pyramid of base 10 with 5 cm gaps, stand still
+/// courses of five in stack bond, the 55-cube pyramid of base 10 with 5 cm gaps, and three thin
+/// plates, stand still
 /// for 10 s at 30 Hz with sleeping off: the walls flush, with 1 cm between columns, and on a finer
 /// grid; no body ever faster than 1e-6 m/s, none moving more than 1e-6 m. Where edges and corners
 /// meet the level set's gradient is their diagonal: a cube resting flush on another got its
 /// contacts at the face's corners along (0.58, -0.58, 0.58), and its diagonal neighbours' edges
 /// pushed it sideways, so these walls moved at 0.2 to 0.5 m/s and by up to 30 cm in 10 s; in the
 /// pyramid, where the top edges of the two cubes below each cube lie under its bottom face, it
-/// moved at 0.13 m/s and by 8 cm (collision crate, surface_normal.rs).
-/// The fastest speed and the largest move are printed.
+/// moved at 0.13 m/s and by 8 cm (collision crate, surface_normal.rs). Three plates thinner than
+/// two cells, stacked, stand still too: their faces' gradients are shortened as an edge's are,
+/// and counted as edges they lost their contacts and fell one step's free fall (0.33 m/s) into
+/// each other. The fastest speed and the largest move are printed.
 #[test]
-fn stability_stacks_walls_and_a_pyramid_of_mesh_cubes_stand_still() {
+fn stability_stacks_walls_pyramid_and_plates_of_mesh_bodies_stand_still() {
     let cube = TriMesh::cuboid(DVec3::splat(0.5));
     let mesh_cube = |cells, position| BodyDesc::dynamic_mesh(cube.clone(), cells, 0.1).with_position(position);
     let wall = |cells, gap: f64| -> Vec<BodyDesc> {
@@ -236,6 +239,16 @@ fn stability_stacks_walls_and_a_pyramid_of_mesh_cubes_stand_still() {
             .map(|(course, k)| mesh_cube(cells, DVec3::new(k as f64 * (1.0 + gap), course as f64 + 0.5, 0.0)))
             .collect()
     };
+    // Shards: plates 6 cm thick on a 24-cell grid (a cell is 4.2 cm), each 10 cm along from the
+    // one below, whose faces' gradients are shortened throughout (the stencils straddle the
+    // middle) but not turned.
+    let plate = TriMesh::cuboid(DVec3::new(0.5, 0.03, 0.5));
+    let plates: Vec<BodyDesc> = (0..3)
+        .map(|k| {
+            let position = DVec3::new(0.1 * k as f64, 0.06 * (k as f64 + 0.5), 0.0);
+            BodyDesc::dynamic_mesh(plate.clone(), 24, 0.05).with_position(position)
+        })
+        .collect();
     let stacks = [
         ("wall, 24 cells, flush", wall(24, 0.0)),
         ("wall, 24 cells, 1 cm between columns", wall(24, 0.01)),
@@ -247,6 +260,7 @@ fn stability_stacks_walls_and_a_pyramid_of_mesh_cubes_stand_still() {
                 .map(|box_desc| mesh_cube(24, box_desc.pose.position))
                 .collect(),
         ),
+        ("three plates 1.4 cells thick", plates),
     ];
     for (name, stack) in stacks {
         let (mut world, ids) = world_sleeping(stack, false);
@@ -259,7 +273,7 @@ fn stability_stacks_walls_and_a_pyramid_of_mesh_cubes_stand_still() {
             }
         }
         let moved = largest_move(&world, &ids, &start);
-        println!("mesh cubes, {name}: fastest body at any step {fastest:.1e} m/s, largest move in 10 s {moved:.1e} m");
+        println!("mesh bodies, {name}: fastest body at any step {fastest:.1e} m/s, largest move in 10 s {moved:.1e} m");
         assert!(fastest < 1e-6, "{name}: a body moved at {fastest} m/s");
         assert!(moved < 1e-6, "{name}: a body moved {moved} m in 10 s");
     }

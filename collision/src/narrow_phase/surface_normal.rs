@@ -21,8 +21,11 @@
 //! What counts as sharp: a level set's gradient (central differences blended over the cell)
 //! has unit length where the distance is linear over the neighbouring samples, a face's interior,
 //! and shrinks where the stencil straddles an edge or a corner's kink (to 0.71 on the edge of a
-//! cube); below [`SMOOTH_GRADIENT`] it is sharp. Curved surfaces shorten it too, by about the
-//! square of the cell over the radius; there the two normals agree anyway. An exact box is sharp
+//! cube). Below [`SMOOTH_GRADIENT`] the surface is sharp if its normal also turns by more than
+//! 26 degrees a cell away along it (`no_crease`): plates under four cells thick (whose stencils
+//! straddle their middle) and small curved bodies shorten the gradient too, but keep its
+//! direction, and a contact there must keep the gradient (flat shards lying on each other fell
+//! through one step's free fall when their faces counted as sharp). An exact box is sharp
 //! within a small band of its edges (`cuboid_normal`); balls, capsules and half-spaces are
 //! smooth everywhere.
 
@@ -61,17 +64,42 @@ impl SurfaceNormal {
                 direction: shape.distance_and_gradient(point).1,
                 smooth: true,
             },
-            Geometry::LevelSet(_) => {
+            Geometry::LevelSet(grid) => {
                 let gradient = collider.gradient_at_geometry_point(point);
                 let length = gradient.length();
+                if !(length > 0.0) {
+                    return Self {
+                        direction: DVec3::ZERO,
+                        smooth: false,
+                    };
+                }
+                let direction = gradient / length;
                 Self {
-                    direction: if length > 0.0 { gradient / length } else { DVec3::ZERO },
-                    smooth: length >= SMOOTH_GRADIENT,
+                    direction,
+                    smooth: length >= SMOOTH_GRADIENT || no_crease(collider, point, direction, grid.spec().spacing),
                 }
             }
         }
     }
 }
+
+/// Whether a level set's normal `direction` at `point` (geometry frame) holds a cell `spacing`
+/// away across the surface, both ways along two tangents: a shortened gradient with no crease
+/// under it is a thin plate's (its stencil straddles the middle, the direction is exact) or a
+/// small curved body's (the direction turns by a cell over the radius, less than [`CREASE`]
+/// above two cells), where the gradient is the normal, not an edge's or a corner's, where it
+/// turns by about 45 degrees either way.
+fn no_crease(collider: &Collider, point: DVec3, direction: DVec3, spacing: f64) -> bool {
+    let (u, v) = direction.any_orthonormal_pair();
+    [u, -u, v, -v].into_iter().all(|tangent| {
+        let probe = collider.gradient_at_geometry_point(point + spacing * tangent);
+        probe.dot(direction) >= CREASE * probe.length()
+    })
+}
+
+/// Cosine of the turn of a level set's normal one cell along its surface above which the
+/// surface counts as creased there (26 degrees).
+const CREASE: f64 = 0.9;
 
 /// An exact box's normal at `point` (its frame). With `q = |p| - h` per axis (how far beyond
 /// each pair of faces the point is) and `q1` the largest: sharp when another axis comes within
@@ -261,6 +289,48 @@ mod tests {
             }
         }
         assert!(smooth > 50 && sharp > 20, "{smooth} smooth, {sharp} sharp");
+    }
+
+    /// A plate under two cells thick (every face gradient shortened) and balls six to sixteen cells
+    /// across (shortened by their curvature) are smooth on their faces, with the gradient's
+    /// direction; the plate's rim is sharp.
+    #[test]
+    fn surface_normal_of_thin_plates_and_small_balls_is_smooth_off_their_edges() {
+        let plate = Collider::from_mesh(&TriMesh::cuboid(DVec3::new(0.5, 0.03, 0.5)), 24, 0.05).unwrap();
+        let (mut face, mut shortened, mut rim) = (0, 0, 0);
+        for &p in plate.particles() {
+            let normal = SurfaceNormal::of_collider(&plate, p);
+            let gradient = plate.gradient_at_geometry_point(p).length();
+            let from_rim = (0.5 - p.x.abs()).min(0.5 - p.z.abs());
+            if (p.y.abs() - 0.03).abs() < 1e-9 && from_rim > 0.1 {
+                assert!(normal.smooth, "{p:?}: {normal:?}, |g| {gradient}");
+                assert!((normal.direction - DVec3::Y * p.y.signum()).length() < 1e-9);
+                face += 1;
+                shortened += usize::from(gradient < SMOOTH_GRADIENT);
+            }
+            if from_rim < 1e-9 {
+                assert!(!normal.smooth, "{p:?}: {normal:?}");
+                rim += 1;
+            }
+        }
+        assert!(
+            face > 100 && shortened == face && rim > 20,
+            "{face} face, {shortened} shortened, {rim} rim"
+        );
+        for cells in [6, 8, 12, 16] {
+            let ball = Collider::from_mesh(&TriMesh::icosphere(0.5, 4), cells, 0.05).unwrap();
+            let sharp = ball
+                .particles()
+                .iter()
+                .filter(|&&p| !SurfaceNormal::of_collider(&ball, p).smooth)
+                .count();
+            assert_eq!(
+                sharp,
+                0,
+                "{cells} cells: {sharp} of {} particles sharp",
+                ball.particles().len()
+            );
+        }
     }
 
     /// An exact box: sharp within the band of an edge, inside or out, smooth elsewhere, with the
