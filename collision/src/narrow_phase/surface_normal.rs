@@ -83,16 +83,17 @@ impl SurfaceNormal {
     }
 }
 
-/// Whether a level set's normal `direction` at `point` (geometry frame) holds a cell `spacing`
-/// away across the surface, both ways along two tangents: a shortened gradient with no crease
+/// Whether a level set's normal `direction` (body frame) at `point` (geometry frame) holds a
+/// cell `spacing` away along the surface, both ways along two tangents: a shortened gradient with no crease
 /// under it is a thin plate's (its stencil straddles the middle, the direction is exact) or a
 /// small curved body's (the direction turns by a cell over the radius, less than [`CREASE`]
 /// above two cells), where the gradient is the normal, not an edge's or a corner's, where it
 /// turns by about 45 degrees either way.
 fn no_crease(collider: &Collider, point: DVec3, direction: DVec3, spacing: f64) -> bool {
     let (u, v) = direction.any_orthonormal_pair();
+    let (to_geometry, _) = collider.to_geometry_frame();
     [u, -u, v, -v].into_iter().all(|tangent| {
-        let probe = collider.gradient_at_geometry_point(point + spacing * tangent);
+        let probe = collider.gradient_at_geometry_point(point + spacing * (to_geometry * tangent));
         probe.dot(direction) >= CREASE * probe.length()
     })
 }
@@ -296,15 +297,31 @@ mod tests {
     /// direction; the plate's rim is sharp.
     #[test]
     fn surface_normal_of_thin_plates_and_small_balls_is_smooth_off_their_edges() {
-        let plate = Collider::from_mesh(&TriMesh::cuboid(DVec3::new(0.5, 0.03, 0.5)), 24, 0.05).unwrap();
+        use crate::grid::GridSpec;
+        use crate::pose::Pose;
+        use glam::DQuat;
+        // The plate's grid laid out in a turned frame, as a fragment's is: the particles and
+        // normals are the body's, the lookups in the grid's frame.
+        let mesh = TriMesh::cuboid(DVec3::new(0.5, 0.03, 0.5));
+        let spec = GridSpec::with_resolution(mesh.bounds().unwrap(), 24, 3).unwrap();
+        let grid = crate::level_set::level_set_from_mesh(&mesh, spec).unwrap();
+        let frame = Pose::new(
+            DVec3::new(0.2, -0.1, 0.3),
+            DQuat::from_rotation_x(1.5) * DQuat::from_rotation_z(0.3),
+        );
+        let particles = crate::particles::sample_surface(&mesh, 0.05, 0).unwrap();
+        let moved = particles.iter().map(|&p| frame.transform_point(p)).collect();
+        let plate = Collider::from_level_set_in_frame(std::sync::Arc::new(grid), frame, moved).unwrap();
+        let (to_geometry, offset) = plate.to_geometry_frame();
         let (mut face, mut shortened, mut rim) = (0, 0, 0);
-        for &p in plate.particles() {
-            let normal = SurfaceNormal::of_collider(&plate, p);
-            let gradient = plate.gradient_at_geometry_point(p).length();
+        for (&p, &normal) in particles.iter().zip(plate.particle_normals()) {
+            let in_grid = to_geometry * frame.transform_point(p) + offset;
+            assert_eq!(normal, SurfaceNormal::of_collider(&plate, in_grid));
+            let gradient = plate.gradient_at_geometry_point(in_grid).length();
             let from_rim = (0.5 - p.x.abs()).min(0.5 - p.z.abs());
             if (p.y.abs() - 0.03).abs() < 1e-9 && from_rim > 0.1 {
                 assert!(normal.smooth, "{p:?}: {normal:?}, |g| {gradient}");
-                assert!((normal.direction - DVec3::Y * p.y.signum()).length() < 1e-9);
+                assert!((normal.direction - frame.orientation * DVec3::Y * p.y.signum()).length() < 1e-9);
                 face += 1;
                 shortened += usize::from(gradient < SMOOTH_GRADIENT);
             }
