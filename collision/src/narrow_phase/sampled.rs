@@ -399,7 +399,7 @@ mod tests {
         };
         side(a, pose_a, b, pose_b, false);
         side(b, pose_b, a, pose_a, true);
-        settle_sharp(&mut contacts, &mut sharp, closing, touching_tolerance(a, b));
+        settle_sharp(&mut contacts, &sharp, closing, touching_tolerance(a, b));
         contacts.iter().map(|c| (c.feature, -c.depth, c.normal)).collect()
     }
 

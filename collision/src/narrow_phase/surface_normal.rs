@@ -207,7 +207,7 @@ pub struct SharpContact {
 /// - else the directions' bisector (for mirrored features, the face they share).
 ///
 /// A contact whose final normal `closing` does not keep is dropped too.
-pub fn settle_sharp(contacts: &mut Vec<Contact>, sharp: &mut [SharpContact], closing: &Closing, tolerance: f64) {
+pub fn settle_sharp(contacts: &mut Vec<Contact>, sharp: &[SharpContact], closing: &Closing, tolerance: f64) {
     if sharp.is_empty() {
         return;
     }
@@ -424,7 +424,7 @@ mod tests {
             feature: super::super::FeatureId::of_a(0),
         };
         let mut contacts: Vec<Contact> = normals.iter().map(|&n| contact(n, 0.0)).collect();
-        let mut waiting: Vec<SharpContact> = sharp
+        let waiting: Vec<SharpContact> = sharp
             .iter()
             .map(|&(target, inward, depth)| {
                 contacts.push(contact(target, depth));
@@ -437,7 +437,7 @@ mod tests {
                 }
             })
             .collect();
-        settle_sharp(&mut contacts, &mut waiting, &Closing::at_rest(0.01), 1e-4);
+        settle_sharp(&mut contacts, &waiting, &Closing::at_rest(0.01), 1e-4);
         contacts.iter().map(|c| c.normal).collect()
     }
 
