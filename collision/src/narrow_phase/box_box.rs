@@ -57,7 +57,9 @@ use crate::shapes::Cuboid;
 pub(super) const EDGE_EDGE: usize = 1 << 30;
 
 /// Relative tolerance of the axis preference, the vertex snapping and the contact reduction,
-/// times the smallest half extent of the two boxes: 0.5 mm for boxes of 1 m.
+/// times the smallest half extent of the two boxes: 0.5 mm for boxes of 1 m. The particle path
+/// uses the same share for sharp features that touch without overlapping (sampled.rs) and for
+/// the band of an exact box's edges (surface_normal.rs), so boxes and meshes agree on touching.
 pub(super) const RELATIVE_TOLERANCE: f64 = 1e-3;
 
 /// Cross products shorter than this come from (nearly) parallel edges, whose axis is one of the

@@ -18,7 +18,7 @@
 
 use glam::{DMat3, DVec3};
 
-use super::box_box::{Obb, gap_beyond};
+use super::box_box::{Obb, RELATIVE_TOLERANCE, gap_beyond};
 use super::surface_normal::{Outward, SharpContact, SurfaceNormal, particle_outward, settle_sharp};
 use super::{Closing, Collider, Contact, FeatureId, Geometry};
 use crate::pose::Pose;
@@ -97,12 +97,9 @@ pub(super) fn boxes_apart(a: &Collider, pose_a: &Pose, b: &Collider, pose_b: &Po
     gap_beyond(&obb_a, &obb_b, margin).filter(|&gap| gap > margin)
 }
 
-/// Share of the smaller body's least half extent within which sharp features facing each other
-/// count as touching, not overlapping (surface_normal.rs); the box-box narrow phase's tolerance.
-const TOUCHING_TOLERANCE: f64 = 1e-3;
-
-/// How deep sharp features facing each other may be without a contact, m: [`TOUCHING_TOLERANCE`]
-/// of the smaller bounded body's least half extent (zero when neither is bounded).
+/// How deep sharp features facing each other may be without a contact, m: the box-box narrow
+/// phase's [`RELATIVE_TOLERANCE`] of the smaller bounded body's least half extent (zero when
+/// neither is bounded).
 fn touching_tolerance(a: &Collider, b: &Collider) -> f64 {
     let least = |c: &Collider| {
         c.geometry_bounds()
@@ -110,7 +107,7 @@ fn touching_tolerance(a: &Collider, b: &Collider) -> f64 {
     };
     let least = least(a).min(least(b));
     if least.is_finite() {
-        TOUCHING_TOLERANCE * least
+        RELATIVE_TOLERANCE * least
     } else {
         0.0
     }

@@ -32,15 +32,12 @@
 use glam::DVec3;
 use smallvec::SmallVec;
 
+use super::box_box::RELATIVE_TOLERANCE;
 use super::{Closing, Collider, Contact, Geometry};
 use crate::shapes::{Cuboid, Shape, SignedDistance};
 
 /// A level set's gradient at least this long marks a smooth surface (see the module docs).
 pub const SMOOTH_GRADIENT: f64 = 0.97;
-
-/// Share of an exact box's least half extent within which a point counts as at its edge (one
-/// thousandth, the box-box narrow phase's touching tolerance).
-const CUBOID_EDGE_BAND: f64 = 1e-3;
 
 /// A surface's outward unit normal near a point, body frame, and whether the surface is smooth
 /// there (a face's interior) or sharp (an edge or a corner, where the normal is only one of many).
@@ -106,11 +103,12 @@ const CREASE: f64 = 0.9;
 /// each pair of faces the point is) and `q1` the largest: sharp when another axis comes within
 /// the band of `min(q1, 0)` (inside: within the band of being as near a second face; outside:
 /// within the band of leaving the first face's slab), with the bisector of those faces' normals;
-/// else the face's normal.
+/// else the face's normal. The band is the box-box narrow phase's tolerance share of the box's
+/// least half extent (0.5 mm for a unit cube).
 #[inline]
 fn cuboid_normal(cuboid: &Cuboid, point: DVec3) -> SurfaceNormal {
     let half = cuboid.half_extents();
-    let band = CUBOID_EDGE_BAND * half.min_element();
+    let band = RELATIVE_TOLERANCE * half.min_element();
     let q = point.abs() - half;
     let top = q.max_element();
     let reach = top.min(0.0) - band;
