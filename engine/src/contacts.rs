@@ -31,9 +31,13 @@ pub struct ContactPoint {
     pub tangents: [DVec3; 2],
     /// Impulse of the elastic collision pass along the normal, on A, N s (>= 0).
     pub collision_impulse: f64,
-    /// Contact impulse of the constraint solve along the normal, on A, N s (>= 0).
+    /// Contact impulse of the constraint solve along the normal, on A, N s (>= 0): the impulse
+    /// the two bodies exchanged, each feeling it (B with the opposite sign). The upper body of a
+    /// contact the solve's shock pass settled with the lower one held still also took that pass's
+    /// settling, which is not in it ([`shatter_solver::Row::exchanged`]).
     pub normal_impulse: f64,
-    /// Friction impulses of the constraint solve along `tangents`, on A, N s.
+    /// Friction impulses of the constraint solve along `tangents`, on A, N s: exchanged, as
+    /// `normal_impulse` is.
     pub friction_impulse: [f64; 2],
     /// Where the next step's solve starts at this point: the impulses the solve's sweeps reached
     /// before its shock pass ([`shatter_solver::Row::warm`]), which the contact cache keeps. Not an

@@ -9,7 +9,11 @@
 //! and returns each to the body that gave it. Taking back the impactor's impulse alone is not
 //! enough: a table top on legs hit from above gets the ball's push and, in the same solve, the
 //! legs' push back; leaving the legs' half in would launch the fragments upward with the energy
-//! the ball brought. Total momentum is unchanged by the replay.
+//! the ball brought. Total momentum is unchanged by the replay. The contacts report the impulses
+//! the two bodies exchanged (`ContactPoint::normal_impulse`): the solve's shock pass also settles
+//! an upper body against a support it holds still, a correction the support never feels, and
+//! that is not in them, so what is taken back from one body and returned to the other is what
+//! each felt (`shatter_solver::Row::exchanged` says what went wrong when it was).
 
 use std::collections::BTreeMap;
 

@@ -18,7 +18,7 @@ use crate::loads::{all_slower_than, resting};
 use crate::pgs::{Prepared, assign_pairs, prepare, sweep_rows};
 use crate::row::Row;
 use crate::settings::{SolveReport, SolverSettings};
-use crate::shock::{ShockOrder, ShockScratch};
+use crate::shock::{Frozen, ShockOrder, ShockScratch};
 use crate::split::{build_split_batches, finish_split, start_split, sweep_split_alone};
 use crate::twist::Twist;
 use crate::warm_start::warm_start;
@@ -255,6 +255,7 @@ pub(crate) fn finish(
         masses,
         lambdas,
         warm,
+        exchanged,
         runs,
         lanes,
         batched,
@@ -292,7 +293,9 @@ pub(crate) fn finish(
         // leave the shock pass nothing to settle.
         warm.clear();
         warm.extend_from_slice(lambdas);
+        exchanged.clear();
         if settings.converged(report_ref.iterations, report_ref.residual) {
+            exchanged.extend_from_slice(lambdas);
             return;
         }
         shock_pass(
@@ -305,6 +308,16 @@ pub(crate) fn finish(
             settings,
             report_ref,
         );
+        // What both bodies of each row felt: the held body of a row the shock pass settled felt
+        // only the sweeps' impulse (still in `warm`, which the load pass may overwrite below).
+        exchanged.extend_from_slice(lambdas);
+        if let Some(order) = shock {
+            for &(index, frozen) in &order.rows {
+                if frozen != Frozen::None {
+                    exchanged[index] = warm[index];
+                }
+            }
+        }
         if let Some(order) = shock.filter(|_| settings.carry_loads && resting(velocities)) {
             let pairs = budgets.len();
             warm_choice.keep_sweeps(warm);
@@ -337,7 +350,9 @@ pub(crate) fn finish(
             index,
         });
     }
-    if let Some(index) = (lambdas.iter().zip(warm.iter())).position(|(l, w)| !(l.is_finite() && w.is_finite())) {
+    if let Some(index) = (lambdas.iter().zip(warm.iter()).zip(exchanged.iter()))
+        .position(|((l, w), e)| !(l.is_finite() && w.is_finite() && e.is_finite()))
+    {
         return Err(SolverError::Diverged {
             what: "row impulse",
             index,
@@ -361,14 +376,25 @@ pub(crate) fn finish(
         }
     }
     // Each row is written on its own: a large island's rows (tens of megabytes) on the pool.
-    let write = |((row, lambda), warm): ((&mut Row, &f64), &f64)| {
+    let write = |(((row, lambda), warm), exchanged): (((&mut Row, &f64), &f64), &f64)| {
         row.lambda = *lambda;
         row.warm = *warm;
+        row.exchanged = *exchanged;
     };
     if rows.len() >= PARALLEL_ISLAND_ROWS {
-        (rows.par_iter_mut().zip(lambdas.par_iter()).zip(warm.par_iter())).for_each(write);
+        (rows
+            .par_iter_mut()
+            .zip(lambdas.par_iter())
+            .zip(warm.par_iter())
+            .zip(exchanged.par_iter()))
+        .for_each(write);
     } else {
-        rows.iter_mut().zip(lambdas.iter()).zip(warm.iter()).for_each(write);
+        (rows
+            .iter_mut()
+            .zip(lambdas.iter())
+            .zip(warm.iter())
+            .zip(exchanged.iter()))
+        .for_each(write);
     }
     Ok(report)
 }

@@ -41,6 +41,9 @@ pub struct SolverWorkspace {
     /// Warm-start impulses clamped to the rows' bounds, N s; after the sweeps, the sweeps' impulses
     /// (the next step's warm start).
     pub(crate) warm: Vec<f64>,
+    /// Per row, the impulse both its bodies felt (`Row::exchanged`), N s: the sweeps' impulse for
+    /// a row the shock pass settled with one body held still, else the final one.
+    pub(crate) exchanged: Vec<f64>,
     /// The warm start's memory.
     pub(crate) warm_scratch: WarmScratch,
     /// `(first, end)` of each run of swept rows between one pair of bodies.

@@ -89,8 +89,8 @@ pub(crate) fn warm_start_patch(
 }
 
 /// Hands a solved patch's impulses back to its points: normal impulses one to one, the friction
-/// force and twist shared as the module docs say, along the patch's tangents; the applied
-/// impulses (`Row::lambda`) as the points' impulses, the warm starts (`Row::warm`) as their
+/// force and twist shared as the module docs say, along the patch's tangents; the impulses both
+/// bodies felt (`Row::exchanged`) as the points' impulses, the warm starts (`Row::warm`) as their
 /// warm starts.
 pub(crate) fn distribute_patch(
     rows: &[Row],
@@ -119,12 +119,12 @@ pub(crate) fn distribute_patch(
             }
         })
     };
-    let applied = shares(|row| row.lambda);
+    let applied = shares(|row| row.exchanged);
     let warm = shares(|row| row.warm);
     for (k, ((&c, share), warm_share)) in contacts.iter().zip(applied).zip(warm).enumerate() {
         let normal_row = &rows[patch.normals as usize + k];
         let contact = &mut pair.contacts[c];
-        contact.normal_impulse = normal_row.lambda;
+        contact.normal_impulse = normal_row.exchanged;
         contact.friction_impulse = [share.dot(patch.tangents[0]), share.dot(patch.tangents[1])];
         contact.tangents = patch.tangents;
         contact.warm_start = WarmStart {

@@ -303,7 +303,7 @@ impl IslandScratch {
                 }
             } else {
                 for row in &mut slot.rows.rows {
-                    (row.lambda, row.warm) = (0.0, 0.0);
+                    (row.lambda, row.warm, row.exchanged) = (0.0, 0.0, 0.0);
                 }
             }
         }
