@@ -255,7 +255,7 @@ pub(crate) fn finish(
         masses,
         lambdas,
         warm,
-        exchanged,
+        held_rows,
         runs,
         lanes,
         batched,
@@ -293,9 +293,8 @@ pub(crate) fn finish(
         // leave the shock pass nothing to settle.
         warm.clear();
         warm.extend_from_slice(lambdas);
-        exchanged.clear();
+        held_rows.clear();
         if settings.converged(report_ref.iterations, report_ref.residual) {
-            exchanged.extend_from_slice(lambdas);
             return;
         }
         shock_pass(
@@ -310,13 +309,12 @@ pub(crate) fn finish(
         );
         // What both bodies of each row felt: the held body of a row the shock pass settled felt
         // only the sweeps' impulse (still in `warm`, which the load pass may overwrite below).
-        exchanged.extend_from_slice(lambdas);
         if let Some(order) = shock {
-            for &(index, frozen) in &order.rows {
-                if frozen != Frozen::None {
-                    exchanged[index] = warm[index];
-                }
-            }
+            held_rows.extend(
+                (order.rows.iter())
+                    .filter(|(_, frozen)| *frozen != Frozen::None)
+                    .map(|&(index, _)| (index as u32, warm[index])),
+            );
         }
         if let Some(order) = shock.filter(|_| settings.carry_loads && resting(velocities)) {
             let pairs = budgets.len();
@@ -350,12 +348,16 @@ pub(crate) fn finish(
             index,
         });
     }
-    if let Some(index) = (lambdas.iter().zip(warm.iter()).zip(exchanged.iter()))
-        .position(|((l, w), e)| !(l.is_finite() && w.is_finite() && e.is_finite()))
-    {
+    if let Some(index) = (lambdas.iter().zip(warm.iter())).position(|(l, w)| !(l.is_finite() && w.is_finite())) {
         return Err(SolverError::Diverged {
             what: "row impulse",
             index,
+        });
+    }
+    if let Some(&(index, _)) = held_rows.iter().find(|(_, exchanged)| !exchanged.is_finite()) {
+        return Err(SolverError::Diverged {
+            what: "row impulse",
+            index: index as usize,
         });
     }
     if let Some(index) = report
@@ -376,25 +378,18 @@ pub(crate) fn finish(
         }
     }
     // Each row is written on its own: a large island's rows (tens of megabytes) on the pool.
-    let write = |(((row, lambda), warm), exchanged): (((&mut Row, &f64), &f64), &f64)| {
+    let write = |((row, lambda), warm): ((&mut Row, &f64), &f64)| {
         row.lambda = *lambda;
         row.warm = *warm;
-        row.exchanged = *exchanged;
+        row.exchanged = *lambda;
     };
     if rows.len() >= PARALLEL_ISLAND_ROWS {
-        (rows
-            .par_iter_mut()
-            .zip(lambdas.par_iter())
-            .zip(warm.par_iter())
-            .zip(exchanged.par_iter()))
-        .for_each(write);
+        (rows.par_iter_mut().zip(lambdas.par_iter()).zip(warm.par_iter())).for_each(write);
     } else {
-        (rows
-            .iter_mut()
-            .zip(lambdas.iter())
-            .zip(warm.iter())
-            .zip(exchanged.iter()))
-        .for_each(write);
+        rows.iter_mut().zip(lambdas.iter()).zip(warm.iter()).for_each(write);
+    }
+    for &(index, exchanged) in held_rows.iter() {
+        rows[index as usize].exchanged = exchanged;
     }
     Ok(report)
 }

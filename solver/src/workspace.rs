@@ -41,9 +41,11 @@ pub struct SolverWorkspace {
     /// Warm-start impulses clamped to the rows' bounds, N s; after the sweeps, the sweeps' impulses
     /// (the next step's warm start).
     pub(crate) warm: Vec<f64>,
-    /// Per row, the impulse both its bodies felt (`Row::exchanged`), N s: the sweeps' impulse for
-    /// a row the shock pass settled with one body held still, else the final one.
-    pub(crate) exchanged: Vec<f64>,
+    /// The rows the shock pass settled with one body held still, each with the impulse both its
+    /// bodies felt (`Row::exchanged`, the sweeps' impulse), N s; every other row's is its final
+    /// impulse. Kept as a list of those rows, so that a solve without the pass (a converged one)
+    /// streams no array more.
+    pub(crate) held_rows: Vec<(u32, f64)>,
     /// The warm start's memory.
     pub(crate) warm_scratch: WarmScratch,
     /// `(first, end)` of each run of swept rows between one pair of bodies.
