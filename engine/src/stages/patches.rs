@@ -133,3 +133,90 @@ pub(crate) fn distribute_patch(
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contacts::ContactPoint;
+    use crate::handle::BodyId;
+    use glam::DMat3;
+    use shatter_collision::FeatureId;
+    use shatter_solver::{ContactPatch, NO_BODY, Softness, SolverBody, push_patch_rows};
+
+    /// A patch's points report the impulses both bodies felt (`Row::exchanged`), not the moving
+    /// body's total (`Row::lambda`, which also holds a shock pass's settling): each normal row's
+    /// own, and the friction rows' shared so that the points' friction sums to the rows' force
+    /// along the tangents. The warm starts stay `Row::warm`.
+    #[test]
+    fn patches_report_the_exchanged_impulses() {
+        let body = SolverBody {
+            linear_velocity: DVec3::ZERO,
+            angular_velocity: DVec3::ZERO,
+            inverse_mass: 1.0,
+            inverse_inertia: DMat3::IDENTITY * 6.0,
+        };
+        let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
+        let points: Vec<PatchPoint> = (corners.iter())
+            .map(|&(x, z)| PatchPoint {
+                arm_a: DVec3::new(x, -0.5, z),
+                arm_b: DVec3::new(x, 0.0, z),
+                normal: DVec3::Y,
+                depth: 0.001,
+            })
+            .collect();
+        let patch = ContactPatch {
+            a: 0,
+            b: NO_BODY,
+            points: &points,
+            normal: DVec3::Y,
+            friction: 0.5,
+            softness: Softness::rigid(0.2),
+            energy_clamp: true,
+            friction_direction: None,
+        };
+        let mut rows = Vec::new();
+        let patch_rows = push_patch_rows(&mut rows, &[body], &patch, 1.0 / 30.0).unwrap();
+        for (k, row) in rows.iter_mut().enumerate() {
+            row.exchanged = 1.0 + k as f64;
+            row.lambda = row.exchanged + 40.0;
+            row.warm = -row.exchanged;
+        }
+        let contact = |k: u32| ContactPoint {
+            point: DVec3::ZERO,
+            normal: DVec3::Y,
+            depth: 0.001,
+            feature: FeatureId(k),
+            tangents: [DVec3::X, DVec3::Z],
+            collision_impulse: 0.0,
+            normal_impulse: f64::NAN,
+            friction_impulse: [f64::NAN; 2],
+            warm_start: WarmStart::default(),
+        };
+        let mut pair = PairContacts {
+            body_a: BodyId {
+                index: 0,
+                generation: 0,
+            },
+            body_b: BodyId {
+                index: 1,
+                generation: 0,
+            },
+            friction: 0.5,
+            restitution: 0.0,
+            contacts: (0..4).map(contact).collect(),
+            dense: [0, 1],
+        };
+        distribute_patch(&rows, &patch_rows, &points, DVec3::Y, &mut pair, &[0, 1, 2, 3]);
+        let first = patch_rows.friction.unwrap() as usize;
+        let [t1, t2] = patch_rows.tangents;
+        let force = t1 * rows[first].exchanged + t2 * rows[first + 1].exchanged;
+        let mut reported = DVec3::ZERO;
+        for (k, contact) in pair.contacts.iter().enumerate() {
+            let normal_row = &rows[patch_rows.normals as usize + k];
+            assert_eq!(contact.normal_impulse, normal_row.exchanged, "point {k}");
+            assert_eq!(contact.warm_start.normal, normal_row.warm, "point {k}");
+            reported += t1 * contact.friction_impulse[0] + t2 * contact.friction_impulse[1];
+        }
+        assert!((reported - force).length() < 1e-12, "{reported} vs {force}");
+    }
+}
