@@ -574,16 +574,47 @@ mod tests {
             / scale
     }
 
-    fn check(kelvin: &Kelvin, points: &[DVec3], normals: &[DVec3], settings: FmmSettings) -> (f64, f64) {
+    /// Unit-order charges at `points` and the direct sums they give there: displacement and
+    /// traction on `normals`, the exact answers every multipole setting is checked against.
+    struct Exact {
+        charges: Vec<DVec3>,
+        displacement: Vec<DVec3>,
+        traction: Vec<DVec3>,
+    }
+
+    fn exact(kelvin: &Kelvin, points: &[DVec3], normals: &[DVec3]) -> Exact {
         let mut rng = SplitMix64::new(11);
         let charges: Vec<DVec3> = points.iter().map(|_| rng.unit_vector() * rng.range(0.5, 2.0)).collect();
+        let displacement = direct_displacement(kelvin, points, &charges);
+        let mut traction = vec![DVec3::ZERO; points.len()];
+        direct_traction_sum(kelvin, points, normals, &charges, &mut traction);
+        Exact {
+            charges,
+            displacement,
+            traction,
+        }
+    }
+
+    /// Relative L-infinity errors of the multipole sums with `settings` against `exact`:
+    /// displacement, traction.
+    fn errors(
+        kelvin: &Kelvin,
+        points: &[DVec3],
+        normals: &[DVec3],
+        exact: &Exact,
+        settings: FmmSettings,
+    ) -> (f64, f64) {
         let fmm = Fmm::new(*kelvin, points, settings);
-        let u = fmm.evaluate(&charges, Target::Displacement);
-        let t = fmm.evaluate(&charges, Target::Traction(normals));
-        let exact_u = direct_displacement(kelvin, points, &charges);
-        let mut exact_t = vec![DVec3::ZERO; points.len()];
-        direct_traction_sum(kelvin, points, normals, &charges, &mut exact_t);
-        (relative_max_error(&u, &exact_u), relative_max_error(&t, &exact_t))
+        let u = fmm.evaluate(&exact.charges, Target::Displacement);
+        let t = fmm.evaluate(&exact.charges, Target::Traction(normals));
+        (
+            relative_max_error(&u, &exact.displacement),
+            relative_max_error(&t, &exact.traction),
+        )
+    }
+
+    fn check(kelvin: &Kelvin, points: &[DVec3], normals: &[DVec3], settings: FmmSettings) -> (f64, f64) {
+        errors(kelvin, points, normals, &exact(kelvin, points, normals), settings)
     }
 
     fn kelvin() -> Kelvin {
@@ -617,8 +648,10 @@ mod tests {
             ("even sphere", even),
         ] {
             let normals: Vec<DVec3> = points.iter().map(|p| p.normalize()).collect();
+            // One direct sum per point set serves both settings.
+            let exact = exact(&kelvin(), &points, &normals);
             for (accuracy, settings) in [(1e-5, FmmSettings::default()), (1e-4, FmmSettings::for_accuracy(1e-4))] {
-                let (eu, et) = check(&kelvin(), &points, &normals, settings);
+                let (eu, et) = errors(&kelvin(), &points, &normals, &exact, settings);
                 println!(
                     "{name}, separation {}: displacement {eu:.2e} traction {et:.2e}",
                     settings.separation
