@@ -6,7 +6,10 @@
 //! increment, measured against the non-split state the velocities are in: positions have not moved
 //! since the start of the step). A sliding contact's first friction row lies along its sliding
 //! velocity (see [`SLIDING_SPEED`]); warm-start friction is kept as a world vector and projected
-//! onto whatever tangents the rows have. Every joint becomes its rows (ball 3, hinge 5, fixed 6) with
+//! onto whatever tangents the rows have. A side contact (normal within about 6 degrees of
+//! horizontal, patches.rs) has its friction bounded by last step's normal impulse instead of this
+//! solve's, so that boxes of one course cannot hold weight through a squeeze the sweeps make up.
+//! Every joint becomes its rows (ball 3, hinge 5, fixed 6) with
 //! [`BiasMode::Velocity`] Baumgarte at the joint's softness. All rows go into one projected
 //! Gauss-Seidel solve, warm started from last step's impulses: contacts from the contact cache by
 //! pair and feature, joints from their stored row impulses. Bodies that joints pull on hard get
@@ -41,7 +44,9 @@ use crate::handle::{BodyId, JointId};
 use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
 use crate::stages::collision_pass::as_seen;
 use crate::stages::island_rows::ContactChunk;
-use crate::stages::patches::{distribute_patch, group_patches, patch_normal, warm_start_patch};
+use crate::stages::patches::{
+    SIDE_CONTACT_COSINE, distribute_patch, group_patches, hold_friction_bounds, patch_normal, warm_start_patch,
+};
 use crate::stages::solve_islands::IslandScratch;
 use crate::stages::tension::add_tension_inertia;
 use crate::store::BodyStore;
@@ -248,9 +253,11 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     islands.find(&solver.bodies, pair_slots, &joint_slices.ends);
     world.contact_cache.pair_spans(contacts, cache_spans);
     let (bodies, cache) = (&solver.bodies, &world.contact_cache);
+    let up = (-world.settings.gravity).normalize_or_zero();
     islands.build_rows(|p, chunk| {
         let remembered = cache.span(cache_spans[p]);
-        pair_rows(p, &contacts[p], pair_slots[p], store, bodies, &remembered, dt, chunk)
+        let step = RowStep { up, dt };
+        pair_rows(p, &contacts[p], pair_slots[p], store, bodies, &remembered, step, chunk)
     });
     add_tension_inertia(
         store,
@@ -337,7 +344,7 @@ fn pair_rows(
     store: &BodyStore,
     bodies: &[SolverBody],
     remembered: &PairCache<'_>,
-    dt: f64,
+    RowStep { up, dt }: RowStep,
     chunk: &mut ContactChunk,
 ) {
     if a == b {
@@ -380,6 +387,9 @@ fn pair_rows(
             Ok(patch_rows) => {
                 chunk.warm_started +=
                     warm_start_patch(&mut chunk.rows, &patch_rows, &points, normal, pair, &group, remembered);
+                if normal.dot(up).abs() < SIDE_CONTACT_COSINE {
+                    hold_friction_bounds(&mut chunk.rows, &patch_rows, points.len());
+                }
                 chunk.patches.push(SolvedPatch {
                     pair: p,
                     contacts: group,
@@ -394,6 +404,14 @@ fn pair_rows(
             )),
         }
     }
+}
+
+/// What every pair's rows of a step share: the unit vector against gravity (zero without
+/// gravity) and the time step, s.
+#[derive(Clone, Copy)]
+struct RowStep {
+    up: DVec3,
+    dt: f64,
 }
 
 /// A contact patch whose every point is apart by more than this beyond what the bodies' velocities
