@@ -1,5 +1,6 @@
 //! A pair's contacts as contact patches for the solver (shatter_solver::patch): grouping by
-//! normal, warm starting the patch's friction from the contact cache, and handing the patch's
+//! normal, warm starting the patch's friction from the contact cache, bounding a side contact's
+//! friction by last step's normal impulse ([`hold_friction_bounds`]), and handing the patch's
 //! impulses back to its points.
 //!
 //! Contacts whose normals agree within [`PATCH_NORMAL_COS`] share a patch (a box on a face: one
@@ -89,10 +90,16 @@ pub(crate) fn warm_start_patch(
 }
 
 /// A patch whose normal is within this cosine of horizontal (`|n . up| <` it, about 5.7 degrees)
-/// is a side contact: the bodies touch beside each other, not one on the other, and its friction
-/// is bounded by last step's normal impulse ([`hold_friction_bounds`]). Without gravity no patch
-/// is one.
+/// is a side contact ([`side_contact`]).
 pub(crate) const SIDE_CONTACT_COSINE: f64 = 0.1;
+
+/// Whether a patch of unit normal `normal` is a side contact under gravity along `-up` (`up` unit,
+/// or zero without gravity): the bodies touch beside each other, not one on the other, and its
+/// friction is bounded by last step's normal impulse ([`hold_friction_bounds`]). Without gravity
+/// no patch is one.
+pub(crate) fn side_contact(normal: DVec3, up: DVec3) -> bool {
+    up != DVec3::ZERO && normal.dot(up).abs() < SIDE_CONTACT_COSINE
+}
 
 /// Bounds a side contact's friction and twist rows by the normal impulse the patch had at the
 /// end of last step (its normal rows' warm starts, `rows` as [`warm_start_patch`] left them)
@@ -181,27 +188,42 @@ mod tests {
     use shatter_collision::FeatureId;
     use shatter_solver::{ContactPatch, NO_BODY, Softness, SolverBody, push_patch_rows};
 
+    /// A unit cube of 1 kg (solid: inverse inertia 6 / (kg m^2)) moving at `velocity`, m/s.
+    fn unit_cube(velocity: DVec3) -> SolverBody {
+        SolverBody {
+            linear_velocity: velocity,
+            angular_velocity: DVec3::ZERO,
+            inverse_mass: 1.0,
+            inverse_inertia: DMat3::IDENTITY * 6.0,
+        }
+    }
+
+    /// The four corners of a unit cube's face on the world side (`B`) along `normal` (a world
+    /// axis), as contact points: arms from the cube's centre and from the face's.
+    fn face_corners(normal: DVec3) -> Vec<PatchPoint> {
+        let [u, w] = [
+            normal.any_orthonormal_vector(),
+            normal.cross(normal.any_orthonormal_vector()),
+        ];
+        [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
+            .iter()
+            .map(|&(x, z)| PatchPoint {
+                arm_a: u * x + w * z - normal * 0.5,
+                arm_b: u * x + w * z,
+                normal,
+                depth: 0.001,
+            })
+            .collect()
+    }
+
     /// A patch's points report the impulses both bodies felt (`Row::exchanged`), not the moving
     /// body's total (`Row::lambda`, which also holds a shock pass's settling): each normal row's
     /// own, and the friction rows' shared so that the points' friction sums to the rows' force
     /// along the tangents. The warm starts stay `Row::warm`.
     #[test]
     fn patches_report_the_exchanged_impulses() {
-        let body = SolverBody {
-            linear_velocity: DVec3::ZERO,
-            angular_velocity: DVec3::ZERO,
-            inverse_mass: 1.0,
-            inverse_inertia: DMat3::IDENTITY * 6.0,
-        };
-        let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
-        let points: Vec<PatchPoint> = (corners.iter())
-            .map(|&(x, z)| PatchPoint {
-                arm_a: DVec3::new(x, -0.5, z),
-                arm_b: DVec3::new(x, 0.0, z),
-                normal: DVec3::Y,
-                depth: 0.001,
-            })
-            .collect();
+        let body = unit_cube(DVec3::ZERO);
+        let points = face_corners(DVec3::Y);
         let patch = ContactPatch {
             a: 0,
             b: NO_BODY,
@@ -266,21 +288,8 @@ mod tests {
     /// are cut to them.
     #[test]
     fn patches_side_friction_is_bounded_by_last_steps_normal_impulse() {
-        let mut bodies = [SolverBody {
-            linear_velocity: DVec3::new(-1.0, -2.0, 0.0),
-            angular_velocity: DVec3::ZERO,
-            inverse_mass: 1.0,
-            inverse_inertia: DMat3::IDENTITY * 6.0,
-        }];
-        let corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)];
-        let points: Vec<PatchPoint> = (corners.iter())
-            .map(|&(y, z)| PatchPoint {
-                arm_a: DVec3::new(-0.5, y, z),
-                arm_b: DVec3::new(0.0, y, z),
-                normal: DVec3::X,
-                depth: 0.0,
-            })
-            .collect();
+        let mut bodies = [unit_cube(DVec3::new(-1.0, -2.0, 0.0))];
+        let points = face_corners(DVec3::X);
         let mu = 0.5;
         let patch = ContactPatch {
             a: 0,
@@ -305,6 +314,11 @@ mod tests {
             row.warm = 0.025;
         }
         (rows[first].warm, rows[first + 1].warm, rows[twist].warm) = (3.0, -3.0, 3.0);
+        assert!(side_contact(DVec3::X, DVec3::Y) && !side_contact(DVec3::Y, DVec3::Y));
+        assert!(
+            !side_contact(DVec3::X, DVec3::ZERO),
+            "without gravity no contact is a side contact"
+        );
         hold_friction_bounds(&mut rows, &patch_rows, points.len());
         let held = 0.1;
         for (index, bound) in [

@@ -45,7 +45,7 @@ use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
 use crate::stages::collision_pass::as_seen;
 use crate::stages::island_rows::ContactChunk;
 use crate::stages::patches::{
-    SIDE_CONTACT_COSINE, distribute_patch, group_patches, hold_friction_bounds, patch_normal, warm_start_patch,
+    distribute_patch, group_patches, hold_friction_bounds, patch_normal, side_contact, warm_start_patch,
 };
 use crate::stages::solve_islands::IslandScratch;
 use crate::stages::tension::add_tension_inertia;
@@ -387,7 +387,7 @@ fn pair_rows(
             Ok(patch_rows) => {
                 chunk.warm_started +=
                     warm_start_patch(&mut chunk.rows, &patch_rows, &points, normal, pair, &group, remembered);
-                if normal.dot(up).abs() < SIDE_CONTACT_COSINE {
+                if side_contact(normal, up) {
                     hold_friction_bounds(&mut chunk.rows, &patch_rows, points.len());
                 }
                 chunk.patches.push(SolvedPatch {
