@@ -198,6 +198,21 @@ mod tests {
         }
     }
 
+    /// The patch of solver body 0 against the world at `points` (of one normal), with friction
+    /// coefficient `mu`, rigid, energy-clamped, its tangents from the normal alone.
+    fn world_patch(points: &[PatchPoint], mu: f64) -> ContactPatch<'_> {
+        ContactPatch {
+            a: 0,
+            b: NO_BODY,
+            points,
+            normal: points[0].normal,
+            friction: mu,
+            softness: Softness::rigid(0.2),
+            energy_clamp: true,
+            friction_direction: None,
+        }
+    }
+
     /// The four corners of a unit cube's face on the world side (`B`) along `normal` (a world
     /// axis), as contact points: arms from the cube's centre and from the face's.
     fn face_corners(normal: DVec3) -> Vec<PatchPoint> {
@@ -224,16 +239,7 @@ mod tests {
     fn patches_report_the_exchanged_impulses() {
         let body = unit_cube(DVec3::ZERO);
         let points = face_corners(DVec3::Y);
-        let patch = ContactPatch {
-            a: 0,
-            b: NO_BODY,
-            points: &points,
-            normal: DVec3::Y,
-            friction: 0.5,
-            softness: Softness::rigid(0.2),
-            energy_clamp: true,
-            friction_direction: None,
-        };
+        let patch = world_patch(&points, 0.5);
         let mut rows = Vec::new();
         let patch_rows = push_patch_rows(&mut rows, &[body], &patch, 1.0 / 30.0).unwrap();
         for (k, row) in rows.iter_mut().enumerate() {
@@ -291,16 +297,7 @@ mod tests {
         let mut bodies = [unit_cube(DVec3::new(-1.0, -2.0, 0.0))];
         let points = face_corners(DVec3::X);
         let mu = 0.5;
-        let patch = ContactPatch {
-            a: 0,
-            b: NO_BODY,
-            points: &points,
-            normal: DVec3::X,
-            friction: mu,
-            softness: Softness::rigid(0.2),
-            energy_clamp: true,
-            friction_direction: None,
-        };
+        let patch = world_patch(&points, mu);
         let dt = 1.0 / 30.0;
         let mut rows = Vec::new();
         let patch_rows = push_patch_rows(&mut rows, &bodies, &patch, dt).unwrap();
