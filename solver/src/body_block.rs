@@ -83,7 +83,7 @@ impl BodyBlock {
         let mut local = vec![usize::MAX; bodies.len() + 1];
         let mut slots: Vec<usize> = Vec::new();
         for &r in rows {
-            for slot in [prepared[r].a, prepared[r].b] {
+            for slot in [prepared[r].a(), prepared[r].b()] {
                 if moving(slot) && local[slot] == usize::MAX {
                     local[slot] = slots.len();
                     slots.push(slot);
@@ -95,7 +95,7 @@ impl BodyBlock {
         }
         let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); slots.len()];
         for &r in rows {
-            let (a, b) = (prepared[r].a, prepared[r].b);
+            let (a, b) = (prepared[r].a(), prepared[r].b());
             if moving(a) && moving(b) {
                 neighbours[local[a]].push(local[b]);
                 neighbours[local[b]].push(local[a]);
@@ -126,7 +126,7 @@ impl BodyBlock {
         let side = |slot: usize| unknown[slot].unwrap_or(usize::MAX);
         let mut keyed: Vec<([usize; 2], usize)> = rows
             .iter()
-            .map(|&r| ([side(prepared[r].a), side(prepared[r].b)], r))
+            .map(|&r| ([side(prepared[r].a()), side(prepared[r].b())], r))
             .collect();
         keyed.sort_unstable();
         let mut stiffness = Profile::zeros(first.clone());
@@ -232,7 +232,7 @@ impl BodyBlock {
                 }));
                 for (&r, &b) in rows.iter().zip(wanted.iter()) {
                     let row = &prepared[r];
-                    for (slot, jacobian) in [(row.a, &row.jacobian_a), (row.b, &row.jacobian_b)] {
+                    for (slot, jacobian) in [(row.a(), &row.jacobian_a), (row.b(), &row.jacobian_b)] {
                         if let Some(base) = unknown[slot] {
                             for (d, j) in jacobian.components().into_iter().enumerate() {
                                 change[base + d] += j * b / row.cfm_over_h;
@@ -280,7 +280,7 @@ impl BodyBlock {
         for &r in &self.rows {
             let row = &prepared[r];
             let mut relative = 0.0;
-            for (slot, jacobian) in [(row.a, &row.jacobian_a), (row.b, &row.jacobian_b)] {
+            for (slot, jacobian) in [(row.a(), &row.jacobian_a), (row.b(), &row.jacobian_b)] {
                 let j = jacobian.components();
                 let own;
                 let v: &[f64] = match self.unknown[slot] {

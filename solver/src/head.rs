@@ -1,6 +1,6 @@
 //! Row heads: what the solve's bookkeeping reads of each prepared row, packed apart from it.
 //!
-//! A prepared row holds everything its sweeps read (Jacobians, responses, bounds, targets: 336
+//! A prepared row holds everything its sweeps read (Jacobians, responses, bounds, targets: 288
 //! bytes). Most passes that arrange the rows read only the row's two bodies and what kind of row
 //! it is: the shock order's contact levels and groups, the runs of rows between one body pair, the
 //! split pass's rows, the batches' plans, the energy budgets' pairs, the joints' block. For a heap
@@ -39,13 +39,13 @@ impl RowHead {
     pub(crate) fn of(row: &Prepared) -> Self {
         let bit = |on: bool, bit: u32| if on { bit } else { 0 };
         let normals = row
-            .friction
+            .friction()
             .map_or([0; 2], |(first, end, _)| [first as u32, end as u32]);
         Self {
-            bodies: [row.a as u32, row.b as u32],
+            bodies: [row.a() as u32, row.b() as u32],
             normals,
             kind: bit(row.active, ACTIVE)
-                | bit(row.friction.is_some(), FRICTION)
+                | bit(row.friction().is_some(), FRICTION)
                 | bit(row.split_target().is_some(), SPLIT)
                 | bit(row.split_target().is_some_and(|target| target > 0.0), PUSHES)
                 | bit(row.energy_clamp, CLAMPED)
@@ -160,16 +160,16 @@ mod tests {
         assert!(kinds(RowHead::clamped) > 0 && kinds(RowHead::clamped) < prepared.len());
         assert_eq!(kinds(RowHead::bilateral), 1);
         for (row, head) in prepared.iter().zip(heads_of(&prepared)) {
-            assert_eq!((head.a(), head.b()), (row.a, row.b));
+            assert_eq!((head.a(), head.b()), (row.a(), row.b()));
             assert_eq!(head.active(), row.active);
-            assert_eq!(head.friction(), row.friction.map(|(first, end, _)| (first, end)));
+            assert_eq!(head.friction(), row.friction().map(|(first, end, _)| (first, end)));
             assert_eq!(
                 head.is_contact(),
-                row.split_target().is_some() && row.friction.is_none()
+                row.split_target().is_some() && row.friction().is_none()
             );
             assert_eq!(
                 head.is_split(),
-                row.active && row.split_target().is_some() && row.friction.is_none()
+                row.active && row.split_target().is_some() && row.friction().is_none()
             );
             assert_eq!(head.pushes(), row.split_target().is_some_and(|t| t > 0.0));
             assert_eq!(head.clamped(), row.energy_clamp);

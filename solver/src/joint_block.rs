@@ -45,10 +45,10 @@ pub(crate) struct RowBlock {
 /// Whether a row belongs in the joint block: unbounded both ways, not friction, not energy-clamped.
 pub(crate) fn is_bilateral(row: &Prepared) -> bool {
     row.active
-        && row.friction.is_none()
+        && row.friction().is_none()
         && row.split_target().is_none()
         && !row.energy_clamp
-        && row.lower == f64::NEG_INFINITY
+        && row.lower() == f64::NEG_INFINITY
         && row.upper == f64::INFINITY
 }
 
@@ -104,7 +104,7 @@ impl RowBlock {
         let mut by_body: Vec<Vec<usize>> = vec![Vec::new(); slots];
         for (k, &r) in rows.iter().enumerate() {
             let row = &prepared[r];
-            for body in [row.a, row.b] {
+            for body in [row.a(), row.b()] {
                 if body != world && by_body[body].last() != Some(&k) {
                     by_body[body].push(k);
                 }
@@ -115,7 +115,7 @@ impl RowBlock {
             .enumerate()
             .map(|(k, &r)| {
                 let row = &prepared[r];
-                let mut list: Vec<usize> = [row.a, row.b]
+                let mut list: Vec<usize> = [row.a(), row.b()]
                     .iter()
                     .filter(|&&body| body != world)
                     .flat_map(|&body| by_body[body].iter().copied())
@@ -147,7 +147,7 @@ impl RowBlock {
         let mut matrix = Profile::zeros(first);
         for p in 0..n {
             let i = &prepared[rows[order_local[p]]];
-            *matrix.diagonal_mut(p) = i.diagonal;
+            *matrix.diagonal_mut(p) = i.diagonal();
             for q in matrix.first(p)..p {
                 let j = &prepared[rows[order_local[q]]];
                 *matrix.lower_mut(p, q) = coupling(i, j, world);
@@ -187,14 +187,14 @@ impl RowBlock {
 /// they share (the world slot couples nothing).
 fn coupling(i: &Prepared, j: &Prepared, world: usize) -> f64 {
     let mut sum = 0.0;
-    for (body_i, jacobian_i) in [(i.a, &i.jacobian_a), (i.b, &i.jacobian_b)] {
+    for (body_i, jacobian_i) in [(i.a(), &i.jacobian_a), (i.b(), &i.jacobian_b)] {
         if body_i == world {
             continue;
         }
-        if j.a == body_i {
+        if j.a() == body_i {
             sum += jacobian_i.dot(&j.response_a);
         }
-        if j.b == body_i {
+        if j.b() == body_i {
             sum += jacobian_i.dot(&j.response_b);
         }
     }

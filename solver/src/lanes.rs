@@ -443,7 +443,7 @@ impl LaneBatches {
             batch.pair[lane] = (island.pass == Pass::Velocity)
                 .then(|| run.iter().position(RowHead::clamped))
                 .flatten()
-                .map(|k| island.pair_offset + island.prepared[start + k].pair);
+                .map(|k| island.pair_offset + island.prepared[start + k].pair());
         }
         self.used += batch.len;
         self.batches.push(batch);
@@ -509,7 +509,7 @@ fn fill_row<'a>(
     let shape = island_of(0);
     // Within a regular run (`runs_are_regular`), so the offsets fit.
     let friction = shape.prepared[first + k]
-        .friction
+        .friction()
         .filter(|_| shape.pass == Pass::Velocity)
         .map(|(from, to, _)| ((from - first) as u16, (to - first) as u16));
     // Each lane is written whole, as padding or from its row: the row's earlier contents (an
@@ -610,10 +610,10 @@ impl LaneRow {
         };
         self.cfm_over_h[lane] = row.cfm_over_h;
         self.inverse_diagonal[lane] = row.inverse_diagonal;
-        self.inverse_effective_mass[lane] = row.inverse_effective_mass;
-        self.lower_or_mu[lane] = match row.friction.filter(|_| velocity) {
+        self.inverse_effective_mass[lane] = row.inverse_effective_mass();
+        self.lower_or_mu[lane] = match row.friction().filter(|_| velocity) {
             Some((_, _, mu)) => mu,
-            None => row.lower,
+            None => row.lower(),
         };
         self.upper[lane] = row.upper;
         if row.energy_clamp && velocity {
@@ -940,7 +940,9 @@ mod tests {
         let mut runs: Vec<(usize, usize)> = Vec::new();
         for (index, row) in prepared.iter().enumerate() {
             match runs.last_mut() {
-                Some((start, end)) if prepared[*start].a == row.a && prepared[*start].b == row.b => *end = index + 1,
+                Some((start, end)) if prepared[*start].a() == row.a() && prepared[*start].b() == row.b() => {
+                    *end = index + 1
+                }
                 _ => runs.push((index, index + 1)),
             }
         }

@@ -178,8 +178,8 @@ impl ShockOrder {
                     let row = &prepared[index];
                     let change = loads[index] - warm[index];
                     match frozen {
-                        Frozen::A => owed[row.a] = owed[row.a].add_scaled(&row.response_a, change),
-                        Frozen::B => owed[row.b] = owed[row.b].add_scaled(&row.response_b, change),
+                        Frozen::A => owed[row.a()] = owed[row.a()].add_scaled(&row.response_a, change),
+                        Frozen::B => owed[row.b()] = owed[row.b()].add_scaled(&row.response_b, change),
                         Frozen::None => continue,
                     }
                     warm[index] = loads[index];

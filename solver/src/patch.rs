@@ -135,7 +135,7 @@ pub fn push_patch_rows(
             .collect::<Result<_, _>>()?,
         shared => smallvec![shared.erp_cfm(dt, f64::NAN)?],
     };
-    // The rows are written where they lie in `rows` (a row is 220 bytes: built apart and then
+    // The rows are written where they lie in `rows` (a row is 208 bytes: built apart and then
     // pushed, each was copied once or twice more, a fifth of the row building of the aligned
     // 1000-box pile).
     let friction = |jacobian: Jacobian, coefficient: f64| Row {

@@ -83,10 +83,18 @@ use crate::workspace::SolverWorkspace;
 use shatter_integrators::ClampVerdict;
 
 /// A row with everything that does not change during the sweeps precomputed.
+///
+/// Every pass over a large island's rows (the warm start, the sweeps, the shock and split passes,
+/// the batches' rows) streams them from memory, so a row keeps only what it cannot derive: its
+/// velocity slots and pair as 32-bit indices, no `J M^-1 J^T` or diagonal (each one addition from
+/// the bodies' parts and `CFM / h`, the same bits), a friction row's coefficient in the lower bound
+/// it does not use: 288 bytes, where storing those took 336 (the same bits either way).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Prepared {
-    pub(crate) a: usize,
-    pub(crate) b: usize,
+    /// Body A's velocity slot (the world's is one past the bodies).
+    slot_a: u32,
+    /// Body B's velocity slot.
+    slot_b: u32,
     /// Body A's block of `J`.
     pub(crate) jacobian_a: Twist,
     /// Body B's block of `J`.
@@ -95,16 +103,12 @@ pub(crate) struct Prepared {
     pub(crate) response_a: Twist,
     /// Body B's block of `M^-1 J^T`.
     pub(crate) response_b: Twist,
-    /// `J M^-1 J^T`, 1/kg.
-    pub(crate) inverse_effective_mass: f64,
     /// Body A's part of `J M^-1 J^T`, 1/kg.
     pub(crate) inverse_mass_a: f64,
     /// Body B's part of `J M^-1 J^T`, 1/kg.
     pub(crate) inverse_mass_b: f64,
     /// `CFM / h`, 1/kg.
     pub(crate) cfm_over_h: f64,
-    /// `J M^-1 J^T + CFM / h`.
-    pub(crate) diagonal: f64,
     /// `1 / diagonal` (0 for an inactive row): one division per row per solve, not per sweep.
     pub(crate) inverse_diagonal: f64,
     /// Whether the row can act at all (`J M^-1 J^T > 0`).
@@ -117,13 +121,18 @@ pub(crate) struct Prepared {
     split_rhs: f64,
     /// Whether the row takes part in the split solve.
     split: bool,
-    pub(crate) lower: f64,
+    /// The lower impulse bound, N s (N m s); a friction row's friction coefficient instead (its
+    /// bounds are that times its normal rows' impulses, [`Prepared::friction`]).
+    lower: f64,
+    /// The upper impulse bound, N s (N m s); unused for a friction row.
     pub(crate) upper: f64,
-    /// `(first normal row, one past the last, coefficient)` for friction rows.
-    pub(crate) friction: Option<(usize, usize, f64)>,
+    /// A friction row's first normal row and one past its last (zero for the others).
+    normal_rows: (u32, u32),
+    /// Whether the row is a friction row.
+    is_friction: bool,
     pub(crate) energy_clamp: bool,
     /// Index of the row's body pair in the energy budgets (energy-clamped rows only).
-    pub(crate) pair: usize,
+    pub(crate) pair: u32,
 }
 
 impl Prepared {
@@ -131,17 +140,15 @@ impl Prepared {
     /// bodies, with zero Jacobians.
     pub(crate) fn unset() -> Self {
         Self {
-            a: 0,
-            b: 0,
+            slot_a: 0,
+            slot_b: 0,
             jacobian_a: Twist::default(),
             jacobian_b: Twist::default(),
             response_a: Twist::default(),
             response_b: Twist::default(),
-            inverse_effective_mass: 0.0,
             inverse_mass_a: 0.0,
             inverse_mass_b: 0.0,
             cfm_over_h: 0.0,
-            diagonal: 0.0,
             inverse_diagonal: 0.0,
             active: false,
             target: 0.0,
@@ -149,7 +156,8 @@ impl Prepared {
             split: false,
             lower: 0.0,
             upper: 0.0,
-            friction: None,
+            normal_rows: (0, 0),
+            is_friction: false,
             energy_clamp: false,
             pair: 0,
         }
@@ -162,10 +170,56 @@ impl Prepared {
         self.split.then_some(self.split_rhs)
     }
 
+    /// Body A's velocity slot.
+    #[inline]
+    pub(crate) fn a(&self) -> usize {
+        self.slot_a as usize
+    }
+
+    /// Body B's velocity slot.
+    #[inline]
+    pub(crate) fn b(&self) -> usize {
+        self.slot_b as usize
+    }
+
+    /// `J M^-1 J^T`, 1/kg: the sum of the two bodies' parts, as the row was prepared with.
+    #[inline]
+    pub(crate) fn inverse_effective_mass(&self) -> f64 {
+        self.inverse_mass_a + self.inverse_mass_b
+    }
+
+    /// `J M^-1 J^T + CFM / h`, 1/kg.
+    #[inline]
+    pub(crate) fn diagonal(&self) -> f64 {
+        self.inverse_effective_mass() + self.cfm_over_h
+    }
+
+    /// `(first normal row, one past the last, coefficient)` for a friction row, `None` for the
+    /// others. Held as two 32-bit indices, the coefficient in the unused lower bound and a flag
+    /// (16 bytes fewer than the `Option`): a prepared row is streamed from memory several times a
+    /// step.
+    #[inline]
+    pub(crate) fn friction(&self) -> Option<(usize, usize, f64)> {
+        self.is_friction
+            .then_some((self.normal_rows.0 as usize, self.normal_rows.1 as usize, self.lower))
+    }
+
+    /// The lower impulse bound of a row that is not a friction row, N s (N m s).
+    #[inline]
+    pub(crate) fn lower(&self) -> f64 {
+        self.lower
+    }
+
+    /// Index of the row's body pair in the energy budgets.
+    #[inline]
+    pub(crate) fn pair(&self) -> usize {
+        self.pair as usize
+    }
+
     /// `J v` at the current velocities.
     #[inline]
     pub(crate) fn relative_velocity(&self, velocities: &[Twist]) -> f64 {
-        self.relative_velocity_of(&velocities[self.a], &velocities[self.b])
+        self.relative_velocity_of(&velocities[self.a()], &velocities[self.b()])
     }
 
     /// `J v` with body A moving at `va` and body B at `vb`.
@@ -196,13 +250,13 @@ impl Prepared {
     /// Body A's part of `v += M^-1 J^T delta`.
     #[inline]
     fn apply_a(&self, velocities: &mut [Twist], delta: f64) {
-        velocities[self.a] = self.pushed_a(velocities[self.a], delta);
+        velocities[self.a()] = self.pushed_a(velocities[self.a()], delta);
     }
 
     /// Body B's part of `v += M^-1 J^T delta`.
     #[inline]
     fn apply_b(&self, velocities: &mut [Twist], delta: f64) {
-        velocities[self.b] = self.pushed_b(velocities[self.b], delta);
+        velocities[self.b()] = self.pushed_b(velocities[self.b()], delta);
     }
 
     /// Body A's velocity `va` after the impulse `delta` on this row.
@@ -259,7 +313,7 @@ pub(crate) fn sweep_rows(
 ) -> f64 {
     let mut residual: f64 = 0.0;
     for &(start, end) in runs {
-        let (a, b) = (prepared[start].a, prepared[start].b);
+        let (a, b) = (prepared[start].a(), prepared[start].b());
         let (mut va, mut vb) = (velocities[a], velocities[b]);
         for (index, row) in prepared.iter().enumerate().take(end).skip(start) {
             let lambda = lambdas[index];
@@ -267,9 +321,9 @@ pub(crate) fn sweep_rows(
             let wanted = (row.target - jv - row.cfm_over_h * lambda) * row.inverse_diagonal;
             let (lower, upper) = bounds(row, lambdas);
             let delta = clamp(lambda + wanted, lower, upper) - lambda;
-            let budget = &mut budgets[row.pair];
+            let budget = &mut budgets[row.pair()];
             let applied = apply_increment(row, &mut lambdas[index], (&mut va, &mut vb), delta, jv, budget, report);
-            residual = residual.max(applied.abs() * row.diagonal);
+            residual = residual.max(applied.abs() * row.diagonal());
         }
         velocities[a] = va;
         velocities[b] = vb;
@@ -281,7 +335,7 @@ pub(crate) fn sweep_rows(
 /// rows' `|lambda|`.
 #[inline]
 pub(crate) fn bounds(row: &Prepared, lambdas: &[f64]) -> (f64, f64) {
-    match row.friction {
+    match row.friction() {
         Some((start, end, mu)) => {
             let limit = mu * lambdas[start..end].iter().map(|l| l.abs()).sum::<f64>();
             (-limit, limit)
@@ -320,14 +374,14 @@ fn apply_increment(
     }
     let mut delta = delta;
     if row.energy_clamp {
-        let clamp = clamp_row_increment_within(jv, row.inverse_effective_mass, delta, *budget);
+        let clamp = clamp_row_increment_within(jv, row.inverse_effective_mass(), delta, *budget);
         match clamp.verdict {
             ClampVerdict::Scaled => report.scaled_increments += 1,
             ClampVerdict::Dropped => report.dropped_increments += 1,
             ClampVerdict::Kept | ClampVerdict::NoEffect => {}
         }
         delta *= clamp.scale;
-        *budget -= delta * jv + 0.5 * delta * delta * row.inverse_effective_mass;
+        *budget -= delta * jv + 0.5 * delta * delta * row.inverse_effective_mass();
     }
     if delta != 0.0 {
         *lambda += delta;
@@ -358,13 +412,13 @@ pub(crate) fn assign_pairs(prepared: &mut [Prepared], heads: &[RowHead], keys: &
         }
     };
     let number = |(rows, heads): (&mut [Prepared], &[RowHead]), pairs: &[u64]| {
-        let mut last: Option<(u64, usize)> = None;
+        let mut last: Option<(u64, u32)> = None;
         for (row, head) in rows.iter_mut().zip(heads).filter(|(_, head)| head.clamped()) {
             let row_key = key(head);
             row.pair = match last {
                 Some((previous, pair)) if previous == row_key => pair,
-                // Present by construction.
-                _ => pairs.binary_search(&row_key).unwrap_or(0),
+                // Present by construction; fewer pairs than rows, whose indices fit in 32 bits.
+                _ => pairs.binary_search(&row_key).unwrap_or(0) as u32,
             };
             last = Some((row_key, row.pair));
         }
@@ -452,17 +506,16 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
         }
     };
     Prepared {
-        a,
-        b,
+        // Body indices fit in 32 bits (rows hold u32 indices), and so does the world's slot.
+        slot_a: a as u32,
+        slot_b: b as u32,
         jacobian_a: Twist::new(j.linear_a, j.angular_a),
         jacobian_b: Twist::new(j.linear_b, j.angular_b),
         response_a: Twist::new(linear_a, angular_a),
         response_b: Twist::new(linear_b, angular_b),
-        inverse_effective_mass,
         inverse_mass_a,
         inverse_mass_b,
         cfm_over_h,
-        diagonal: inverse_effective_mass + cfm_over_h,
         inverse_diagonal: if inverse_effective_mass > 0.0 {
             1.0 / (inverse_effective_mass + cfm_over_h)
         } else {
@@ -472,12 +525,13 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
         target,
         split_rhs: split_target.unwrap_or(0.0),
         split: split_target.is_some(),
-        lower: row.lower,
+        lower: row.friction.map_or(row.lower, |f| f.coefficient),
         upper: row.upper,
-        friction: row.friction.map(|f| {
+        normal_rows: row.friction.map_or((0, 0), |f| {
             let normals = f.normal_rows();
-            (normals.start, normals.end, f.coefficient)
+            (normals.start as u32, normals.end as u32)
         }),
+        is_friction: row.friction.is_some(),
         energy_clamp: row.energy_clamp,
         pair: 0,
     }
@@ -537,13 +591,13 @@ mod tests {
             );
             let heads = heads_of(&prepared);
             let count = pool.install(|| assign_pairs(&mut prepared, &heads, &mut PairKeys::default()));
-            let key = |row: &Prepared| (row.a.min(row.b), row.a.max(row.b));
+            let key = |row: &Prepared| (row.a().min(row.b()), row.a().max(row.b()));
             let distinct: std::collections::BTreeSet<(usize, usize)> =
                 prepared.iter().filter(|row| row.energy_clamp).map(key).collect();
             let ranked: Vec<(usize, usize)> = distinct.into_iter().collect();
             assert_eq!(count, ranked.len().max(1));
             for row in prepared.iter().filter(|row| row.energy_clamp) {
-                assert_eq!(ranked[row.pair], key(row));
+                assert_eq!(ranked[row.pair()], key(row));
             }
         }
     }

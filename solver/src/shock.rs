@@ -536,7 +536,7 @@ impl Pass for SplitPass {
         relaxation: f64,
         state: &mut S,
     ) -> f64 {
-        let Some(target) = row.split_target().filter(|_| row.friction.is_none()) else {
+        let Some(target) = row.split_target().filter(|_| row.friction().is_none()) else {
             return 0.0;
         };
         let moving_mass = moving_mass(row, frozen);
@@ -545,9 +545,9 @@ impl Pass for SplitPass {
             return 0.0;
         }
         let lambda = state.lambda(index);
-        let (va, vb) = (state.velocity(row.a), state.velocity(row.b));
+        let (va, vb) = (state.velocity(row.a()), state.velocity(row.b()));
         let wanted = relaxation * ((target - row.relative_velocity_of(&va, &vb) - row.cfm_over_h * lambda) / diagonal);
-        let delta = clamp(lambda + wanted, row.lower, row.upper) - lambda;
+        let delta = clamp(lambda + wanted, row.lower(), row.upper) - lambda;
         apply_to(row, frozen, state, va, vb, delta);
         state.set_lambda(index, lambda + delta);
         (delta * diagonal).abs()
@@ -564,8 +564,8 @@ const SIDE_BY_SIDE_RUN: usize = 4;
 /// The slot a group with a frozen side moves; `None` for a group of rows that move both sides.
 pub(crate) fn moving_slot(prepared: &[Prepared], group: &[(usize, Frozen)]) -> Option<usize> {
     match group[0] {
-        (index, Frozen::A) => Some(prepared[index].b),
-        (index, Frozen::B) => Some(prepared[index].a),
+        (index, Frozen::A) => Some(prepared[index].b()),
+        (index, Frozen::B) => Some(prepared[index].a()),
         (_, Frozen::None) => None,
     }
 }
@@ -593,7 +593,7 @@ fn solve_moving_group<S: GroupState, P: Pass>(
 #[inline]
 fn moving_mass(row: &Prepared, frozen: Frozen) -> f64 {
     match frozen {
-        Frozen::None => row.inverse_effective_mass,
+        Frozen::None => row.inverse_effective_mass(),
         Frozen::A => row.inverse_mass_b,
         Frozen::B => row.inverse_mass_a,
     }
@@ -602,7 +602,7 @@ fn moving_mass(row: &Prepared, frozen: Frozen) -> f64 {
 /// One row update with `frozen` held still; returns the change of the row's `J v` it made, m/s.
 #[inline]
 fn update<S: GroupState>(row: &Prepared, frozen: Frozen, index: usize, relaxation: f64, state: &mut S) -> f64 {
-    let (va, vb) = (state.velocity(row.a), state.velocity(row.b));
+    let (va, vb) = (state.velocity(row.a()), state.velocity(row.b()));
     let Some((delta, diagonal)) = increment(row, frozen, index, row.side_a(&va), row.side_b(&vb), relaxation, state)
     else {
         return 0.0;
@@ -629,8 +629,8 @@ fn gauss_seidel_moving<S: GroupState>(
         .map(|&(index, frozen)| {
             let row = &prepared[index];
             match frozen {
-                Frozen::A => row.side_a(&state.velocity(row.a)),
-                Frozen::B => row.side_b(&state.velocity(row.b)),
+                Frozen::A => row.side_a(&state.velocity(row.a())),
+                Frozen::B => row.side_b(&state.velocity(row.b())),
                 Frozen::None => 0.0,
             }
         })
@@ -713,7 +713,7 @@ fn increment<S: GroupState>(
 ) -> Option<(f64, f64)> {
     let jv = side_a + side_b;
     let (moving_mass, moving_velocity) = match frozen {
-        Frozen::None => (row.inverse_effective_mass, jv),
+        Frozen::None => (row.inverse_effective_mass(), jv),
         Frozen::A => (row.inverse_mass_b, side_b),
         Frozen::B => (row.inverse_mass_a, side_a),
     };
@@ -723,21 +723,21 @@ fn increment<S: GroupState>(
     }
     let lambda = state.lambda(index);
     let wanted = relaxation * ((row.target - jv - row.cfm_over_h * lambda) / diagonal);
-    let (lower, upper) = match row.friction {
+    let (lower, upper) = match row.friction() {
         Some((start, end, mu)) => {
             let limit = mu * (start..end).map(|n| state.lambda(n).abs()).sum::<f64>();
             (-limit, limit)
         }
-        None => (row.lower, row.upper),
+        None => (row.lower(), row.upper),
     };
     let mut delta = clamp(lambda + wanted, lower, upper) - lambda;
     if row.energy_clamp {
-        let budget = state.budget(row.pair);
+        let budget = state.budget(row.pair());
         let verdict = clamp_row_increment_within(moving_velocity, moving_mass, delta, budget);
         state.count(verdict.verdict);
         delta *= verdict.scale;
         state.set_budget(
-            row.pair,
+            row.pair(),
             budget - (delta * moving_velocity + 0.5 * delta * delta * moving_mass),
         );
     }
@@ -752,10 +752,10 @@ fn apply_to<S: GroupState>(row: &Prepared, frozen: Frozen, state: &mut S, va: Tw
         return;
     }
     if frozen != Frozen::A {
-        state.set_velocity(row.a, row.pushed_a(va, delta));
+        state.set_velocity(row.a(), row.pushed_a(va, delta));
     }
     if frozen != Frozen::B {
-        state.set_velocity(row.b, row.pushed_b(vb, delta));
+        state.set_velocity(row.b(), row.pushed_b(vb, delta));
     }
 }
 
@@ -839,12 +839,12 @@ mod tests {
                 .map(|r| prepare(r, &bodies, 1.0 / 30.0, &settings))
                 .collect();
             for row in &mut prepared {
-                row.pair = if row.a == 1 || row.b == 1 { 0 } else { 1 };
+                row.pair = if row.a() == 1 || row.b() == 1 { 0 } else { 1 };
             }
             let group: Vec<(usize, Frozen)> = prepared
                 .iter()
                 .enumerate()
-                .map(|(k, row)| (k, if row.a == 0 { Frozen::B } else { Frozen::A }))
+                .map(|(k, row)| (k, if row.a() == 0 { Frozen::B } else { Frozen::A }))
                 .collect();
             let velocities: Vec<Twist> = bodies
                 .iter()

@@ -223,8 +223,8 @@ fn gather<S: GroupState>(
     for &(index, frozen) in group {
         let row = &prepared[index];
         let (jacobian, response, frozen) = match frozen {
-            Frozen::A => (row.jacobian_b, row.response_b, row.side_a(&state.velocity(row.a))),
-            Frozen::B => (row.jacobian_a, row.response_a, row.side_b(&state.velocity(row.b))),
+            Frozen::A => (row.jacobian_b, row.response_b, row.side_a(&state.velocity(row.a()))),
+            Frozen::B => (row.jacobian_a, row.response_a, row.side_b(&state.velocity(row.b()))),
             Frozen::None => return false,
         };
         let old = state.lambda(index);
@@ -238,13 +238,13 @@ fn gather<S: GroupState>(
             new: old,
             role: Role::Free,
         };
-        if row.friction.is_none() && !(old > 0.0 || slot.velocity(&moving_velocity) < row.target) {
+        if row.friction().is_none() && !(old > 0.0 || slot.velocity(&moving_velocity) < row.target) {
             slot.role = Role::Idle;
         }
         rows.push(slot);
     }
     for k in 0..rows.len() {
-        if let Some((start, end, mu)) = prepared[rows[k].index].friction {
+        if let Some((start, end, mu)) = prepared[rows[k].index].friction() {
             // The group is sorted by row index, and a patch's normal rows are consecutive.
             let Some(first) = rows.iter().position(|other| other.index == start) else {
                 return false;
@@ -442,10 +442,10 @@ fn charge_budgets<S: GroupState>(
             continue;
         }
         let w = (row.new - row.old) * row.jacobian.dot(&mean);
-        match work[..pairs].iter_mut().find(|(pair, _)| *pair == p.pair) {
+        match work[..pairs].iter_mut().find(|(pair, _)| *pair == p.pair()) {
             Some(entry) => entry.1 += w,
             None => {
-                work[pairs] = (p.pair, w);
+                work[pairs] = (p.pair(), w);
                 pairs += 1;
             }
         }

@@ -196,12 +196,12 @@ pub(crate) fn sweep_split_rows(
         let target = row.split_target().unwrap_or(0.0);
         let ju = row.relative_velocity(pseudo);
         let wanted = (target - ju - row.cfm_over_h * *lambda) * row.inverse_diagonal;
-        let delta = clamp(*lambda + wanted, row.lower, row.upper) - *lambda;
+        let delta = clamp(*lambda + wanted, row.lower(), row.upper) - *lambda;
         if delta != 0.0 {
             *lambda += delta;
             row.apply(pseudo, delta);
         }
-        residual = residual.max(delta.abs() * row.diagonal);
+        residual = residual.max(delta.abs() * row.diagonal());
     }
     residual
 }

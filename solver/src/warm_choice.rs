@@ -133,10 +133,10 @@ mod tests {
     /// The box's exact load: a quarter of its weight's impulse `m g dt` on each corner's normal
     /// row, no friction.
     fn exact_load(prepared: &[Prepared]) -> Vec<f64> {
-        let normals = prepared.iter().filter(|row| row.friction.is_none()).count();
+        let normals = prepared.iter().filter(|row| row.friction().is_none()).count();
         assert_eq!(normals, 4, "one normal row per corner");
         (prepared.iter())
-            .map(|row| if row.friction.is_none() { G * DT / 4.0 } else { 0.0 })
+            .map(|row| if row.friction().is_none() { G * DT / 4.0 } else { 0.0 })
             .collect()
     }
 

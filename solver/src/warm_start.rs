@@ -59,7 +59,7 @@ pub(crate) fn warm_start(
         if !row.active {
             continue;
         }
-        match row.friction {
+        match row.friction() {
             Some((_, end, _)) if end > index => deferred.push(index),
             _ => {
                 let (lower, upper) = bounds(row, warm);
@@ -95,7 +95,7 @@ pub(crate) fn warm_start(
             row.apply(response, warm[index]);
             clamped.push(ClampedWarm {
                 index,
-                pair: row.pair,
+                pair: row.pair(),
                 lambda: warm[index],
                 before,
                 response: 0.0,
