@@ -101,22 +101,7 @@ impl ElasticBody {
                 "a finite tolerance > 0",
             ));
         }
-        if let Preconditioner::Schwarz { cluster_size, overlap } = settings.preconditioner {
-            if !(1..=MAX_CLUSTER_SIZE).contains(&cluster_size) {
-                return Err(FractureError::invalid(
-                    "preconditioner cluster size",
-                    cluster_size,
-                    "1 to 256 triangles",
-                ));
-            }
-            if !(overlap.is_finite() && overlap >= 0.0) {
-                return Err(FractureError::invalid(
-                    "preconditioner overlap",
-                    overlap,
-                    "a finite number of triangle diameters >= 0",
-                ));
-            }
-        }
+        check_preconditioner(settings.preconditioner)?;
         let surface = Surface::try_new(mesh)?;
         if let FarField::Multipole(fmm) = settings.far_field
             && !((3..=12).contains(&fmm.order) && fmm.leaf_size >= 1 && fmm.truncation > 0.0 && fmm.truncation < 1.0)
@@ -135,12 +120,7 @@ impl ElasticBody {
             settings.relaxation,
         );
         let rigid = RigidModes::new(&surface);
-        let preconditioner = match settings.preconditioner {
-            Preconditioner::None => None,
-            Preconditioner::Schwarz { cluster_size, overlap } => {
-                Some(Schwarz::new(&operator, &surface, cluster_size, overlap))
-            }
-        };
+        let preconditioner = build_preconditioner(settings.preconditioner, &operator, &surface);
         Ok(Self {
             surface,
             material,
@@ -149,6 +129,18 @@ impl ElasticBody {
             preconditioner,
             settings,
         })
+    }
+
+    /// Solves with `preconditioner` from now on, in place of the settings' one (checked as
+    /// [`ElasticBody::try_new`] checks it; a refused one leaves the body as it was). The surface
+    /// and the collocation operator, most of what preparing a body costs, are kept: only the
+    /// preconditioner is built, the one a body prepared with it would have. For trying
+    /// preconditioners on one body; their solutions differ by the iteration's tolerance.
+    pub fn set_preconditioner(&mut self, preconditioner: Preconditioner) -> Result<(), FractureError> {
+        check_preconditioner(preconditioner)?;
+        self.preconditioner = build_preconditioner(preconditioner, &self.operator, &self.surface);
+        self.settings.preconditioner = preconditioner;
+        Ok(())
     }
 
     /// The surface.
@@ -238,6 +230,42 @@ impl ElasticBody {
     }
 }
 
+/// Checks a preconditioner's settings: a cluster size of 1 to [`MAX_CLUSTER_SIZE`] triangles and a
+/// finite overlap >= 0 (triangle diameters).
+fn check_preconditioner(preconditioner: Preconditioner) -> Result<(), FractureError> {
+    if let Preconditioner::Schwarz { cluster_size, overlap } = preconditioner {
+        if !(1..=MAX_CLUSTER_SIZE).contains(&cluster_size) {
+            return Err(FractureError::invalid(
+                "preconditioner cluster size",
+                cluster_size,
+                "1 to 256 triangles",
+            ));
+        }
+        if !(overlap.is_finite() && overlap >= 0.0) {
+            return Err(FractureError::invalid(
+                "preconditioner overlap",
+                overlap,
+                "a finite number of triangle diameters >= 0",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The preconditioner `preconditioner` names for `operator` on `surface` (`None` for none).
+fn build_preconditioner(
+    preconditioner: Preconditioner,
+    operator: &TractionOperator,
+    surface: &Surface,
+) -> Option<Schwarz> {
+    match preconditioner {
+        Preconditioner::None => None,
+        Preconditioner::Schwarz { cluster_size, overlap } => {
+            Some(Schwarz::new(operator, surface, cluster_size, overlap))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,12 +296,59 @@ mod tests {
         assert!(ElasticBody::try_new(mesh, material, BemSettings::default()).is_ok());
     }
 
+    /// A body given a preconditioner after it was prepared solves as one prepared with it, bit for
+    /// bit: a 0.1 m cube (48 triangles) pulled apart by 1 MPa on two faces, with clusters of 8
+    /// and an overlap of 0.25, then back to none.
+    #[test]
+    fn bem_body_given_a_preconditioner_solves_as_one_prepared_with_it() {
+        let mesh = grid_box(DVec3::splat(0.05), 0.05, Grading::Uniform).unwrap();
+        let material = Elastic::try_new(2.0e9, 0.3).unwrap();
+        let density = |body: &ElasticBody| {
+            let surface = body.surface();
+            let mut loads = Loads::new(surface, 2500.0).unwrap();
+            for i in 0..surface.len() {
+                let n = surface.normals()[i];
+                if n.x.abs() > 0.99 {
+                    loads.add_traction(i, n * 1.0e6).unwrap();
+                }
+            }
+            let solution = body.solve(&loads).unwrap();
+            let iterations = solution.report().convergence.iterations;
+            let stress = solution.stress(surface.center());
+            (iterations, stress.to_cols_array().map(f64::to_bits))
+        };
+        let with = |preconditioner| BemSettings {
+            preconditioner,
+            ..BemSettings::default()
+        };
+        let schwarz = Preconditioner::Schwarz {
+            cluster_size: 8,
+            overlap: 0.25,
+        };
+        let mut body = ElasticBody::try_new(mesh.clone(), material, with(Preconditioner::None)).unwrap();
+        let plain = density(&body);
+        body.set_preconditioner(schwarz).unwrap();
+        let prepared = ElasticBody::try_new(mesh, material, with(schwarz)).unwrap();
+        assert_eq!(body.settings().preconditioner, schwarz);
+        let given = density(&body);
+        assert_eq!(given, density(&prepared));
+        assert!(given.0 > 0 && given.1 != plain.1, "{given:?} {plain:?}");
+        body.set_preconditioner(Preconditioner::None).unwrap();
+        assert_eq!(density(&body), plain);
+    }
+
     /// A cluster size of 0 or above the largest, and an overlap that is negative or not finite,
-    /// are refused by name.
+    /// are refused by name, whether a body is prepared with them or given them later (which
+    /// then keeps the one it had).
     #[test]
     fn bem_body_refuses_bad_preconditioner_settings_by_name() {
         let mesh = grid_box(DVec3::splat(0.1), 0.1, Grading::Uniform).unwrap();
         let material = Elastic::try_new(2.0e9, 0.3).unwrap();
+        let plain = BemSettings {
+            preconditioner: Preconditioner::None,
+            ..BemSettings::default()
+        };
+        let mut body = ElasticBody::try_new(mesh.clone(), material, plain).unwrap();
         for (cluster_size, overlap, name) in [
             (0, 0.0, "cluster size"),
             (MAX_CLUSTER_SIZE + 1, 0.0, "cluster size"),
@@ -290,6 +365,11 @@ mod tests {
             };
             let error = error.to_string();
             assert!(error.contains(&format!("preconditioner {name}")), "{error}");
+            let Err(error) = body.set_preconditioner(settings.preconditioner) else {
+                panic!("{cluster_size}, {overlap} accepted");
+            };
+            assert!(error.to_string().contains(&format!("preconditioner {name}")), "{error}");
+            assert_eq!(body.settings().preconditioner, Preconditioner::None);
         }
         let settings = BemSettings {
             preconditioner: Preconditioner::Schwarz {
