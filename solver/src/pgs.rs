@@ -132,7 +132,7 @@ pub(crate) struct Prepared {
     is_friction: bool,
     pub(crate) energy_clamp: bool,
     /// Index of the row's body pair in the energy budgets (energy-clamped rows only).
-    pub(crate) pair: u32,
+    pair: u32,
 }
 
 impl Prepared {
@@ -214,6 +214,12 @@ impl Prepared {
     #[inline]
     pub(crate) fn pair(&self) -> usize {
         self.pair as usize
+    }
+
+    /// Gives the row the body pair `pair` in the energy budgets, as [`assign_pairs`] does.
+    #[cfg(test)]
+    pub(crate) fn set_pair(&mut self, pair: u32) {
+        self.pair = pair;
     }
 
     /// `J v` at the current velocities.

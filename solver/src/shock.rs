@@ -839,7 +839,7 @@ mod tests {
                 .map(|r| prepare(r, &bodies, 1.0 / 30.0, &settings))
                 .collect();
             for row in &mut prepared {
-                row.pair = if row.a() == 1 || row.b() == 1 { 0 } else { 1 };
+                row.set_pair(if row.a() == 1 || row.b() == 1 { 0 } else { 1 });
             }
             let group: Vec<(usize, Frozen)> = prepared
                 .iter()

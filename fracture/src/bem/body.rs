@@ -303,7 +303,7 @@ mod tests {
     fn bem_body_given_a_preconditioner_solves_as_one_prepared_with_it() {
         let mesh = grid_box(DVec3::splat(0.05), 0.05, Grading::Uniform).unwrap();
         let material = Elastic::try_new(2.0e9, 0.3).unwrap();
-        let density = |body: &ElasticBody| {
+        let solve = |body: &ElasticBody| {
             let surface = body.surface();
             let mut loads = Loads::new(surface, 2500.0).unwrap();
             for i in 0..surface.len() {
@@ -326,15 +326,15 @@ mod tests {
             overlap: 0.25,
         };
         let mut body = ElasticBody::try_new(mesh.clone(), material, with(Preconditioner::None)).unwrap();
-        let plain = density(&body);
+        let plain = solve(&body);
         body.set_preconditioner(schwarz).unwrap();
         let prepared = ElasticBody::try_new(mesh, material, with(schwarz)).unwrap();
         assert_eq!(body.settings().preconditioner, schwarz);
-        let given = density(&body);
-        assert_eq!(given, density(&prepared));
+        let given = solve(&body);
+        assert_eq!(given, solve(&prepared));
         assert!(given.0 > 0 && given.1 != plain.1, "{given:?} {plain:?}");
         body.set_preconditioner(Preconditioner::None).unwrap();
-        assert_eq!(density(&body), plain);
+        assert_eq!(solve(&body), plain);
     }
 
     /// A cluster size of 0 or above the largest, and an overlap that is negative or not finite,
