@@ -107,6 +107,13 @@ impl RowHead {
     pub(crate) fn bilateral(&self) -> bool {
         self.kind & BILATERAL != 0
     }
+
+    /// Whether `other` has this head's slots, normal rows and kind, whether or not either pushes
+    /// (structure.rs: nothing worked out from the structure reads that bit).
+    #[inline]
+    pub(crate) fn same_structure(&self, other: &RowHead) -> bool {
+        self.bodies == other.bodies && self.normals == other.normals && (self.kind ^ other.kind) & !PUSHES == 0
+    }
 }
 
 /// The heads of `prepared`, in order.

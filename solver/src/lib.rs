@@ -48,6 +48,7 @@ mod shock_block;
 mod shock_state;
 pub mod softness;
 pub mod split;
+mod structure;
 #[cfg(test)]
 mod test_scenes;
 pub mod together;

@@ -216,8 +216,9 @@ impl Prepared {
         self.pair as usize
     }
 
-    /// Gives the row the body pair `pair` in the energy budgets, as [`assign_pairs`] does.
-    #[cfg(test)]
+    /// Gives the row the body pair `pair` in the energy budgets, as [`assign_pairs`] does (the
+    /// structure memo, structure.rs, gives back the numbers it gave).
+    #[inline]
     pub(crate) fn set_pair(&mut self, pair: u32) {
         self.pair = pair;
     }

@@ -77,6 +77,7 @@ pub(crate) fn start(
         immovable,
         shock,
         split,
+        structure,
         ..
     } = workspace;
     // Each row is checked and prepared on its own (`prepare` takes any row, valid or not), so a
@@ -130,8 +131,24 @@ pub(crate) fn start(
         }
     }
     let heads = &heads[..];
+    immovable.clear();
+    immovable.extend(
+        bodies
+            .iter()
+            .map(|body| !body.is_dynamic())
+            .chain(core::iter::once(true)),
+    );
+    // Rows of the structure the last solve in this workspace had keep what was worked out from it
+    // (structure.rs).
+    let same = structure.same(heads, immovable, settings);
     // Energy removed so far by each body pair's clamped rows, J (clamp.rs): zero at the start.
-    let pair_count = assign_pairs(prepared, heads, pairs);
+    let pair_count = if same {
+        structure.restore_pairs(prepared)
+    } else {
+        let count = assign_pairs(prepared, heads, pairs);
+        structure.keep_pairs(prepared, count);
+        count
+    };
     budgets.clear();
     budgets.resize(pair_count, 0.0);
     fill_slot_velocities(bodies, velocities);
@@ -142,13 +159,6 @@ pub(crate) fn start(
         inactive_rows: heads.iter().filter(|head| !head.active()).count(),
         ..SolveReport::default()
     };
-    immovable.clear();
-    immovable.extend(
-        bodies
-            .iter()
-            .map(|body| !body.is_dynamic())
-            .chain(core::iter::once(true)),
-    );
     // The warm start reads the prepared rows and sets the impulses; everything else here reads
     // only the rows' heads: the shock order, then from its contact levels the velocity sweeps'
     // runs and batches (whose impulses are loaded from the warm start's as the sweeps begin). The
@@ -157,12 +167,16 @@ pub(crate) fn start(
     // runs, are built by the split pass itself (`finish`), beside the velocity sweeps.
     let prepared = &prepared[..];
     let immovable = &immovable[..];
+    let velocity_plan = &mut structure.velocity_plan;
     let mut order = || {
-        if shock_on(settings) {
-            shock.rebuild(heads, immovable);
+        // The same structure: the shock order, the runs and whether they are batched stand.
+        if !same {
+            if shock_on(settings) {
+                shock.rebuild(heads, immovable);
+            }
+            list_runs(heads, runs);
+            *batched = sweeps_in_lanes(heads, runs, settings);
         }
-        list_runs(heads, runs);
-        *batched = sweeps_in_lanes(heads, runs, settings);
         if *batched {
             let island = LaneIsland {
                 pass: Pass::Velocity,
@@ -172,8 +186,13 @@ pub(crate) fn start(
                 slot_offset: 0,
                 pair_offset: 0,
             };
-            let levels = shock_on(settings).then(|| shock.levels());
-            lanes.build_alone(&island, immovable, levels, body_count);
+            if *velocity_plan {
+                lanes.refill(&island);
+            } else {
+                let levels = shock_on(settings).then(|| shock.levels());
+                lanes.build_alone(&island, immovable, levels, body_count);
+                *velocity_plan = true;
+            }
         }
     };
     let report_ref = &mut report;
@@ -189,7 +208,7 @@ pub(crate) fn start(
                 report_ref,
             );
         }
-        start_split(heads, body_count, split);
+        start_split(heads, body_count, split, same);
     };
     if rows.len() >= PARALLEL_ISLAND_ROWS {
         shatter_integrators::parallel::join(order, rest);
@@ -265,6 +284,7 @@ pub(crate) fn finish(
         warm_choice,
         split: split_buffers,
         immovable,
+        structure,
         ..
     } = workspace;
     let (prepared, shock) = (&prepared[..], shock_on(settings).then_some(&*shock));
@@ -326,7 +346,8 @@ pub(crate) fn finish(
     let mut split_pass = || {
         if !swept {
             let levels = shock.map(ShockOrder::levels);
-            build_split_batches((prepared, heads), settings, split_buffers, immovable, levels);
+            let plan = (&immovable[..], levels, &mut structure.split_plan);
+            build_split_batches((prepared, heads), settings, split_buffers, plan);
             sweep_split_alone(prepared, settings, split_buffers, masses);
         }
         finish_split(prepared, world, settings, shock, split_buffers)

@@ -85,12 +85,20 @@ impl SplitBuffers {
 
 /// Starts the split pass over the prepared rows (by their `heads`) for `world` bodies: pseudo
 /// velocities and split impulses at zero, the runs of split rows (active, not friction, with a
-/// split target) between one body pair. Returns whether there is anything to correct.
-pub(crate) fn start_split(heads: &[RowHead], world: usize, buffers: &mut SplitBuffers) -> bool {
+/// split target) between one body pair. Where `kept` says the rows have the structure of the
+/// last solve in the workspace (structure.rs), its runs stand. Returns whether there is anything
+/// to correct.
+pub(crate) fn start_split(heads: &[RowHead], world: usize, buffers: &mut SplitBuffers, kept: bool) -> bool {
     buffers.pseudo.clear();
     buffers.pseudo.resize(world + 1, Twist::default());
     buffers.lambdas.clear();
     buffers.lambdas.resize(heads.len(), 0.0);
+    buffers.iterations = 0;
+    buffers.residual = 0.0;
+    if kept {
+        buffers.work = heads.iter().any(|row| row.is_split() && row.pushes());
+        return buffers.work;
+    }
     buffers.runs.clear();
     buffers.work = false;
     for (index, row) in heads.iter().enumerate() {
@@ -105,32 +113,32 @@ pub(crate) fn start_split(heads: &[RowHead], world: usize, buffers: &mut SplitBu
             _ => buffers.runs.push((index, index + 1)),
         }
     }
-    buffers.iterations = 0;
-    buffers.residual = 0.0;
     buffers.work
 }
 
 /// Builds the batches of an island's split sweeps on its own (lanes.rs) over its prepared rows
 /// and their heads, dealt as the velocity sweeps deal theirs: `immovable` slots, the shock
 /// order's contact `levels`. Only for an island whose split sweeps run in batches
-/// ([`sweeps_in_lanes`]); the sweeps themselves are [`sweep_split_alone`]'s, right after.
+/// ([`sweeps_in_lanes`]); the sweeps themselves are [`sweep_split_alone`]'s, right after. Where
+/// `dealt` says the batches were dealt for rows of this structure (structure.rs), only their rows
+/// are written; otherwise they are dealt and `dealt` set.
 pub(crate) fn build_split_batches(
     rows: (&[Prepared], &[RowHead]),
     settings: &SolverSettings,
     buffers: &mut SplitBuffers,
-    immovable: &[bool],
-    levels: Option<&[u32]>,
+    (immovable, levels, dealt): (&[bool], Option<&[u32]>, &mut bool),
 ) {
     if !sweeps_in_lanes(buffers, settings) {
         return;
     }
     let mut lanes = core::mem::take(&mut buffers.lanes);
-    lanes.build_alone(
-        &buffers.lane_island(rows, 0),
-        immovable,
-        levels,
-        buffers.pseudo.len() - 1,
-    );
+    let island = buffers.lane_island(rows, 0);
+    if *dealt {
+        lanes.refill(&island);
+    } else {
+        lanes.build_alone(&island, immovable, levels, buffers.pseudo.len() - 1);
+        *dealt = true;
+    }
     buffers.lanes = lanes;
 }
 

@@ -6,8 +6,10 @@
 //! measured on a 210-box pyramid, page faults and copies were a quarter of the step. A caller that
 //! solves every step keeps one [`SolverWorkspace`] per island slot and passes it to
 //! [`solve_with`](crate::pgs::solve_with); once the arrays have grown to the largest island, a
-//! step allocates nothing. The workspace holds no state that outlives a call: the results are the
-//! same bits whichever workspace a solve is given.
+//! step allocates nothing. What it keeps from one call to the next besides capacity (the shock
+//! order, and the pair numbers, runs and batch plans of structure.rs) is only ever used by a call
+//! whose rows have the structure it was worked out for, where working it out again gives the
+//! same: the results are the same bits whichever workspace a solve is given.
 
 use crate::body::SlotMass;
 use crate::head::RowHead;
@@ -16,12 +18,15 @@ use crate::loads::LoadScratch;
 use crate::pgs::{PairKeys, Prepared};
 use crate::shock::{ShockOrder, ShockScratch};
 use crate::split::SplitBuffers;
+use crate::structure::StructureMemo;
 use crate::together::TogetherScratch;
 use crate::twist::Twist;
 use crate::warm_choice::WarmChoice;
 use crate::warm_start::WarmScratch;
 
-/// Reusable scratch memory for [`solve_with`](crate::pgs::solve_with): capacity only, no state.
+/// Reusable scratch memory for [`solve_with`](crate::pgs::solve_with): capacity, and what was
+/// worked out from the last solve's row structure (the module docs); no state the results depend
+/// on.
 #[derive(Default)]
 pub struct SolverWorkspace {
     /// The rows with everything fixed during the sweeps precomputed.
@@ -68,6 +73,9 @@ pub struct SolverWorkspace {
     pub(crate) split: SplitBuffers,
     /// The memory of sweeps shared with other islands (together.rs).
     pub(crate) together: TogetherScratch,
+    /// The structure the pair numbers, `runs`, `batched`, the split pass's runs and both passes'
+    /// batch plans were last worked out for (structure.rs).
+    pub(crate) structure: StructureMemo,
 }
 
 impl core::fmt::Debug for SolverWorkspace {
