@@ -121,29 +121,18 @@ mod tests {
             })
             .collect();
         let mut rows = Vec::new();
+        let mut patch = |rows: &mut Vec<Row>, pair: (u32, u32)| {
+            push_stacked_patch(rows, &bodies, pair, &FACE, (&mut rng, DEPTHS), (0.6, true));
+        };
         for i in 0..bottom {
-            push_stacked_patch(
-                &mut rows,
-                &bodies,
-                (i as u32, NO_BODY),
-                &FACE,
-                (&mut rng, DEPTHS),
-                (0.6, true),
-            );
+            patch(&mut rows, (i as u32, NO_BODY));
         }
         for top in bottom..count {
             let left = (top - bottom) as u32;
             let first = left + rest_on(top);
             let second = 2 * left + 1 - first;
             for below in [first, second] {
-                push_stacked_patch(
-                    &mut rows,
-                    &bodies,
-                    (top as u32, below),
-                    &FACE,
-                    (&mut rng, DEPTHS),
-                    (0.6, true),
-                );
+                patch(&mut rows, (top as u32, below));
             }
         }
         // Warm impulses drawn at random, so that Su's clamp scales increments by the pairs'
