@@ -450,18 +450,13 @@ impl LaneBatches {
         batch
     }
 
-    /// Writes the rows of the batches last dealt (by [`LaneBatches::build_alone`]) from `island`,
-    /// an island of the same structure as the one they were dealt for (structure.rs): the same
-    /// batches as dealing its runs again, with this island's rows.
-    pub(crate) fn refill(&mut self, island: &LaneIsland<'_>) {
-        self.fill_planned(island);
-    }
-
     /// Writes the rows of every batch planned for the one `island`
     /// ([`LaneBatches::plan_batch`]). Each lane row is written on its own from its batch (found
     /// by its place: the batches' rows follow one another), so a large island's rows are written
-    /// on the pool: the same rows whatever the thread count.
-    fn fill_planned(&mut self, island: &LaneIsland<'_>) {
+    /// on the pool: the same rows whatever the thread count. Also called on its own for an island
+    /// of the structure the batches were last dealt for (structure.rs): the same batches as
+    /// dealing its runs again, with this island's rows.
+    pub(crate) fn fill_planned(&mut self, island: &LaneIsland<'_>) {
         let used = self.used;
         if self.rows.len() < used {
             self.rows.resize(used, LaneRow::padding(None));

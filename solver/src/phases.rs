@@ -187,7 +187,7 @@ pub(crate) fn start(
                 pair_offset: 0,
             };
             if *velocity_plan {
-                lanes.refill(&island);
+                lanes.fill_planned(&island);
             } else {
                 let levels = shock_on(settings).then(|| shock.levels());
                 lanes.build_alone(&island, immovable, levels, body_count);

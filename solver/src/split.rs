@@ -134,7 +134,7 @@ pub(crate) fn build_split_batches(
     let mut lanes = core::mem::take(&mut buffers.lanes);
     let island = buffers.lane_island(rows, 0);
     if *dealt {
-        lanes.refill(&island);
+        lanes.fill_planned(&island);
     } else {
         lanes.build_alone(&island, immovable, levels, buffers.pseudo.len() - 1);
         *dealt = true;
