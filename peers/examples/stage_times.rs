@@ -12,12 +12,16 @@
 //! (default [`shatter_peers::SHATTER_THREADS`]), runs (default 3), each engine's default
 //! sleeping instead of none, and how shatter's steps use the pool (`WorldSettings::pool_use`,
 //! default `faster`). Also prints how many steps ran on one thread.
+//!
+//! With `--engine rapier` the case runs in rapier3d instead (as the peer table builds it, on one
+//! thread) and only its whole step is timed: the same runs for an instruction count of each
+//! engine's step (`tools/instructions.sh --engine`).
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use shatter::engine::{PoolUse, Stage, WorldSettings};
-use shatter_peers::{Case, HORIZON, SHATTER_THREADS, ShatterWorld, median, scene_names};
+use shatter_peers::{Case, HORIZON, RapierWorld, SHATTER_THREADS, ShatterWorld, median, scene_names};
 
 /// What the command line asked for.
 struct Options {
@@ -27,9 +31,11 @@ struct Options {
     runs: usize,
     sleeping: bool,
     pool_use: PoolUse,
+    /// Whether rapier3d runs the case instead of shatter.
+    rapier: bool,
 }
 
-const USAGE: &str = "usage: stage_times [--scene NAME] [--hz HZ] [--threads N] [--runs N] [--sleeping] [--pool-use faster|shared|one-thread]";
+const USAGE: &str = "usage: stage_times [--scene NAME] [--hz HZ] [--threads N] [--runs N] [--sleeping] [--pool-use faster|shared|one-thread] [--engine shatter|rapier]";
 
 /// A whole number above zero from the value of `flag`.
 fn count(flag: &str, text: &str) -> Result<usize, String> {
@@ -47,6 +53,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         runs: 3,
         sleeping: false,
         pool_use: PoolUse::default(),
+        rapier: false,
     };
     while let Some(arg) = args.next() {
         let mut value = |flag: &str| args.next().ok_or(format!("{flag} needs a value"));
@@ -70,6 +77,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                     "shared" => PoolUse::Shared,
                     "one-thread" => PoolUse::OneThread,
                     other => return Err(format!("--pool-use {other:?}: expected faster, shared or one-thread")),
+                }
+            }
+            "--engine" => {
+                options.rapier = match value("--engine")?.as_str() {
+                    "shatter" => false,
+                    "rapier" => true,
+                    other => return Err(format!("--engine {other:?}: expected shatter or rapier")),
                 }
             }
             "--help" | "-h" => return Err(USAGE.to_string()),
@@ -120,6 +134,10 @@ fn main() -> ExitCode {
 fn run() -> Result<(), String> {
     let options = parse(std::env::args().skip(1))?;
     let case = case_of(&options)?;
+    if options.rapier {
+        run_rapier(&case, options.runs);
+        return Ok(());
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
         .build()
@@ -186,4 +204,27 @@ fn run() -> Result<(), String> {
         options.pool_use
     );
     Ok(())
+}
+
+/// Runs `case` in rapier3d `runs` times from a fresh world and prints its median step time.
+fn run_rapier(case: &Case, runs: usize) {
+    let mut whole = Vec::new();
+    for _ in 0..runs {
+        let mut world = RapierWorld::new(case);
+        for _ in 0..case.steps() {
+            let start = Instant::now();
+            world.step();
+            whole.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    println!(
+        "{} at 1/{:.0} s, sleeping {}, rapier3d on one thread, {runs} runs of {} steps ({HORIZON} s):\n",
+        case.scene.name,
+        1.0 / case.dt,
+        if case.sleeping { "on" } else { "off" },
+        case.steps()
+    );
+    println!("| part of the step | median ms |");
+    println!("|---|---:|");
+    println!("| whole step | {:.3} |", median(&mut whole));
 }
