@@ -136,6 +136,50 @@ pub(crate) struct IslandScratch {
     /// own rows), and the first of them and how many in that list; `u32::MAX` as the slot for
     /// none.
     pub(crate) pair_patches: Vec<(u32, u32, u32, u32)>,
+    /// What the islands of this scratch were last found from.
+    found_from: FoundFrom,
+    /// Whether each solver body is dynamic, this call's (kept for its memory).
+    dynamic_scratch: Vec<bool>,
+}
+
+/// The links and bodies [`IslandScratch::find`] last found islands from: the islands, their
+/// slots and every list `find` fills depend on these alone, so the same again (a resting stack,
+/// step after step) finds what is already there.
+#[derive(Debug, Default)]
+struct FoundFrom {
+    /// Whether the lists below are those of the last `find`.
+    valid: bool,
+    /// The contact pairs' solver bodies.
+    pairs: Vec<(u32, u32)>,
+    /// The joint slices' solver bodies.
+    joints: Vec<[u32; 2]>,
+    /// Whether each solver body is dynamic.
+    dynamic: Vec<bool>,
+}
+
+impl FoundFrom {
+    /// Whether these are the links and bodies of the last `find`; sets `dynamic` to this call's.
+    fn same(
+        &mut self,
+        bodies: &[SolverBody],
+        pairs: &[(u32, u32)],
+        joints: &[[u32; 2]],
+        dynamic: &mut Vec<bool>,
+    ) -> bool {
+        dynamic.clear();
+        dynamic.extend(bodies.iter().map(SolverBody::is_dynamic));
+        self.valid && self.pairs == pairs && self.joints == joints && self.dynamic == *dynamic
+    }
+
+    /// Remembers the links and bodies islands were found from.
+    fn keep(&mut self, pairs: &[(u32, u32)], joints: &[[u32; 2]], dynamic: &mut Vec<bool>) {
+        self.pairs.clear();
+        self.pairs.extend_from_slice(pairs);
+        self.joints.clear();
+        self.joints.extend_from_slice(joints);
+        core::mem::swap(&mut self.dynamic, dynamic);
+        self.valid = true;
+    }
 }
 
 impl IslandScratch {
@@ -145,9 +189,22 @@ impl IslandScratch {
     /// neither dynamic belongs to no island and gets no rows (nothing it does can change a
     /// velocity). Islands are numbered in the order of their first link, pairs before joints.
     pub(crate) fn find(&mut self, bodies: &[SolverBody], pairs: &[(u32, u32)], joints: &[[u32; 2]]) -> usize {
-        let dynamic = |b: u32| b != NO_BODY && bodies[b as usize].is_dynamic();
+        let mut flags = core::mem::take(&mut self.dynamic_scratch);
+        if self.found_from.same(bodies, pairs, joints, &mut flags) {
+            self.dynamic_scratch = flags;
+            return self.count;
+        }
+        let count = self.find_anew(&flags, pairs, joints);
+        self.found_from.keep(pairs, joints, &mut flags);
+        self.dynamic_scratch = flags;
+        count
+    }
+
+    /// [`IslandScratch::find`] worked out, with `flags` saying which solver bodies are dynamic.
+    fn find_anew(&mut self, flags: &[bool], pairs: &[(u32, u32)], joints: &[[u32; 2]]) -> usize {
+        let dynamic = |b: u32| b != NO_BODY && flags[b as usize];
         let links = || pairs.iter().map(|&(a, b)| [a, b]).chain(joints.iter().copied());
-        self.sets.reset(bodies.len());
+        self.sets.reset(flags.len());
         for [a, b] in links() {
             if dynamic(a) && dynamic(b) {
                 self.sets.union(a as usize, b as usize);
@@ -156,7 +213,7 @@ impl IslandScratch {
         self.sets.roots_into(&mut self.roots);
         let (roots, number, islands) = (&self.roots, &mut self.number, &mut self.islands);
         number.clear();
-        number.resize(bodies.len(), u32::MAX);
+        number.resize(flags.len(), u32::MAX);
         self.pair_island.clear();
         self.joint_island.clear();
         let mut count = 0usize;
@@ -208,7 +265,7 @@ impl IslandScratch {
         }
         let local_of = &mut self.local_of;
         local_of.clear();
-        local_of.resize(bodies.len(), SHARED_BODY);
+        local_of.resize(flags.len(), SHARED_BODY);
         for island in islands[..count].iter_mut() {
             if island.touches_kinematic {
                 island.bodies.sort_unstable();
@@ -375,6 +432,64 @@ mod tests {
             })
             .collect();
         (report, rows)
+    }
+
+    /// Everything [`IslandScratch::find`] fills, for comparing two scratches.
+    fn found(scratch: &IslandScratch) -> impl PartialEq + core::fmt::Debug {
+        let islands: Vec<_> = (scratch.islands[..scratch.count].iter())
+            .map(|island| {
+                let lists = (island.bodies.clone(), island.pairs.clone(), island.joints.clone());
+                (lists, island.touches_kinematic)
+            })
+            .collect();
+        let numbers = (
+            scratch.pair_island.clone(),
+            scratch.joint_island.clone(),
+            scratch.local_of.clone(),
+        );
+        (
+            scratch.count,
+            islands,
+            numbers,
+            scratch.by_size.clone(),
+            scratch.slot_of.clone(),
+        )
+    }
+
+    /// A scratch asked again for the links and bodies it last found islands from keeps what it
+    /// found; other links, other joints or a body no longer dynamic are found anew: each time
+    /// what a fresh scratch finds.
+    #[test]
+    fn solve_islands_found_again_are_the_islands_found_anew() {
+        let mut held = ball(0.0);
+        held.inverse_mass = 0.0;
+        held.inverse_inertia = DMat3::ZERO;
+        let mut bodies = vec![ball(-1.0), ball(-2.0), held, ball(-0.5), ball(0.0), ball(0.3)];
+        let pairs = vec![(0, NO_BODY), (3, 0), (1, 2), (4, 2), (5, 4)];
+        let mut other_pairs = pairs.clone();
+        other_pairs[1] = (3, 1);
+        let joints = [[5, 0]];
+        let mut scratch = IslandScratch::default();
+        let mut check = |bodies: &[SolverBody], pairs: &[(u32, u32)], joints: &[[u32; 2]], islands: usize| {
+            let mut fresh = IslandScratch::default();
+            assert_eq!(fresh.find(bodies, pairs, joints), islands);
+            assert_eq!(scratch.find(bodies, pairs, joints), islands);
+            assert_eq!(found(&scratch), found(&fresh));
+        };
+        // {0, 3}, {1}, {4, 5}; the held body 2 joins none.
+        check(&bodies, &pairs, &[], 3);
+        check(&bodies, &pairs, &[], 3);
+        // {0}, {1, 3}, {4, 5}.
+        check(&bodies, &other_pairs, &[], 3);
+        // {0, 4, 5}, {1, 3}.
+        check(&bodies, &other_pairs, &joints, 2);
+        check(&bodies, &other_pairs, &joints, 2);
+        // {0, 3, 4, 5}, {1}.
+        check(&bodies, &pairs, &joints, 2);
+        // Body 4 held too: {0, 3, 5} (5 touching 4), {1}.
+        bodies[4] = held;
+        check(&bodies, &pairs, &joints, 2);
+        check(&bodies, &pairs, &joints, 2);
     }
 
     /// The same impulses, bit for bit.
