@@ -51,12 +51,13 @@ report="$(valgrind --tool=callgrind --log-file=/dev/null --callgrind-out-file="$
     --toggle-collect="$collect" \
     target/release/examples/stage_times --scene "$scene" "${hz[@]}" --threads 1 --runs 1 --engine "$engine")"
 steps="$(printf '%s\n' "$report" | sed -n 's/.* 1 runs of \([0-9]*\) steps.*/\1/p')"
+rate="$(printf '%s\n' "$report" | sed -n 's/^[^ ]* at \(1\/[0-9]*\) s,.*/\1/p')"
 total="$(callgrind_annotate "$out" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)"
 if [ -z "$steps" ] || [ -z "$total" ]; then
     echo "could not read the step count or the instruction total" >&2
     exit 1
 fi
-echo "$scene ($engine): $((total / steps)) instructions per step ($total over $steps steps, one thread)"
+echo "$scene at $rate s ($engine): $((total / steps)) instructions per step ($total over $steps steps, one thread)"
 if [ "$top" -gt 0 ]; then
     callgrind_annotate "$out" 2>/dev/null |
         sed -n '/^Ir  *file:function/,$p' | sed -n "3,$((top + 2))p" | cut -c1-160
