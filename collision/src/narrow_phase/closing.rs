@@ -183,8 +183,9 @@ impl Closing {
     /// surface, so within `reach + g / 2` of `centre` (one step of that fixed point is taken;
     /// the margin covers the rest).
     pub fn pair_margin(&self, centre: DVec3, reach: f64) -> f64 {
-        let near = self.reach_near(centre, reach);
-        self.reach_near(centre, reach + 0.5 * near)
+        let near = self.near_reach();
+        let first = near.reach_near(centre, reach);
+        near.reach_near(centre, reach + 0.5 * first)
     }
 
     /// Whether `contact` (normal from B to A, depth negative for a gap) can close within the step.
