@@ -3,8 +3,8 @@
 //! sums, the start states kept for quarantine, the contact cache's rebuild: the step's wall time
 //! less its stages), and of the whole step, over the case's run of [`shatter_peers::HORIZON`]
 //! simulated seconds from a fresh world, repeated `--runs` times. Also the solver's rows, islands
-//! and sweeps (median per step). Only shatter runs; the peer table (`shatter-peers`) compares the
-//! engines.
+//! and sweeps (median per step). One engine runs at a time; the peer table (`shatter-peers`)
+//! compares the two.
 //!
 //! `cargo run --release -p shatter-peers --example stage_times -- [--scene NAME] [--hz HZ]
 //! [--threads N] [--runs N] [--sleeping] [--pool-use faster|shared|one-thread]`: the scene
