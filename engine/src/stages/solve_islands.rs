@@ -138,8 +138,6 @@ pub(crate) struct IslandScratch {
     pub(crate) pair_patches: Vec<(u32, u32, u32, u32)>,
     /// What the islands of this scratch were last found from.
     found_from: FoundFrom,
-    /// Whether each solver body is dynamic, this call's (kept for its memory).
-    dynamic_scratch: Vec<bool>,
 }
 
 /// The links and bodies [`IslandScratch::find`] last found islands from: the islands, their
@@ -158,26 +156,22 @@ struct FoundFrom {
 }
 
 impl FoundFrom {
-    /// Whether these are the links and bodies of the last `find`; sets `dynamic` to this call's.
-    fn same(
-        &mut self,
-        bodies: &[SolverBody],
-        pairs: &[(u32, u32)],
-        joints: &[[u32; 2]],
-        dynamic: &mut Vec<bool>,
-    ) -> bool {
-        dynamic.clear();
-        dynamic.extend(bodies.iter().map(SolverBody::is_dynamic));
-        self.valid && self.pairs == pairs && self.joints == joints && self.dynamic == *dynamic
+    /// Whether these are the links and bodies of the last `find`.
+    fn same(&self, bodies: &[SolverBody], pairs: &[(u32, u32)], joints: &[[u32; 2]]) -> bool {
+        self.valid
+            && self.pairs == pairs
+            && self.joints == joints
+            && self.dynamic.len() == bodies.len()
+            && (self.dynamic.iter().zip(bodies)).all(|(&dynamic, body)| dynamic == body.is_dynamic())
     }
 
-    /// Remembers the links and bodies islands were found from.
-    fn keep(&mut self, pairs: &[(u32, u32)], joints: &[[u32; 2]], dynamic: &mut Vec<bool>) {
+    /// Remembers the links and bodies islands were found from, `dynamic` saying which bodies are.
+    fn keep(&mut self, pairs: &[(u32, u32)], joints: &[[u32; 2]], dynamic: Vec<bool>) {
         self.pairs.clear();
         self.pairs.extend_from_slice(pairs);
         self.joints.clear();
         self.joints.extend_from_slice(joints);
-        core::mem::swap(&mut self.dynamic, dynamic);
+        self.dynamic = dynamic;
         self.valid = true;
     }
 }
@@ -189,14 +183,15 @@ impl IslandScratch {
     /// neither dynamic belongs to no island and gets no rows (nothing it does can change a
     /// velocity). Islands are numbered in the order of their first link, pairs before joints.
     pub(crate) fn find(&mut self, bodies: &[SolverBody], pairs: &[(u32, u32)], joints: &[[u32; 2]]) -> usize {
-        let mut flags = core::mem::take(&mut self.dynamic_scratch);
-        if self.found_from.same(bodies, pairs, joints, &mut flags) {
-            self.dynamic_scratch = flags;
+        if self.found_from.same(bodies, pairs, joints) {
             return self.count;
         }
+        // The remembered flags' memory, filled with this call's.
+        let mut flags = core::mem::take(&mut self.found_from.dynamic);
+        flags.clear();
+        flags.extend(bodies.iter().map(SolverBody::is_dynamic));
         let count = self.find_anew(&flags, pairs, joints);
-        self.found_from.keep(pairs, joints, &mut flags);
-        self.dynamic_scratch = flags;
+        self.found_from.keep(pairs, joints, flags);
         count
     }
 
