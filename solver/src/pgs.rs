@@ -507,9 +507,17 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
         (BiasMode::Velocity, _) | (BiasMode::Split, Some(_)) => (row.target_velocity - row.erp * phi / dt, None),
         (BiasMode::Split, None) => {
             // A speculative gap may close within the step, exactly; penetration is the split pass's.
+            // A push no larger than the tolerance the sweeps stop at is round-off of the depth: the
+            // row holds at zero, and a solve whose rows all hold so runs no split pass at all. At
+            // rest, 1100 of the 210-box pyramid's 1600 contact normal rows asked for pushes under
+            // 1e-11 m/s every step at 30 Hz, and its split batches and sweep were 5 percent of the
+            // step.
             let velocity_target = row.target_velocity - phi.max(0.0) / dt;
             let push = (-row.erp * phi.min(0.0) / dt).min(settings.max_split_velocity);
-            (velocity_target, Some(push))
+            (
+                velocity_target,
+                Some(if push > settings.tolerance { push } else { 0.0 }),
+            )
         }
     };
     Prepared {

@@ -68,7 +68,8 @@ pub struct SolverSettings {
     /// the correction of a deep penetration bounded per step.
     pub max_split_velocity: f64,
     /// A sweep stops the solve early when no row moved its `J v + (CFM / h) lambda` by more than this,
-    /// m/s (rad/s); 0 always runs every sweep.
+    /// m/s (rad/s); 0 always runs every sweep. A contact's split push no larger than this is taken
+    /// as zero (round-off of its depth), so a stack at rest runs no split pass.
     pub tolerance: f64,
 }
 

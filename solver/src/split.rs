@@ -15,7 +15,8 @@
 //!   more), energy-clamped, and its impulses are the physical ones the fracture methods read;
 //! - a second projected Gauss-Seidel solve over pseudo velocities `u` (zero at the start of every
 //!   step, never warm-started) aims at `J u + (CFM / h) lambda_s = min(-ERP min(phi, 0) / h,
-//!   max_split_velocity)`, with the row's own bounds (`[0, inf)` for contacts, so it only pushes);
+//!   max_split_velocity)` (zero where that is no larger than the sweeps' tolerance: round-off of
+//!   the depth), with the row's own bounds (`[0, inf)` for contacts, so it only pushes);
 //! - the integrator moves positions by `(v + u) h` and keeps `v`: the correction removes
 //!   `ERP * depth` per step and leaves no velocity behind.
 //!

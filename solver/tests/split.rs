@@ -150,3 +150,36 @@ fn split_disabled_with_zero_iterations() {
     assert_eq!(report.split_iterations, 0);
     assert_eq!(report.split_velocities[0].linear, DVec3::ZERO);
 }
+
+/// A penetration whose push `ERP depth / h` is no larger than the tolerance the sweeps stop at is
+/// round-off of the depth: no split sweep runs and the pseudo velocity is exactly zero. Ten times
+/// deeper, the pass runs and removes `ERP * depth`.
+#[test]
+fn split_push_within_the_tolerance_runs_no_split_pass() {
+    let settings = SolverSettings {
+        tolerance: 1e-9,
+        ..converged()
+    };
+    // ERP 0.2: a push of exactly the tolerance.
+    let within = settings.tolerance * DT / 0.2;
+    for (depth, runs) in [(within, false), (10.0 * within, true)] {
+        let mut bodies = [resting_box(1.0, HALF)];
+        let mut rows = Vec::new();
+        box_on_ground(&mut rows, &bodies, 0, HALF, depth, 0.5, DT);
+        let report = solve(&mut bodies, &mut rows, DT, &settings).unwrap();
+        let pseudo = report.split_velocities[0];
+        if runs {
+            assert!(report.split_iterations > 0, "depth {depth} m: no split sweep ran");
+            let correction = pseudo.linear.y * DT;
+            assert!(
+                (correction - 0.2 * depth).abs() <= 1e-3 * 0.2 * depth,
+                "depth {depth} m: moved {correction} m, expected {}",
+                0.2 * depth
+            );
+        } else {
+            assert_eq!(report.split_iterations, 0, "depth {depth} m: split sweeps ran");
+            assert_eq!((pseudo.linear, pseudo.angular), (DVec3::ZERO, DVec3::ZERO));
+        }
+        assert_eq!(bodies[0].linear_velocity, DVec3::ZERO);
+    }
+}
