@@ -29,12 +29,14 @@ use shatter_integrators::ClampVerdict;
 /// the warm start is good, and the random 1000-box pile at 60 Hz kept rocking at 4 cm/s for 20 s
 /// where with it every box was asleep within 8 s.
 ///
-/// The rows are read in three passes (bounds; `P` and the response; `Q`), the rest from a short
-/// list of the clamped rows' figures (`WarmScratch`), and the scaled set is applied as `scale`
-/// times each slot's summed response: a large island's prepared rows are tens of megabytes, so
-/// each pass over them costs what its memory traffic does, and the seven passes this was written
-/// with first were a fifth of a 4000-body pile's solve (applying the set row by row, a fourth
-/// pass, was 4 percent of the 210-box pyramid's step on two threads).
+/// The rows are read in two passes (bounds; `P` and the response), and the rest is summed per body
+/// pair: `Q` and each pair's share of the energy read only the pair's summed impulse on its two
+/// slots (`sum_i lambda_i J_i`, which is all its rows' `J_i` read of the response), and the scaled
+/// set is applied as `scale` times each slot's summed response. A large island's prepared rows
+/// are tens of megabytes, so each pass over them costs what its memory traffic does: the seven
+/// passes this was written with first were a fifth of a 4000-body pile's solve, applying the set
+/// row by row (a fourth pass) was 4 percent of the 210-box pyramid's step on two threads, and
+/// reading the rows a third time for `Q` and the shares, 0.7 percent of its instructions.
 pub(crate) fn warm_start(
     prepared: &[Prepared],
     rows: &[Row],
@@ -51,6 +53,7 @@ pub(crate) fn warm_start(
     let WarmScratch {
         response,
         clamped,
+        pairs,
         deferred,
     } = scratch;
     deferred.clear();
@@ -83,29 +86,31 @@ pub(crate) fn warm_start(
             }
         }
     }
-    // P = sum_i lambda_i J_i v; the response M^-1 sum_i J_i^T lambda_i gives Q below.
+    // P = sum_i lambda_i J_i v; the response M^-1 sum_i J_i^T lambda_i gives Q below. Each body
+    // pair keeps its rows' share of P and their summed impulse on each of its two slots.
     response.clear();
     response.resize(velocities.len(), Twist::default());
+    pairs.clear();
+    pairs.resize(budgets.len(), PairWarm::default());
     clamped.clear();
     let mut slope = 0.0;
     for (index, row) in prepared.iter().enumerate() {
         if row.active && row.energy_clamp && warm[index] != 0.0 {
-            let before = row.relative_velocity(velocities);
-            slope += warm[index] * before;
-            row.apply(response, warm[index]);
-            clamped.push(ClampedWarm {
-                index,
-                pair: row.pair(),
-                lambda: warm[index],
-                before,
-                response: 0.0,
-            });
+            let lambda = warm[index];
+            let before = lambda * row.relative_velocity(velocities);
+            slope += before;
+            row.apply(response, lambda);
+            pairs[row.pair()].add(row, lambda, before);
+            clamped.push(index as u32);
         }
     }
+    // Q = sum_i lambda_i J_i M^-1 sum_k J_k^T lambda_k: each pair's summed impulses against the
+    // response of its two slots (what its rows' `J_i` read of it).
     let mut curvature = 0.0;
-    for entry in clamped.iter_mut() {
-        entry.response = prepared[entry.index].relative_velocity(response);
-        curvature += entry.lambda * entry.response;
+    for pair in pairs.iter_mut().filter(|pair| pair.touched) {
+        pair.response = pair.impulse[0].dot(&response[pair.slots[0] as usize])
+            + pair.impulse[1].dot(&response[pair.slots[1] as usize]);
+        curvature += pair.response;
     }
     let factor = clamp_row_increment_within(slope, curvature, 1.0, 0.0);
     let count = clamped.len();
@@ -126,9 +131,9 @@ pub(crate) fn warm_start(
     let scale = factor.scale;
     if scale > 0.0 {
         let mut removed = 0.0;
-        for entry in clamped.iter() {
-            let share = -scale * entry.lambda * (entry.before + 0.5 * scale * entry.response);
-            budgets[entry.pair] += share;
+        for (budget, pair) in budgets.iter_mut().zip(pairs.iter()).filter(|(_, pair)| pair.touched) {
+            let share = -scale * (pair.before + 0.5 * scale * pair.response);
+            *budget += share;
             removed += share;
         }
         let credited: f64 = budgets.iter().map(|b| b.max(0.0)).sum();
@@ -141,8 +146,8 @@ pub(crate) fn warm_start(
             *budget = budget.max(0.0) * fraction;
         }
     }
-    for entry in clamped.iter() {
-        lambdas[entry.index] = entry.lambda * scale;
+    for &index in clamped.iter() {
+        lambdas[index as usize] = warm[index as usize] * scale;
     }
     // The set's impulses change each slot's velocity by `scale` times its response, which the
     // second pass summed: one update per slot instead of another pass over the rows.
@@ -153,19 +158,38 @@ pub(crate) fn warm_start(
     }
 }
 
-/// One energy-clamped row with a warm impulse, as the warm start measured it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ClampedWarm {
-    /// The row.
-    index: usize,
-    /// Its body pair's budget.
-    pair: usize,
-    /// Its warm impulse clamped to its bounds, N s.
-    lambda: f64,
-    /// `J v` before the clamped rows act, m/s.
+/// One body pair's energy-clamped rows with a warm impulse, summed as the warm start measured them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PairWarm {
+    /// The pair's two slots, the lower first.
+    slots: [u32; 2],
+    /// `sum_i lambda_i J_i` on each slot (its block of the rows' impulse), N s and N m s.
+    impulse: [Twist; 2],
+    /// `sum_i lambda_i J_i v` before the clamped rows act, J.
     before: f64,
-    /// `J` of the set's velocity response, m/s.
+    /// `sum_i lambda_i J_i` of the set's velocity response, J.
     response: f64,
+    /// Whether any of its rows has a warm impulse.
+    touched: bool,
+}
+
+impl PairWarm {
+    /// Adds `row`'s warm impulse `lambda` (N s), whose `lambda J v` is `before` (J).
+    #[inline]
+    fn add(&mut self, row: &Prepared, lambda: f64, before: f64) {
+        let (low, high) = if row.a() <= row.b() {
+            (&row.jacobian_a, &row.jacobian_b)
+        } else {
+            (&row.jacobian_b, &row.jacobian_a)
+        };
+        self.slots = [row.a().min(row.b()) as u32, row.a().max(row.b()) as u32];
+        self.impulse = [
+            self.impulse[0].add_scaled(low, lambda),
+            self.impulse[1].add_scaled(high, lambda),
+        ];
+        self.before += before;
+        self.touched = true;
+    }
 }
 
 /// The warm start's memory, kept between solves (workspace.rs).
@@ -174,7 +198,9 @@ pub(crate) struct WarmScratch {
     /// Velocity response of the energy-clamped warm impulses per slot.
     response: Vec<Twist>,
     /// The energy-clamped rows with a warm impulse, in row order.
-    clamped: Vec<ClampedWarm>,
+    clamped: Vec<u32>,
+    /// Each body pair's share of them.
+    pairs: Vec<PairWarm>,
     /// Friction rows bounded after the others.
     deferred: Vec<usize>,
 }
