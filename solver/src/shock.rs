@@ -88,40 +88,18 @@ pub(crate) struct ShockOrder {
     /// `(first, end, side by side)` into `groups`: consecutive groups of moving bodies at one level
     /// (which may be solved side by side, shock_state.rs), or one other group.
     pub(crate) batches: Vec<(usize, usize, bool)>,
-    /// `(level, moving body, row, frozen side)` per active row, sorted.
-    keyed: Vec<(u32, usize, usize, Frozen)>,
+    /// `(level, moving body, row, frozen side)` per active row, sorted ([`NO_MOVER`] for a row
+    /// with no moving body): 16 bytes an entry, which the sorts stream twice.
+    keyed: Vec<(u32, u32, u32, Frozen)>,
     /// Scratch of the counting sorts: the entries in their new order, and one count per key.
-    sorted: Vec<(u32, usize, usize, Frozen)>,
+    sorted: Vec<(u32, u32, u32, Frozen)>,
     counts: Vec<usize>,
     /// Scratch of the level search.
     levels: Levels,
-    /// Everything the order was last built from (see [`structure`]), and the same for the rows
-    /// now: when they agree the order stands (a resting stack keeps its rows from step to step).
-    built_from: Vec<u64>,
-    wanted: Vec<u64>,
 }
 
-/// Writes into `out` everything the shock order depends on: per row its two slots, whether it is
-/// active, whether it is a contact normal row, and for friction the first normal row; then the
-/// immovable slots. Two inputs with equal structures get the same order.
-fn structure(heads: &[RowHead], immovable: &[bool], out: &mut Vec<u64>) {
-    out.clear();
-    out.push(heads.len() as u64);
-    out.push(immovable.len() as u64);
-    for row in heads {
-        let normal = row.friction().map_or(u64::MAX >> 2, |(normal, _)| normal as u64);
-        out.push(((row.a() as u64) << 32) ^ row.b() as u64);
-        out.push((normal << 2) | (u64::from(row.active()) << 1) | u64::from(row.is_contact()));
-    }
-    for chunk in immovable.chunks(64) {
-        out.push(
-            chunk
-                .iter()
-                .enumerate()
-                .fold(0, |bits, (k, &still)| bits | (u64::from(still) << k)),
-        );
-    }
-}
+/// The moving body of a shock order entry whose row has none.
+const NO_MOVER: u32 = u32::MAX;
 
 /// The memory one pass of the shock order works in: what the groups of a side-by-side batch
 /// changed. Each pass has its own, so the velocity and split passes can run at the same time over
@@ -165,8 +143,11 @@ fn counting_sort<T: Copy>(
     for k in 0..keys {
         counts[k + 1] += counts[k];
     }
-    sorted.clear();
-    sorted.extend_from_slice(items);
+    // Every place is written below: only a change of length touches `sorted` here (copying
+    // `items` in first was a third of the sort's memory traffic).
+    if let Some(&first) = items.first() {
+        sorted.resize(items.len(), first);
+    }
     for item in items.iter() {
         let slot = &mut counts[key(item)];
         sorted[*slot] = *item;
@@ -235,14 +216,9 @@ impl ShockOrder {
     }
 
     /// Makes this the order for the rows with `heads` over `immovable.len()` slots; `immovable[i]` marks
-    /// slots the solve cannot move (the world slot, static and kinematic bodies).
-    /// Does nothing when the rows and slots have the structure the order was last built from.
+    /// slots the solve cannot move (the world slot, static and kinematic bodies). A solve whose rows
+    /// keep the structure of the last one keeps its order without calling this (structure.rs).
     pub(crate) fn rebuild(&mut self, heads: &[RowHead], immovable: &[bool]) {
-        structure(heads, immovable, &mut self.wanted);
-        if self.wanted == self.built_from {
-            return;
-        }
-        core::mem::swap(&mut self.wanted, &mut self.built_from);
         self.levels.compute(heads, immovable);
         let level = &self.levels.level;
         // Contact rows (normal and friction) freeze their lower-level side.
@@ -260,12 +236,14 @@ impl ShockOrder {
                 .map(|(index, row)| {
                     let (la, lb) = (level[row.a()], level[row.b()]);
                     let contact = contact_row(row);
+                    // Slots and rows are numbered in 32 bits (RowHead), below NO_MOVER.
+                    let index = index as u32;
                     if contact && la < lb && lb != u32::MAX {
-                        (lb, row.b(), index, Frozen::A)
+                        (lb, row.b() as u32, index, Frozen::A)
                     } else if contact && lb < la && la != u32::MAX {
-                        (la, row.a(), index, Frozen::B)
+                        (la, row.a() as u32, index, Frozen::B)
                     } else {
-                        (la.min(lb), usize::MAX, index, Frozen::None)
+                        (la.min(lb), NO_MOVER, index, Frozen::None)
                     }
                 }),
         );
@@ -278,7 +256,7 @@ impl ShockOrder {
             keyed.sort_unstable_by_key(|&(level, body, index, _)| (level, body, index));
         } else {
             let slots = immovable.len();
-            let body_rank = |body: usize| if body == usize::MAX { slots } else { body };
+            let body_rank = |body: u32| if body == NO_MOVER { slots } else { body as usize };
             counting_sort(keyed, &mut self.sorted, &mut self.counts, slots + 1, |entry| {
                 body_rank(entry.1)
             });
@@ -295,7 +273,7 @@ impl ShockOrder {
         }
         self.rows.clear();
         self.rows
-            .extend(keyed.iter().map(|&(_, _, index, frozen)| (index, frozen)));
+            .extend(keyed.iter().map(|&(_, _, index, frozen)| (index as usize, frozen)));
         let groups = &mut self.groups;
         groups.clear();
         let batches = &mut self.batches;
@@ -303,12 +281,12 @@ impl ShockOrder {
         let mut start = 0;
         for i in 1..=keyed.len() {
             let same = i < keyed.len()
-                && keyed[i].1 != usize::MAX
+                && keyed[i].1 != NO_MOVER
                 && keyed[i].1 == keyed[start].1
                 && keyed[i].0 == keyed[start].0;
             if !same {
                 // Groups of moving bodies at one level share a batch; every other group is its own.
-                let moving = keyed[start].1 != usize::MAX;
+                let moving = keyed[start].1 != NO_MOVER;
                 match batches.last_mut() {
                     Some((_, last, true)) if moving && keyed[groups[*last - 1].0].0 == keyed[start].0 => {
                         *last += 1;
@@ -913,11 +891,11 @@ mod tests {
         (prepared, vec![false, false, false, true])
     }
 
-    /// An order kept from the last step gives exactly the groups a fresh one would, whether the
-    /// rows kept their structure (new values only: the order is reused) or not (a patch moved to
-    /// another body, a body made immovable: it is rebuilt).
+    /// An order rebuilt over the last step's gives exactly the groups a fresh one would, whether
+    /// the rows kept their structure (new values only) or not (a patch moved to another body, a
+    /// body made immovable): nothing of the last build is left in it.
     #[test]
-    fn shock_order_reused_while_the_structure_stands_equals_a_fresh_one() {
+    fn shock_order_rebuilt_in_place_equals_a_fresh_one() {
         let mut rng = SplitMix64::new(5);
         let world = crate::body::NO_BODY;
         let stack = [(0, world), (1, 0), (2, 1)];

@@ -8,7 +8,7 @@
 //! so each step worked all of it out again, to the same result. When a solve's structure equals
 //! the last one's in its workspace (the heads compared without the bit that says whether a split
 //! row pushes, which nothing here reads), it keeps the pair numbers, both passes' runs, the shock
-//! order (shock.rs, which also keeps itself) and both plans, and writes only the batches' rows (the
+//! order (shock.rs) and both plans, and writes only the batches' rows (the
 //! plan's places, from this step's prepared rows). The kept results are what working them out
 //! again gives, so the solve's results are the same bits either way, in whatever workspace it
 //! runs; a different structure works everything out again and remembers it.
