@@ -10,9 +10,10 @@
 //! `cargo run --release -p shatter-peers --example stage_times`; the fix took 8 percent off the
 //! pyramid's median step and 7 percent off the aligned pile's at 60 Hz.
 //!
-//! `StepReport::solver_iterations` is the most sweeps any island ran, velocity and split passes
-//! together; a step counts as having run its solve out when that exceeds the velocity sweeps
-//! allowed (the split pass runs at least one more), which is when the shock pass follows.
+//! `StepReport::solver_velocity_iterations` is the most velocity sweeps any island ran; a step
+//! counts as having run its solve out when that reaches the sweeps allowed, which is when the
+//! shock pass follows. (The split pass is left out: a stack at rest runs none where its contacts'
+//! pushes are round-off, and a few sweeps where one sits just past that, at the tolerance.)
 
 use shatter::scenes::{BenchmarkScene, pile_1000, pyramid_20};
 
@@ -27,7 +28,7 @@ fn converges_at_rest(name: &str, scene: &BenchmarkScene, dt: f64, seconds: f64, 
         let report = world.step(dt).unwrap();
         if step as f64 * dt > settled {
             counted += 1;
-            if report.solver_iterations > allowed {
+            if report.solver_velocity_iterations >= allowed {
                 run_out += 1;
             }
         }

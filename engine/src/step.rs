@@ -285,6 +285,7 @@ impl World {
         report.warm_started = solved.warm_started;
         report.solver_islands = solved.islands;
         report.solver_iterations = solved.iterations;
+        report.solver_velocity_iterations = solved.velocity_iterations;
         report.clamped_solver_increments = solved.clamped;
         report.solver_failures = solved.failures.clone();
         self.quarantine_non_finite(Stage::SolveConstraints, &[], &mut report);

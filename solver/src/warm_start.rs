@@ -167,7 +167,7 @@ pub(crate) struct PairWarm {
     impulse: [Twist; 2],
     /// `sum_i lambda_i J_i v` before the clamped rows act, J.
     before: f64,
-    /// `sum_i lambda_i J_i` of the set's velocity response, J.
+    /// `sum_i lambda_i J_i r`, `r` the set's velocity response `M^-1 sum_k J_k^T lambda_k`, J.
     response: f64,
     /// Whether any of its rows has a warm impulse.
     touched: bool,

@@ -69,6 +69,8 @@ pub(crate) struct SolveOutcome {
     pub(crate) warm_started: usize,
     /// The most sweeps (velocity and split passes together) any island ran.
     pub(crate) iterations: usize,
+    /// The most velocity sweeps any island ran.
+    pub(crate) velocity_iterations: usize,
     /// Islands solved.
     pub(crate) islands: usize,
     /// Energy-clamped increments the solver scaled down or dropped.
@@ -281,6 +283,7 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
         let solved = islands.solve(&mut solver.bodies, dt, &world.settings.solver);
         outcome.islands = solved.islands;
         outcome.iterations = solved.iterations;
+        outcome.velocity_iterations = solved.velocity_iterations;
         outcome.clamped = solved.clamped;
         outcome.failures.extend(solved.failures);
         // Each body's new velocities (the angular one turned into its body frame) in parallel,

@@ -39,6 +39,8 @@ pub(crate) struct IslandsReport {
     pub(crate) islands: usize,
     /// The most sweeps (velocity plus split) any island ran.
     pub(crate) iterations: usize,
+    /// The most velocity sweeps any island ran.
+    pub(crate) velocity_iterations: usize,
     /// Energy-clamped increments scaled down or dropped, all islands.
     pub(crate) clamped: usize,
     /// Split velocity per solver body.
@@ -369,6 +371,7 @@ fn merge_report(outcome: &mut IslandsReport, island: &Island, rows: usize, resul
     match result {
         Ok(report) => {
             outcome.iterations = outcome.iterations.max(report.iterations + report.split_iterations);
+            outcome.velocity_iterations = outcome.velocity_iterations.max(report.iterations);
             outcome.clamped += report.scaled_increments + report.dropped_increments;
             for (k, split) in report.split_velocities.iter().enumerate() {
                 outcome.split[island.bodies[k] as usize] = *split;
