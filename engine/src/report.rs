@@ -81,8 +81,8 @@ pub struct StepReport {
     pub solver_islands: usize,
     /// The most solver sweeps any island ran (velocity and split passes together).
     pub solver_iterations: usize,
-    /// The most velocity sweeps any island ran: the solver's `iterations` where an island's
-    /// sweeps did not meet its tolerance, and its shock pass followed.
+    /// The most velocity sweeps any island ran: at most the solver's `iterations`, all of which an
+    /// island runs only when its sweeps do not meet the tolerance (its shock pass then follows).
     pub solver_velocity_iterations: usize,
     /// Solver impulse increments the energy clamp (Su 2009 section 3.2) scaled down or dropped.
     pub clamped_solver_increments: usize,

@@ -153,16 +153,16 @@ fn split_disabled_with_zero_iterations() {
 
 /// A penetration whose push `ERP depth / h` is no larger than the tolerance the sweeps stop at is
 /// round-off of the depth: no split sweep runs and the pseudo velocity is exactly zero. Ten times
-/// deeper, the pass runs and removes `ERP * depth`.
+/// the depth whose push is the tolerance, the pass runs and removes `ERP * depth`.
 #[test]
 fn split_push_within_the_tolerance_runs_no_split_pass() {
     let settings = SolverSettings {
         tolerance: 1e-9,
         ..converged()
     };
-    // ERP 0.2: a push of exactly the tolerance.
-    let within = settings.tolerance * DT / 0.2;
-    for (depth, runs) in [(within, false), (10.0 * within, true)] {
+    // ERP 0.2: the depth whose push is the tolerance.
+    let edge = settings.tolerance * DT / 0.2;
+    for (depth, runs) in [(0.99 * edge, false), (10.0 * edge, true)] {
         let mut bodies = [resting_box(1.0, HALF)];
         let mut rows = Vec::new();
         box_on_ground(&mut rows, &bodies, 0, HALF, depth, 0.5, DT);
