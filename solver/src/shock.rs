@@ -145,8 +145,9 @@ fn counting_sort<T: Copy>(
     }
     // Every place is written below: only a change of length touches `sorted` here (copying
     // `items` in first was a third of the sort's memory traffic).
-    if let Some(&first) = items.first() {
-        sorted.resize(items.len(), first);
+    match items.first() {
+        Some(&first) => sorted.resize(items.len(), first),
+        None => sorted.clear(),
     }
     for item in items.iter() {
         let slot = &mut counts[key(item)];
@@ -749,6 +750,21 @@ mod tests {
     use crate::test_scenes::{FACE_CORNERS, push_stacked_patch};
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
+
+    /// The counting sort orders stably by key, as a stable comparison sort does, with its scratch
+    /// reused across lists that grow, shrink and are empty (nothing of an earlier list is left).
+    #[test]
+    fn shock_counting_sort_is_a_stable_sort_with_reused_scratch() {
+        let mut rng = SplitMix64::new(3);
+        let (mut sorted, mut counts) = (Vec::new(), Vec::new());
+        for len in [40, 7, 0, 300, 12, 0, 1] {
+            let mut items: Vec<(usize, usize)> = (0..len).map(|k| (rng.below(9) as usize, k)).collect();
+            let mut expected = items.clone();
+            expected.sort_by_key(|item| item.0);
+            counting_sort(&mut items, &mut sorted, &mut counts, 9, |item| item.0);
+            assert_eq!(items, expected, "{len} items");
+        }
+    }
 
     fn body(rng: &mut SplitMix64) -> SolverBody {
         SolverBody {

@@ -258,4 +258,141 @@ mod tests {
             m * v * v
         );
     }
+
+    /// The warm start's bookkeeping against the formulas computed row by row, on three boxes with
+    /// random masses, inertias and velocities resting on each other and the ground in both row
+    /// orientations (a row's body A above or below its body B) and random incoming impulses: `P =
+    /// sum_i lambda_i J_i v`, the response `r = M^-1 sum_i J_i^T lambda_i`, `Q = sum_i lambda_i J_i
+    /// r`, Su's factor `eps` from them, each pair's share `-eps sum_i lambda_i J_i (v + eps r / 2)`
+    /// of the energy removed (its rows' only), the credited budgets, the velocities `v + eps r`
+    /// and the impulses `eps lambda_i`. Seeds are drawn until both a kept and a scaled set occur.
+    #[test]
+    fn warm_start_sums_per_pair_are_the_row_by_row_formulas() {
+        use shatter_integrators::SplitMix64;
+
+        use crate::clamp::clamp_row_increment_within;
+
+        let mut rng = SplitMix64::new(17);
+        let (mut kept, mut scaled) = (0, 0);
+        for _ in 0..64 {
+            let bodies: Vec<SolverBody> = (0..3)
+                .map(|_| {
+                    let v = |rng: &mut SplitMix64| {
+                        DVec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0))
+                    };
+                    let inertia = DVec3::new(rng.range(0.2, 2.0), rng.range(0.2, 2.0), rng.range(0.2, 2.0));
+                    SolverBody {
+                        linear_velocity: v(&mut rng),
+                        angular_velocity: v(&mut rng),
+                        inverse_mass: rng.range(0.2, 2.0),
+                        inverse_inertia: DMat3::from_diagonal(inertia),
+                    }
+                })
+                .collect();
+            let world = bodies.len() as u32;
+            let mut rows: Vec<Row> = Vec::new();
+            for pair in [(0, NO_BODY), (1, 0), (2, 1), (0, 2)] {
+                push_flat_patch(&mut rows, &bodies, pair);
+            }
+            for row in rows.iter_mut() {
+                row.warm = if row.friction.is_none() {
+                    rng.range(0.0, 2.0)
+                } else {
+                    0.0
+                };
+            }
+            let mut workspace = SolverWorkspace::default();
+            start(&mut workspace, &bodies, &rows, 1.0 / 30.0, &SolverSettings::default()).unwrap();
+
+            // Row by row: slot velocities (the world's zero) and each row's two sides.
+            let slot = |body: u32| if body == NO_BODY { world } else { body };
+            let velocity = |body: u32| {
+                bodies
+                    .get(slot(body) as usize)
+                    .map_or((DVec3::ZERO, DVec3::ZERO), |b| (b.linear_velocity, b.angular_velocity))
+            };
+            let mut response = vec![(DVec3::ZERO, DVec3::ZERO); bodies.len() + 1];
+            let set: Vec<&Row> = rows.iter().filter(|row| row.warm != 0.0).collect();
+            let side = |row: &Row, a: bool| {
+                let j = &row.jacobian;
+                if a {
+                    (row.a, j.linear_a, j.angular_a)
+                } else {
+                    (row.b, j.linear_b, j.angular_b)
+                }
+            };
+            let jv = |row: &Row, of: &dyn Fn(u32) -> (DVec3, DVec3)| {
+                [true, false]
+                    .iter()
+                    .map(|&a| {
+                        let (body, linear, angular) = side(row, a);
+                        let (v, w) = of(body);
+                        linear.dot(v) + angular.dot(w)
+                    })
+                    .sum::<f64>()
+            };
+            for row in &set {
+                for a in [true, false] {
+                    let (body, linear, angular) = side(row, a);
+                    if let Some(b) = bodies.get(slot(body) as usize) {
+                        let r = &mut response[slot(body) as usize];
+                        r.0 += row.warm * b.inverse_mass * linear;
+                        r.1 += row.warm * (b.inverse_inertia * angular);
+                    }
+                }
+            }
+            let slope: f64 = set.iter().map(|row| row.warm * jv(row, &velocity)).sum();
+            let of_response = |body: u32| response[slot(body) as usize];
+            let curvature: f64 = set.iter().map(|row| row.warm * jv(row, &of_response)).sum();
+            let eps = clamp_row_increment_within(slope, curvature, 1.0, 0.0).scale;
+            if eps == 1.0 {
+                kept += 1
+            } else if eps > 0.0 {
+                scaled += 1
+            }
+            // Shares by unordered slot pair, in the order the solver numbers its pairs.
+            let mut shares: Vec<(u64, f64)> = Vec::new();
+            for row in &set {
+                let (a, b) = (slot(row.a) as u64, slot(row.b) as u64);
+                let key = (a.min(b) << 32) | a.max(b);
+                let share = -eps * row.warm * (jv(row, &velocity) + 0.5 * eps * jv(row, &of_response));
+                match shares.iter_mut().find(|(k, _)| *k == key) {
+                    Some(entry) => entry.1 += share,
+                    None => shares.push((key, share)),
+                }
+            }
+            shares.sort_by_key(|(key, _)| *key);
+            let removed: f64 = shares.iter().map(|(_, share)| share).sum();
+            let credited: f64 = shares.iter().map(|(_, share)| share.max(0.0)).sum();
+            let fraction = if credited > 0.0 {
+                (removed / credited).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let scale = curvature.abs() + slope.abs();
+            assert_eq!(workspace.budgets.len(), shares.len());
+            for ((_, share), budget) in shares.iter().zip(&workspace.budgets) {
+                let expected = if eps > 0.0 { share.max(0.0) * fraction } else { 0.0 };
+                assert!(
+                    (budget - expected).abs() <= 1e-12 * scale,
+                    "budget {budget} J, expected {expected} J"
+                );
+            }
+            for (k, body) in bodies.iter().enumerate() {
+                let (v, w) = (workspace.velocities[k].linear(), workspace.velocities[k].angular());
+                let expected = (
+                    body.linear_velocity + eps * response[k].0,
+                    body.angular_velocity + eps * response[k].1,
+                );
+                assert!(
+                    (v - expected.0).length() + (w - expected.1).length() <= 1e-12 * (1.0 + scale),
+                    "body {k}"
+                );
+            }
+            for (index, row) in rows.iter().enumerate() {
+                assert!((workspace.lambdas[index] - eps * row.warm).abs() <= 1e-15 * (1.0 + row.warm));
+            }
+        }
+        assert!(kept > 0 && scaled > 0, "kept {kept}, scaled {scaled} of 64 sets");
+    }
 }
