@@ -252,10 +252,26 @@ struct Lu6 {
 impl Lu6 {
     /// The factors of the leading `n x n` block of `matrix`, or `None` when a pivot is zero, not
     /// finite, or smaller in size than `smallest`.
-    fn factor(mut matrix: [[f64; 6]; 6], n: usize, smallest: f64) -> Option<Self> {
+    fn factor(matrix: [[f64; 6]; 6], n: usize, smallest: f64) -> Option<Self> {
+        // Each size compiled on its own, its loops unrolled: a shock block factors and solves
+        // these thousands of times a step.
+        match n {
+            0 => Self::factor_sized::<0>(matrix, smallest),
+            1 => Self::factor_sized::<1>(matrix, smallest),
+            2 => Self::factor_sized::<2>(matrix, smallest),
+            3 => Self::factor_sized::<3>(matrix, smallest),
+            4 => Self::factor_sized::<4>(matrix, smallest),
+            5 => Self::factor_sized::<5>(matrix, smallest),
+            _ => Self::factor_sized::<6>(matrix, smallest),
+        }
+    }
+
+    /// [`Self::factor`] of the leading `N x N` block.
+    #[inline(always)]
+    fn factor_sized<const N: usize>(mut matrix: [[f64; 6]; 6], smallest: f64) -> Option<Self> {
         let mut order = [0, 1, 2, 3, 4, 5];
-        for col in 0..n {
-            let pivot_row = (col..n)
+        for col in 0..N {
+            let pivot_row = (col..N)
                 .max_by(|&x, &y| matrix[x][col].abs().total_cmp(&matrix[y][col].abs()))
                 .unwrap_or(col);
             let pivot = matrix[pivot_row][col];
@@ -264,18 +280,17 @@ impl Lu6 {
             }
             matrix.swap(col, pivot_row);
             order.swap(col, pivot_row);
-            let (upper, lower) = matrix.split_at_mut(col + 1);
-            let pivot_line = &upper[col];
-            for line in lower[..n - col - 1].iter_mut() {
+            let pivot_line = matrix[col];
+            for line in matrix[col + 1..N].iter_mut() {
                 let factor = line[col] / pivot;
                 line[col] = factor;
-                for (entry, &above) in line[col + 1..n].iter_mut().zip(&pivot_line[col + 1..n]) {
-                    *entry -= factor * above;
+                for k in col + 1..N {
+                    line[k] -= factor * pivot_line[k];
                 }
             }
         }
         Some(Self {
-            n,
+            n: N,
             factors: matrix,
             order,
         })
@@ -283,18 +298,33 @@ impl Lu6 {
 
     /// `x = A^-1 r` (the first `n` entries of each) with the factors.
     fn solve(&self, r: &[f64], x: &mut [f64]) {
-        let (n, f) = (self.n, &self.factors);
+        match self.n {
+            0 => {}
+            1 => self.solve_sized::<1>(r, x),
+            2 => self.solve_sized::<2>(r, x),
+            3 => self.solve_sized::<3>(r, x),
+            4 => self.solve_sized::<4>(r, x),
+            5 => self.solve_sized::<5>(r, x),
+            _ => self.solve_sized::<6>(r, x),
+        }
+    }
+
+    /// [`Self::solve`] with `N` unknowns.
+    #[inline(always)]
+    fn solve_sized<const N: usize>(&self, r: &[f64], x: &mut [f64]) {
+        let f = &self.factors;
+        let (r, x) = (&r[..N], &mut x[..N]);
         let mut y = [0.0; 6];
-        for i in 0..n {
+        for i in 0..N {
             let mut sum = r[self.order[i]];
             for k in 0..i {
                 sum -= f[i][k] * y[k];
             }
             y[i] = sum;
         }
-        for i in (0..n).rev() {
+        for i in (0..N).rev() {
             let mut sum = y[i];
-            for k in i + 1..n {
+            for k in i + 1..N {
                 sum -= f[i][k] * x[k];
             }
             x[i] = sum / f[i][i];
