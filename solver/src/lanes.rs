@@ -317,13 +317,27 @@ impl LaneBatches {
         active: [bool; LANES],
     ) -> LaneSweep {
         debug_assert_eq!(velocities.len(), masses.len());
+        // No budgets, no energy-clamped row (each has its pair's budget): the split pass's
+        // sweeps, which then skip the clamp's arithmetic (the same bits, as it changes nothing).
+        let clamps = !budgets.is_empty();
+        debug_assert!(clamps || self.rows[..self.used].iter().all(|row| row.clamped == 0));
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             #[allow(unsafe_code)]
             // SAFETY: the processor was just found to execute AVX2 instructions.
-            return unsafe { sweep_avx2(self, velocities, masses, budgets, active) };
+            return unsafe {
+                if clamps {
+                    sweep_avx2::<true>(self, velocities, masses, budgets, active)
+                } else {
+                    sweep_avx2::<false>(self, velocities, masses, budgets, active)
+                }
+            };
         }
-        sweep_batches::<Portable>(self, velocities, masses, budgets, active)
+        if clamps {
+            sweep_batches::<Portable, true>(self, velocities, masses, budgets, active)
+        } else {
+            sweep_batches::<Portable, false>(self, velocities, masses, budgets, active)
+        }
     }
 
     /// The runs in the order the batches sweep them, lane by lane within a batch.
@@ -627,19 +641,20 @@ impl LaneRow {
 /// [`sweep_batches`] on AVX registers, compiled with AVX2 enabled.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2")]
-fn sweep_avx2(
+fn sweep_avx2<const CLAMPS: bool>(
     batches: &mut LaneBatches,
     velocities: &mut [Twist],
     masses: &[SlotMass],
     budgets: &mut [f64],
     active: [bool; LANES],
 ) -> LaneSweep {
-    sweep_batches::<Avx>(batches, velocities, masses, budgets, active)
+    sweep_batches::<Avx, CLAMPS>(batches, velocities, masses, budgets, active)
 }
 
-/// One sweep over every batch; see [`LaneBatches::sweep`].
+/// One sweep over every batch; see [`LaneBatches::sweep`]. Without `CLAMPS` no row is
+/// energy-clamped and `budgets` is empty, and the clamp's arithmetic is left out.
 #[inline(always)]
-fn sweep_batches<W: Wide>(
+fn sweep_batches<W: Wide, const CLAMPS: bool>(
     batches: &mut LaneBatches,
     velocities: &mut [Twist],
     masses: &[SlotMass],
@@ -664,7 +679,11 @@ fn sweep_batches<W: Wide>(
             LaneMass::<W>::gather(masses, &batch.a),
             LaneMass::<W>::gather(masses, &batch.b),
         );
-        let mut budget = W::load(&each(|lane| batch.pair[lane].map_or(0.0, |pair| budgets[pair])));
+        let mut budget = if CLAMPS {
+            W::load(&each(|lane| batch.pair[lane].map_or(0.0, |pair| budgets[pair])))
+        } else {
+            zero
+        };
         let rows = &rows[batch.first..batch.first + batch.len];
         let linear_b = &linear_b[batch.first..batch.first + batch.len];
         let lambdas = &mut lambdas[batch.first..batch.first + batch.len];
@@ -702,26 +721,31 @@ fn sweep_batches<W: Wide>(
             // Su's clamp (clamp.rs, `clamp_row_increment_within`) in the energy-clamped lanes,
             // each charging its pair's budget with the increment's exact energy change.
             let inverse_effective_mass = W::load(&row.inverse_effective_mass);
-            let slope = delta.mul(jv); // P, J
-            let curvature = delta.mul(delta).mul(inverse_effective_mass); // Q, J
-            let allowed = W::select(budget.greater(zero), budget, zero);
-            let clamped = W::load(&CLAMPED_LANES[usize::from(row.clamped)]).greater(half);
-            let charged = W::and(clamped, delta.non_zero());
-            let over = W::and(charged, slope.add(half.mul(curvature)).not_at_most(allowed));
-            let delta = if W::any(over) {
-                W::load(&scaled(
-                    delta.store(),
-                    W::flags(over),
-                    (slope.store(), curvature.store(), allowed.store()),
-                    &mut sweep,
-                ))
+            let delta = if CLAMPS {
+                let slope = delta.mul(jv); // P, J
+                let curvature = delta.mul(delta).mul(inverse_effective_mass); // Q, J
+                let allowed = W::select(budget.greater(zero), budget, zero);
+                let clamped = W::load(&CLAMPED_LANES[usize::from(row.clamped)]).greater(half);
+                let charged = W::and(clamped, delta.non_zero());
+                let over = W::and(charged, slope.add(half.mul(curvature)).not_at_most(allowed));
+                let delta = if W::any(over) {
+                    W::load(&scaled(
+                        delta.store(),
+                        W::flags(over),
+                        (slope.store(), curvature.store(), allowed.store()),
+                        &mut sweep,
+                    ))
+                } else {
+                    delta
+                };
+                let change = delta
+                    .mul(jv)
+                    .add(half.mul(delta).mul(delta).mul(inverse_effective_mass));
+                budget = W::select(charged, budget.sub(change), budget);
+                delta
             } else {
                 delta
             };
-            let change = delta
-                .mul(jv)
-                .add(half.mul(delta).mul(delta).mul(inverse_effective_mass));
-            budget = W::select(charged, budget.sub(change), budget);
 
             // A zero increment changes nothing, not even the sign of a zero (as row by row).
             let moved = delta.non_zero();
@@ -744,7 +768,7 @@ fn sweep_batches<W: Wide>(
         for lane in (0..LANES).filter(|&lane| active[lane]) {
             velocities[batch.a[lane]] = twist_of(&va, lane);
             velocities[batch.b[lane]] = twist_of(&vb, lane);
-            if let Some(pair) = batch.pair[lane] {
+            if let Some(pair) = batch.pair[lane].filter(|_| CLAMPS) {
                 budgets[pair] = budget[lane];
             }
         }
@@ -850,6 +874,7 @@ mod tests {
     use crate::pgs::{PairKeys, assign_pairs, sweep_rows};
     use crate::settings::SolveReport;
     use crate::shock::ShockOrder;
+    use crate::split::{SplitBuffers, start_split, sweep_split_rows};
     use crate::test_scenes::{prepare_rows, push_stacked_patch};
     use glam::{DMat3, DVec3};
     use shatter_integrators::SplitMix64;
@@ -1028,7 +1053,7 @@ mod tests {
 
             let builds: [SweepBuild; 2] = [
                 |lanes, v, m, b| lanes.sweep(v, m, b, [true; LANES]),
-                |lanes, v, m, b| sweep_batches::<Portable>(lanes, v, m, b, [true; LANES]),
+                |lanes, v, m, b| sweep_batches::<Portable, true>(lanes, v, m, b, [true; LANES]),
             ];
             for sweep in builds {
                 lanes.build_alone(&island(), &immovable, Some(&levels), world);
@@ -1051,5 +1076,57 @@ mod tests {
             }
         }
         assert!(clamped > 0, "the budgets must make Su's clamp act");
+    }
+
+    /// The split pass's sweeps in batches, which leave out Su's clamp (no budgets), give the bits
+    /// of its row-by-row sweeps (split.rs) in the order the batches deal the runs.
+    #[test]
+    fn lanes_split_sweep_gives_the_bits_of_row_by_row_split_sweeps() {
+        let mut rng = SplitMix64::new(11);
+        for bottom in [12, 500] {
+            let (prepared, _, _, velocities, masses, _, immovable, levels) = wall(&mut rng, bottom);
+            let world = velocities.len() - 1;
+            let heads = heads_of(&prepared);
+            let mut buffers = SplitBuffers::default();
+            assert!(
+                start_split(&heads, world, &mut buffers, false),
+                "the wall has depths to correct"
+            );
+            let island = || buffers.lane_island((&prepared, &heads), 0);
+            let mut lanes = LaneBatches::default();
+            lanes.build_alone(&island(), &immovable, Some(&levels), world);
+            let order = lanes.swept_runs();
+            assert!(
+                lanes
+                    .batches
+                    .iter()
+                    .any(|batch| batch.start.iter().all(Option::is_some))
+            );
+
+            let zero = vec![0.0; prepared.len()];
+            let (mut l, mut u) = (zero.clone(), vec![Twist::default(); world + 1]);
+            let rowwise: Vec<f64> = (0..10)
+                .map(|_| sweep_split_rows(&prepared, &order, &mut u, &mut l))
+                .collect();
+            assert!(rowwise[0] > 0.0, "the first sweep pushes");
+
+            let builds: [SweepBuild; 2] = [
+                |lanes, v, m, b| lanes.sweep(v, m, b, [true; LANES]),
+                |lanes, v, m, b| sweep_batches::<Portable, false>(lanes, v, m, b, [true; LANES]),
+            ];
+            for sweep in builds {
+                lanes.build_alone(&island(), &immovable, Some(&levels), world);
+                lanes.load_lambdas(|_| &zero);
+                let mut lu = vec![Twist::default(); world + 1];
+                for &residual in &rowwise {
+                    let outcome = sweep(&mut lanes, &mut lu, &masses, &mut []);
+                    let lane_residual = outcome.residual.into_iter().fold(0.0, f64::max);
+                    assert_eq!(lane_residual.to_bits(), residual.to_bits());
+                }
+                let mut ll = zero.clone();
+                lanes.scatter(None, &mut ll);
+                assert!(bits(&ll, &lu, &[]) == bits(&l, &u, &[]), "{bottom} boxes at the bottom");
+            }
+        }
     }
 }
