@@ -343,6 +343,11 @@ pub(crate) fn finish(
             warm_choice.choose(warm, (prepared, runs, pairs), body_data, settings.tolerance);
         }
     };
+    // The split pass beside the velocity solve (a large island) keeps its shock pass's groups on
+    // its own thread: the velocity solve, the longer of the two, holds the other, and a group
+    // handed to the pool only pays for its private copy (shock_state.rs). Once the split pass is
+    // done, its thread takes groups of the velocity solve's shock pass instead.
+    let beside = prepared.len() >= PARALLEL_ISLAND_ROWS;
     let mut split_pass = || {
         if !swept {
             let levels = shock.map(ShockOrder::levels);
@@ -350,9 +355,9 @@ pub(crate) fn finish(
             build_split_batches((prepared, heads), settings, split_buffers, plan);
             sweep_split_alone(prepared, settings, split_buffers, masses);
         }
-        finish_split(prepared, world, settings, shock, split_buffers)
+        finish_split(prepared, world, settings, (shock, !beside), split_buffers)
     };
-    let split = if prepared.len() >= PARALLEL_ISLAND_ROWS {
+    let split = if beside {
         shatter_integrators::parallel::join(velocity_pass, split_pass).1
     } else {
         velocity_pass();

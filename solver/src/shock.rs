@@ -327,11 +327,14 @@ impl ShockOrder {
             group_iterations,
             tolerance,
             &VelocityPass { accuracy },
+            true,
         );
     }
 
     /// Runs the pass once over the split solve (split.rs): updates the split impulses `lambdas`
-    /// and the pseudo velocities.
+    /// and the pseudo velocities. With `share` the groups of a wide level go to the pool side by
+    /// side; without, they are solved one after another on this thread (the same bits).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn sweep_split(
         &self,
         scratch: &mut ShockScratch,
@@ -340,6 +343,7 @@ impl ShockOrder {
         pseudo: &mut [Twist],
         group_iterations: usize,
         tolerance: f64,
+        share: bool,
     ) {
         let mut report = SolveReport::default();
         let mut shared = Shared {
@@ -348,13 +352,22 @@ impl ShockOrder {
             budgets: &mut [],
             report: &mut report,
         };
-        self.visit(scratch, prepared, &mut shared, group_iterations, tolerance, &SplitPass);
+        self.visit(
+            scratch,
+            prepared,
+            &mut shared,
+            group_iterations,
+            tolerance,
+            &SplitPass,
+            share,
+        );
     }
 
     /// Runs `pass` over the groups in order: a group with a frozen side is solved by
-    /// [`solve_moving_group`], every other row updated once. The groups of one level are solved side
-    /// by side on the rayon pool when there are enough of them (shock_state.rs: the same bits as one
-    /// after another).
+    /// [`solve_moving_group`], every other row updated once. With `share`, the groups of one level
+    /// are solved side by side on the rayon pool when there are enough of them (shock_state.rs:
+    /// the same bits as one after another).
+    #[allow(clippy::too_many_arguments)]
     fn visit(
         &self,
         scratch: &mut ShockScratch,
@@ -363,6 +376,7 @@ impl ShockOrder {
         group_iterations: usize,
         tolerance: f64,
         pass: &(impl Pass + Sync),
+        share: bool,
     ) {
         let Self {
             rows, groups, batches, ..
@@ -372,7 +386,7 @@ impl ShockOrder {
         let threads = rayon::current_num_threads();
         for &(first, last, side_by_side) in batches.iter() {
             let groups = &groups[first..last];
-            if side_by_side && threads > 1 && groups.len() >= SIDE_BY_SIDE_GROUPS {
+            if share && side_by_side && threads > 1 && groups.len() >= SIDE_BY_SIDE_GROUPS {
                 let (lambdas, velocities, budgets) = (&*shared.lambdas, &*shared.velocities, &*shared.budgets);
                 changes.clear();
                 changes.resize_with(groups.len(), || None);

@@ -217,12 +217,13 @@ pub(crate) fn sweep_split_rows(
 
 /// Ends the split pass after its sweeps: with `shock`, a shock-propagation pass (shock.rs)
 /// follows them, so that a stack's penetration is pushed out from the ground up rather than one
-/// contact per sweep. Returns the pseudo velocities of the `world` bodies.
+/// contact per sweep; `share` says whether that pass may hand groups to the pool (not while the
+/// velocity solve runs beside it, shock.rs). Returns the pseudo velocities of the `world` bodies.
 pub(crate) fn finish_split(
     prepared: &[Prepared],
     world: usize,
     settings: &SolverSettings,
-    shock: Option<&ShockOrder>,
+    (shock, share): (Option<&ShockOrder>, bool),
     buffers: &mut SplitBuffers,
 ) -> SplitOutcome {
     let SplitBuffers {
@@ -246,6 +247,7 @@ pub(crate) fn finish_split(
                 pseudo,
                 settings.split_shock_iterations,
                 settings.tolerance,
+                share,
             );
         }
     }
