@@ -255,6 +255,7 @@ impl Lu6 {
     fn factor(matrix: [[f64; 6]; 6], n: usize, smallest: f64) -> Option<Self> {
         // Each size compiled on its own, its loops unrolled: a shock block factors and solves
         // these thousands of times a step.
+        debug_assert!(n <= 6, "{n} unknowns");
         match n {
             0 => Self::factor_sized::<0>(matrix, smallest),
             1 => Self::factor_sized::<1>(matrix, smallest),

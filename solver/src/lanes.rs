@@ -1096,12 +1096,8 @@ mod tests {
             let mut lanes = LaneBatches::default();
             lanes.build_alone(&island(), &immovable, Some(&levels), world);
             let order = lanes.swept_runs();
-            assert!(
-                lanes
-                    .batches
-                    .iter()
-                    .any(|batch| batch.start.iter().all(Option::is_some))
-            );
+            let full = |batch: &Batch| batch.start.iter().all(Option::is_some);
+            assert!(lanes.batches.iter().any(full), "a wide wall fills batches");
 
             let zero = vec![0.0; prepared.len()];
             let (mut l, mut u) = (zero.clone(), vec![Twist::default(); world + 1]);

@@ -324,8 +324,7 @@ impl ShockOrder {
             scratch,
             prepared,
             &mut shared,
-            group_iterations,
-            tolerance,
+            (group_iterations, tolerance),
             &VelocityPass { accuracy },
             true,
         );
@@ -333,16 +332,16 @@ impl ShockOrder {
 
     /// Runs the pass once over the split solve (split.rs): updates the split impulses `lambdas`
     /// and the pseudo velocities. With `share` the groups of a wide level go to the pool side by
-    /// side; without, they are solved one after another on this thread (the same bits).
-    #[allow(clippy::too_many_arguments)]
+    /// side; without, they are solved one after another on this thread (the same bits). Each
+    /// group iterates up to `group_iterations` times, until its rows change by at most
+    /// `tolerance` (m/s).
     pub(crate) fn sweep_split(
         &self,
         scratch: &mut ShockScratch,
         prepared: &[Prepared],
         lambdas: &mut [f64],
         pseudo: &mut [Twist],
-        group_iterations: usize,
-        tolerance: f64,
+        (group_iterations, tolerance): (usize, f64),
         share: bool,
     ) {
         let mut report = SolveReport::default();
@@ -352,29 +351,21 @@ impl ShockOrder {
             budgets: &mut [],
             report: &mut report,
         };
-        self.visit(
-            scratch,
-            prepared,
-            &mut shared,
-            group_iterations,
-            tolerance,
-            &SplitPass,
-            share,
-        );
+        let iterations = (group_iterations, tolerance);
+        self.visit(scratch, prepared, &mut shared, iterations, &SplitPass, share);
     }
 
     /// Runs `pass` over the groups in order: a group with a frozen side is solved by
     /// [`solve_moving_group`], every other row updated once. With `share`, the groups of one level
     /// are solved side by side on the rayon pool when there are enough of them (shock_state.rs:
-    /// the same bits as one after another).
-    #[allow(clippy::too_many_arguments)]
+    /// the same bits as one after another). Each group iterates up to `group_iterations` times,
+    /// until its rows change by at most `tolerance` (m/s).
     fn visit(
         &self,
         scratch: &mut ShockScratch,
         prepared: &[Prepared],
         shared: &mut Shared<'_>,
-        group_iterations: usize,
-        tolerance: f64,
+        (group_iterations, tolerance): (usize, f64),
         pass: &(impl Pass + Sync),
         share: bool,
     ) {

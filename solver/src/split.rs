@@ -245,8 +245,7 @@ pub(crate) fn finish_split(
                 prepared,
                 lambdas,
                 pseudo,
-                settings.split_shock_iterations,
-                settings.tolerance,
+                (settings.split_shock_iterations, settings.tolerance),
                 share,
             );
         }
