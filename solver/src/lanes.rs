@@ -991,6 +991,15 @@ mod tests {
     /// One build of the sweep: the dispatching one, or the portable one.
     type SweepBuild = fn(&mut LaneBatches, &mut [Twist], &[SlotMass], &mut [f64]) -> LaneSweep;
 
+    /// The dispatching sweep and the portable one, with Su's clamp (`CLAMPS`, the velocity
+    /// solve's) or without (the split pass's).
+    fn builds<const CLAMPS: bool>() -> [SweepBuild; 2] {
+        [
+            |lanes, v, m, b| lanes.sweep(v, m, b, [true; LANES]),
+            |lanes, v, m, b| sweep_batches::<Portable, CLAMPS>(lanes, v, m, b, [true; LANES]),
+        ]
+    }
+
     /// Everything a sweep changes, as bits.
     fn bits(lambdas: &[f64], velocities: &[Twist], budgets: &[f64]) -> Vec<u64> {
         let velocities = velocities.iter().flat_map(Twist::components);
@@ -1051,11 +1060,7 @@ mod tests {
                 .collect();
             clamped += report.scaled_increments + report.dropped_increments;
 
-            let builds: [SweepBuild; 2] = [
-                |lanes, v, m, b| lanes.sweep(v, m, b, [true; LANES]),
-                |lanes, v, m, b| sweep_batches::<Portable, true>(lanes, v, m, b, [true; LANES]),
-            ];
-            for sweep in builds {
+            for sweep in builds::<true>() {
                 lanes.build_alone(&island(), &immovable, Some(&levels), world);
                 lanes.load_lambdas(|_| &lambdas);
                 let (mut lv, mut lb) = (velocities.clone(), budgets.clone());
@@ -1106,11 +1111,7 @@ mod tests {
                 .collect();
             assert!(rowwise[0] > 0.0, "the first sweep pushes");
 
-            let builds: [SweepBuild; 2] = [
-                |lanes, v, m, b| lanes.sweep(v, m, b, [true; LANES]),
-                |lanes, v, m, b| sweep_batches::<Portable, false>(lanes, v, m, b, [true; LANES]),
-            ];
-            for sweep in builds {
+            for sweep in builds::<false>() {
                 lanes.build_alone(&island(), &immovable, Some(&levels), world);
                 lanes.load_lambdas(|_| &zero);
                 let mut lu = vec![Twist::default(); world + 1];
