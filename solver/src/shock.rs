@@ -55,7 +55,9 @@
 //! The bodies of one level do not touch each other's rows, so with more than one thread the groups
 //! of a wide level are solved side by side, each on a private copy, and committed in order
 //! (shock_state.rs; the same bits as one after another, tests/shock_levels.rs). Measured on the
-//! 1000-cube random pile at 30 Hz on two threads: median step 31.6 -> 25.7 ms.
+//! 1000-cube random pile at 30 Hz on two threads: median step 31.6 -> 25.7 ms. The split pass's
+//! run of this order keeps its groups on its own thread while the velocity solve runs beside it
+//! (phases.rs) and holds the other threads.
 
 use crate::clamp::clamp_row_increment_within;
 use crate::free_rows::Accuracy;
@@ -333,15 +335,15 @@ impl ShockOrder {
     /// Runs the pass once over the split solve (split.rs): updates the split impulses `lambdas`
     /// and the pseudo velocities. With `share` the groups of a wide level go to the pool side by
     /// side; without, they are solved one after another on this thread (the same bits). Each
-    /// group iterates up to `group_iterations` times, until its rows change by at most
-    /// `tolerance` (m/s).
+    /// group iterates up to `iterations.0` times, until its rows change by at most
+    /// `iterations.1` (m/s).
     pub(crate) fn sweep_split(
         &self,
         scratch: &mut ShockScratch,
         prepared: &[Prepared],
         lambdas: &mut [f64],
         pseudo: &mut [Twist],
-        (group_iterations, tolerance): (usize, f64),
+        iterations: (usize, f64),
         share: bool,
     ) {
         let mut report = SolveReport::default();
@@ -351,7 +353,6 @@ impl ShockOrder {
             budgets: &mut [],
             report: &mut report,
         };
-        let iterations = (group_iterations, tolerance);
         self.visit(scratch, prepared, &mut shared, iterations, &SplitPass, share);
     }
 
