@@ -363,7 +363,7 @@ mod tests {
                 chunk.patches.push(SolvedPatch {
                     pair: p,
                     contacts: (0..4).filter(|c| (c + k) % 2 == 0).collect(),
-                    points: SmallVec::new(),
+                    offsets: SmallVec::new(),
                     normal: DVec3::Y,
                     rows: PatchRows {
                         friction: Some(start + 1),

@@ -44,9 +44,15 @@ pub(crate) fn patch_normal(points: &[PatchPoint]) -> DVec3 {
     sum.try_normalize().unwrap_or(points[0].normal)
 }
 
+/// Offsets of a patch's points from its centre, projected onto its plane (world frame, m), one per
+/// point: what shares the patch's friction force and twist among its points (module docs).
+pub(crate) type PlaneOffsets = SmallVec<[DVec3; 4]>;
+
 /// Offsets of the points from the patch centre, projected onto the plane normal to `normal`
-/// (world frame, m), from the points' arms on body A.
-fn plane_offsets(points: &[PatchPoint], centre_arm_a: DVec3, normal: DVec3) -> SmallVec<[DVec3; 4]> {
+/// (world frame, m), from the points' arms on body A. Worked out once a patch is built and kept
+/// with it ([`SolvedPatch`](crate::stages::solve::SolvedPatch)): the warm start reads them, and
+/// handing the impulses back reads them again, where the points themselves are no longer needed.
+pub(crate) fn plane_offsets(points: &[PatchPoint], centre_arm_a: DVec3, normal: DVec3) -> PlaneOffsets {
     points
         .iter()
         .map(|p| {
@@ -57,18 +63,17 @@ fn plane_offsets(points: &[PatchPoint], centre_arm_a: DVec3, normal: DVec3) -> S
 }
 
 /// Sets the warm-start impulses of a patch's rows from the cache: each point's normal impulse, and
-/// the friction force and twist rebuilt from the points' remembered friction vectors. Returns how
-/// many of the patch's points the cache remembered.
+/// the friction force and twist rebuilt from the points' remembered friction vectors (`offsets`:
+/// the points' [`plane_offsets`]). Returns how many of the patch's points the cache remembered.
 pub(crate) fn warm_start_patch(
     rows: &mut [Row],
     patch: &PatchRows,
-    points: &[PatchPoint],
+    offsets: &[DVec3],
     normal: DVec3,
     pair: &PairContacts,
     contacts: &[usize],
     cache: &PairCache<'_>,
 ) -> usize {
-    let offsets = plane_offsets(points, patch.centre_arm_a, normal);
     let (mut force, mut twist) = (DVec3::ZERO, 0.0);
     let mut remembered = 0;
     for (k, &c) in contacts.iter().enumerate() {
@@ -136,16 +141,15 @@ pub(crate) fn hold_friction_bounds(rows: &mut [Row], patch: &PatchRows, points: 
 /// Hands a solved patch's impulses back to its points: normal impulses one to one, the friction
 /// force and twist shared as the module docs say, along the patch's tangents; the impulses both
 /// bodies felt (`Row::exchanged`) as the points' impulses, the warm starts (`Row::warm`) as their
-/// warm starts.
+/// warm starts. `offsets` are the points' [`plane_offsets`].
 pub(crate) fn distribute_patch(
     rows: &[Row],
     patch: &PatchRows,
-    points: &[PatchPoint],
+    offsets: &[DVec3],
     normal: DVec3,
     pair: &mut PairContacts,
     contacts: &[usize],
 ) {
-    let offsets = plane_offsets(points, patch.centre_arm_a, normal);
     let spread: f64 = offsets.iter().map(|r| r.length_squared()).sum();
     // Each point's share of the patch friction whose rows' impulses `impulse` reads (none for a
     // patch without friction rows).
@@ -272,7 +276,8 @@ mod tests {
             contacts: (0..4).map(contact).collect(),
             dense: [0, 1],
         };
-        distribute_patch(&rows, &patch_rows, &points, DVec3::Y, &mut pair, &[0, 1, 2, 3]);
+        let offsets = plane_offsets(&points, patch_rows.centre_arm_a, DVec3::Y);
+        distribute_patch(&rows, &patch_rows, &offsets, DVec3::Y, &mut pair, &[0, 1, 2, 3]);
         let first = patch_rows.friction.unwrap() as usize;
         let [t1, t2] = patch_rows.tangents;
         let force = t1 * rows[first].exchanged + t2 * rows[first + 1].exchanged;

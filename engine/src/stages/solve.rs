@@ -45,7 +45,8 @@ use crate::joints::{Joint, JointKind, JointRowImpulse, SolvedJoint};
 use crate::stages::collision_pass::as_seen;
 use crate::stages::island_rows::ContactChunk;
 use crate::stages::patches::{
-    distribute_patch, group_patches, hold_friction_bounds, patch_normal, side_contact, warm_start_patch,
+    PlaneOffsets, distribute_patch, group_patches, hold_friction_bounds, patch_normal, plane_offsets, side_contact,
+    warm_start_patch,
 };
 use crate::stages::solve_islands::IslandScratch;
 use crate::stages::tension::add_tension_inertia;
@@ -166,7 +167,8 @@ pub(crate) struct SolvedPatch {
     pub(crate) pair: usize,
     /// Indices of its contacts in the pair.
     pub(crate) contacts: SmallVec<[usize; 4]>,
-    pub(crate) points: SmallVec<[PatchPoint; 4]>,
+    /// Its points' offsets from its centre within its plane, m (patches.rs, `plane_offsets`).
+    pub(crate) offsets: PlaneOffsets,
     pub(crate) normal: DVec3,
     /// Its rows, numbered in its chunk while built and then among its island's rows.
     pub(crate) rows: PatchRows,
@@ -314,7 +316,7 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
             }
         }
         islands.visit_patches(contacts, |pair, patch, rows| {
-            distribute_patch(rows, &patch.rows, &patch.points, patch.normal, pair, &patch.contacts)
+            distribute_patch(rows, &patch.rows, &patch.offsets, patch.normal, pair, &patch.contacts)
         });
         let joints = world.joints.joints_mut();
         for (j, &joint) in joint_slices.joints.iter().enumerate() {
@@ -388,15 +390,16 @@ fn pair_rows(
         };
         match push_patch_rows(&mut chunk.rows, bodies, &patch, dt) {
             Ok(patch_rows) => {
+                let offsets = plane_offsets(&points, patch_rows.centre_arm_a, normal);
                 chunk.warm_started +=
-                    warm_start_patch(&mut chunk.rows, &patch_rows, &points, normal, pair, &group, remembered);
+                    warm_start_patch(&mut chunk.rows, &patch_rows, &offsets, normal, pair, &group, remembered);
                 if side_contact(normal, up) {
                     hold_friction_bounds(&mut chunk.rows, &patch_rows, points.len());
                 }
                 chunk.patches.push(SolvedPatch {
                     pair: p,
                     contacts: group,
-                    points,
+                    offsets,
                     normal,
                     rows: patch_rows,
                 });
