@@ -53,13 +53,14 @@ pub(crate) type PlaneOffsets = SmallVec<[DVec3; 4]>;
 /// with it ([`SolvedPatch`](crate::stages::solve::SolvedPatch)): the warm start reads them, and
 /// handing the impulses back reads them again, where the points themselves are no longer needed.
 pub(crate) fn plane_offsets(points: &[PatchPoint], centre_arm_a: DVec3, normal: DVec3) -> PlaneOffsets {
-    points
-        .iter()
-        .map(|p| {
-            let offset = p.arm_a - centre_arm_a;
-            offset - normal * normal.dot(offset)
-        })
-        .collect()
+    // Pushed one by one: collected, the same offsets took about 50 instructions more a patch
+    // (measured on the 210-box pyramid's 400 patches).
+    let mut offsets = PlaneOffsets::new();
+    for p in points {
+        let offset = p.arm_a - centre_arm_a;
+        offsets.push(offset - normal * normal.dot(offset));
+    }
+    offsets
 }
 
 /// Sets the warm-start impulses of a patch's rows from the cache: each point's normal impulse, and
