@@ -171,13 +171,8 @@ impl FreeSystem {
         for (k, line) in c.iter_mut().enumerate() {
             line[k] += 1.0;
         }
-        match Lu6::factor(c, 6, 0.0) {
-            Some(factors) => {
-                self.capacitance = factors;
-                true
-            }
-            None => false,
-        }
+        self.capacitance = Lu6::of(c, 6);
+        self.capacitance.factor(0.0)
     }
 
     /// `W x`: the body's velocity change from impulse changes `x`.
@@ -250,34 +245,46 @@ struct Lu6 {
 }
 
 impl Lu6 {
-    /// The factors of the leading `n x n` block of `matrix`, or `None` when a pivot is zero, not
-    /// finite, or smaller in size than `smallest`.
-    fn factor(matrix: [[f64; 6]; 6], n: usize, smallest: f64) -> Option<Self> {
+    /// The leading `n x n` block of `matrix`, not yet factored ([`Self::factor`]).
+    fn of(matrix: [[f64; 6]; 6], n: usize) -> Self {
+        debug_assert!(n <= 6, "{n} unknowns");
+        Self {
+            n,
+            factors: matrix,
+            order: [0, 1, 2, 3, 4, 5],
+        }
+    }
+
+    /// Factors the matrix in place; `false` when a pivot is zero, not finite, or smaller in size
+    /// than `smallest` (the factors are then meaningless). In place: passed and returned by
+    /// value, the 288-byte matrix was copied twice a factorization, thousands of times a step.
+    fn factor(&mut self, smallest: f64) -> bool {
         // Each size compiled on its own, its loops unrolled: a shock block factors and solves
         // these thousands of times a step.
-        debug_assert!(n <= 6, "{n} unknowns");
-        match n {
-            0 => Self::factor_sized::<0>(matrix, smallest),
-            1 => Self::factor_sized::<1>(matrix, smallest),
-            2 => Self::factor_sized::<2>(matrix, smallest),
-            3 => Self::factor_sized::<3>(matrix, smallest),
-            4 => Self::factor_sized::<4>(matrix, smallest),
-            5 => Self::factor_sized::<5>(matrix, smallest),
-            _ => Self::factor_sized::<6>(matrix, smallest),
+        match self.n {
+            0 => self.factor_sized::<0>(smallest),
+            1 => self.factor_sized::<1>(smallest),
+            2 => self.factor_sized::<2>(smallest),
+            3 => self.factor_sized::<3>(smallest),
+            4 => self.factor_sized::<4>(smallest),
+            5 => self.factor_sized::<5>(smallest),
+            _ => self.factor_sized::<6>(smallest),
         }
     }
 
     /// [`Self::factor`] of the leading `N x N` block.
     #[inline(always)]
-    fn factor_sized<const N: usize>(mut matrix: [[f64; 6]; 6], smallest: f64) -> Option<Self> {
-        let mut order = [0, 1, 2, 3, 4, 5];
+    fn factor_sized<const N: usize>(&mut self, smallest: f64) -> bool {
+        let Self {
+            factors: matrix, order, ..
+        } = self;
         for col in 0..N {
             let pivot_row = (col..N)
                 .max_by(|&x, &y| matrix[x][col].abs().total_cmp(&matrix[y][col].abs()))
                 .unwrap_or(col);
             let pivot = matrix[pivot_row][col];
             if !(pivot.abs() > 0.0 && pivot.abs() >= smallest && pivot.is_finite()) {
-                return None;
+                return false;
             }
             matrix.swap(col, pivot_row);
             order.swap(col, pivot_row);
@@ -290,11 +297,7 @@ impl Lu6 {
                 }
             }
         }
-        Some(Self {
-            n: N,
-            factors: matrix,
-            order,
-        })
+        true
     }
 
     /// `x = A^-1 r` (the first `n` entries of each) with the factors.
@@ -361,8 +364,11 @@ impl Direct {
         if !(largest > 0.0 && largest.is_finite()) {
             return None;
         }
-        let factors = Lu6::factor(matrix, count, DIRECT_PIVOT * largest)?;
-        Some(Self { matrix, factors })
+        let mut direct = Self {
+            matrix,
+            factors: Lu6::of(matrix, count),
+        };
+        direct.factors.factor(DIRECT_PIVOT * largest).then_some(direct)
     }
 
     /// Writes `delta = S^-1 (r - eps S^-1 r)`, `eps` = `regularization`, refined once against
