@@ -73,7 +73,7 @@ pub(crate) struct FreeSystem {
 }
 
 impl FreeSystem {
-    /// An empty system of `count` free rows (at most [`MAX_BLOCK_ROWS`]), to be filled in.
+    /// A system of `count` free rows (at most [`MAX_BLOCK_ROWS`]), to be filled in.
     pub(crate) fn new(count: usize) -> Self {
         Self {
             jacobian: [[0.0; 6]; MAX_BLOCK_ROWS],
@@ -82,6 +82,14 @@ impl FreeSystem {
             count,
             capacitance: Lu6::default(),
         }
+    }
+
+    /// Makes this a system of `count` free rows (at most [`MAX_BLOCK_ROWS`]), to be filled in:
+    /// one system serves every guess of a block, and no row past `count` is ever read, so
+    /// nothing is cleared (each new system wrote its two kilobytes of zeros, once a guess).
+    pub(crate) fn reset(&mut self, count: usize) {
+        debug_assert!(count <= MAX_BLOCK_ROWS, "{count} free rows");
+        self.count = count;
     }
 
     /// Solves the system in the least-squares sense its `regularization` (`eps`, 1/kg, already in

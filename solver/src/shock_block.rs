@@ -169,6 +169,7 @@ pub(crate) fn solve_group<S: GroupState>(
     }
     let rows = &mut storage[..];
     let mut tried: SmallVec<[u32; GUESSES]> = SmallVec::new();
+    let mut system = FreeSystem::new(0);
     for guess in 0..GUESSES {
         if guess >= WHOLE_SET_GUESSES {
             let roles = roles_key(rows);
@@ -177,7 +178,7 @@ pub(crate) fn solve_group<S: GroupState>(
             }
             tried.push(roles);
         }
-        let Some(v1) = solve_guess(rows, prepared, &v0, accuracy) else {
+        let Some(v1) = solve_guess(rows, prepared, &v0, (&mut system, accuracy)) else {
             return false;
         };
         if revise_guess(rows, prepared, &v1, tolerance, guess >= WHOLE_SET_GUESSES) {
@@ -278,9 +279,15 @@ fn sliding_impulse(rows: &[MovingRow], sign: f64, patch: (usize, usize, f64)) ->
     sign * mu * rows[first..last].iter().map(|normal| normal.new).sum::<f64>()
 }
 
-/// Solves the block system of the current guess: fills every row's `new` impulse and returns the
-/// moving body's new velocity, or `None` when the system is degenerate.
-fn solve_guess(rows: &mut [MovingRow], prepared: &[Prepared], v0: &Twist, accuracy: Accuracy) -> Option<Twist> {
+/// Solves the block system of the current guess in `system` (the block's, written over): fills
+/// every row's `new` impulse and returns the moving body's new velocity, or `None` when the
+/// system is degenerate.
+fn solve_guess(
+    rows: &mut [MovingRow],
+    prepared: &[Prepared],
+    v0: &Twist,
+    (system, accuracy): (&mut FreeSystem, Accuracy),
+) -> Option<Twist> {
     let n = rows.len();
     // Column of each free row in the system; the impulses the held rows would have if the free
     // rows kept theirs.
@@ -310,7 +317,14 @@ fn solve_guess(rows: &mut [MovingRow], prepared: &[Prepared], v0: &Twist, accura
     }
     if count > 0 {
         let mut delta = [0.0; MAX_BLOCK_ROWS];
-        if !solve_free(rows, prepared, (free, &column), &base, &mut delta[..count], accuracy) {
+        if !solve_free(
+            rows,
+            prepared,
+            (free, &column),
+            &base,
+            &mut delta[..count],
+            (system, accuracy),
+        ) {
             return None;
         }
         for (&k, &d) in free.iter().zip(&delta) {
@@ -329,8 +343,9 @@ fn solve_guess(rows: &mut [MovingRow], prepared: &[Prepared], v0: &Twist, accura
     Some(v1)
 }
 
-/// Builds and solves the free rows' system (module docs) with the held rows' velocity `base`:
-/// writes the free rows' impulse changes to `delta`; `false` when the system is degenerate.
+/// Builds the free rows' system (module docs) in `system` with the held rows' velocity `base`
+/// and solves it to `accuracy`: writes the free rows' impulse changes to `delta`; `false` when
+/// the system is degenerate.
 ///
 /// The matrix is `D + J W`: `D` diagonal (each row's `CFM / h` plus the regularization), `J` the
 /// free rows' moving-side Jacobians and `W` the moving body's velocity change per unit of each free
@@ -341,10 +356,10 @@ fn solve_free(
     (free, column): (&[usize], &[usize]),
     base: &Twist,
     delta: &mut [f64],
-    accuracy: Accuracy,
+    (system, accuracy): (&mut FreeSystem, Accuracy),
 ) -> bool {
     let count = free.len();
-    let mut system = FreeSystem::new(count);
+    system.reset(count);
     let mut effect = [Twist::default(); MAX_BLOCK_ROWS];
     for (i, &k) in free.iter().enumerate() {
         effect[i] = rows[k].response;
