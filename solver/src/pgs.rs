@@ -133,6 +133,10 @@ pub(crate) struct Prepared {
     pub(crate) energy_clamp: bool,
     /// Index of the row's body pair in the energy budgets (energy-clamped rows only).
     pair: u32,
+    /// The impulse carried over from the last step ([`Row::warm`]), N s (N m s), which the warm
+    /// start begins from: kept here, in the eight bytes the row had to spare, so that the warm
+    /// start reads the prepared rows alone instead of one cache line of every 208-byte row too.
+    pub(crate) incoming: f64,
 }
 
 impl Prepared {
@@ -160,6 +164,7 @@ impl Prepared {
             is_friction: false,
             energy_clamp: false,
             pair: 0,
+            incoming: 0.0,
         }
     }
 
@@ -549,6 +554,7 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
         is_friction: row.friction.is_some(),
         energy_clamp: row.energy_clamp,
         pair: 0,
+        incoming: row.warm,
     }
 }
 

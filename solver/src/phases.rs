@@ -200,7 +200,6 @@ pub(crate) fn start(
         if settings.warm_start {
             warm_start(
                 prepared,
-                rows,
                 lambdas,
                 velocities,
                 (warm, warm_scratch),

@@ -8,7 +8,6 @@
 
 use crate::clamp::clamp_row_increment_within;
 use crate::pgs::{Prepared, bounds, clamp};
-use crate::row::Row;
 use crate::settings::SolveReport;
 use crate::twist::Twist;
 use shatter_integrators::ClampVerdict;
@@ -39,7 +38,6 @@ use shatter_integrators::ClampVerdict;
 /// reading the rows a third time for `Q` and the shares, 0.7 percent of its instructions.
 pub(crate) fn warm_start(
     prepared: &[Prepared],
-    rows: &[Row],
     lambdas: &mut [f64],
     velocities: &mut [Twist],
     (warm, scratch): (&mut Vec<f64>, &mut WarmScratch),
@@ -47,7 +45,7 @@ pub(crate) fn warm_start(
     report: &mut SolveReport,
 ) {
     warm.clear();
-    warm.resize(rows.len(), 0.0);
+    warm.resize(prepared.len(), 0.0);
     // Friction rows are bounded by their normal rows' warm impulses: those that come after the
     // normal rows they read (the usual layout) are bounded in the same pass, the others after.
     let WarmScratch {
@@ -66,7 +64,7 @@ pub(crate) fn warm_start(
             Some((_, end, _)) if end > index => deferred.push(index),
             _ => {
                 let (lower, upper) = bounds(row, warm);
-                warm[index] = clamp(rows[index].warm, lower, upper);
+                warm[index] = clamp(row.incoming, lower, upper);
             }
         }
         unclamped |= !row.energy_clamp && warm[index] != 0.0;
@@ -74,7 +72,7 @@ pub(crate) fn warm_start(
     for &index in deferred.iter() {
         let row = &prepared[index];
         let (lower, upper) = bounds(row, warm);
-        warm[index] = clamp(rows[index].warm, lower, upper);
+        warm[index] = clamp(row.incoming, lower, upper);
         unclamped |= !row.energy_clamp && warm[index] != 0.0;
     }
     // Rows without the clamp first, so that the clamped set is measured at the velocities it acts on.
