@@ -234,12 +234,27 @@ impl LaneBatches {
         levels: Option<&[u32]>,
         world: usize,
     ) {
+        self.deal_alone(island, immovable, levels, world);
+        self.fill_planned(island);
+    }
+
+    /// [`LaneBatches::build_alone`] without writing the rows: the batches are dealt and planned,
+    /// and [`LaneBatches::fill_planned`] writes their rows when called. The dealing reads only the
+    /// rows' heads, so it can go beside the warm start while the writing, which reads the prepared
+    /// rows, waits for it and is then shared among the pool's threads.
+    pub(crate) fn deal_alone(
+        &mut self,
+        island: &LaneIsland<'_>,
+        immovable: &[bool],
+        levels: Option<&[u32]>,
+        world: usize,
+    ) {
         self.used = 0;
         self.batches.clear();
         let (heads, runs) = (island.heads, island.runs);
         if runs.len() < WIDE_RUNS {
             for &run in runs {
-                self.push_batch(&[(island, run)], world);
+                self.plan_batch(&[(island, run)], world);
             }
             return;
         }
@@ -282,7 +297,6 @@ impl LaneBatches {
         self.order = order;
         self.rest = rest;
         self.group = group;
-        self.fill_planned(island);
     }
 
     /// Deals islands whose runs have the same shapes ([`same_runs`], at most [`LANES`] of them)
