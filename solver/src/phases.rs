@@ -88,6 +88,16 @@ pub(crate) fn start(
     // left (only new places are made): collected from the pool instead, each prepared row was
     // copied once more after it was built, 4 percent of the 210-box pyramid's step on one thread.
     let valid = AtomicBool::new(true);
+    // Each energy-clamped row's pair number as the structure last solved here had it (the same
+    // numbers `assign_pairs` gives it below if the structure is still that one); the others'
+    // pair is 0, as `assign_pairs` leaves it.
+    let remembered_pair = |index: usize, head: &RowHead| {
+        if head.clamped() {
+            structure.remembered_pair(index)
+        } else {
+            0
+        }
+    };
     let prepare_one = |(index, row): (usize, &Row)| {
         if !plainly_valid((index, row)) {
             valid.store(false, Ordering::Relaxed);
@@ -99,9 +109,10 @@ pub(crate) fn start(
         heads.resize(rows.len(), RowHead::default());
         (prepared.par_iter_mut().zip(heads.par_iter_mut()))
             .zip(rows.par_iter().enumerate())
-            .for_each(|((out, head), row)| {
-                *out = prepare_one(row);
+            .for_each(|((out, head), (index, row))| {
+                *out = prepare_one((index, row));
                 *head = RowHead::of(out);
+                out.set_pair(remembered_pair(index, head));
             });
     } else {
         // Prepared in place (a push of each would copy its few hundred bytes once more).
@@ -110,7 +121,9 @@ pub(crate) fn start(
             if !plainly_valid((index, row)) {
                 valid.store(false, Ordering::Relaxed);
             }
-            prepare(row, bodies, dt, settings)
+            let mut out = prepare(row, bodies, dt, settings);
+            out.set_pair(remembered_pair(index, &RowHead::of(&out)));
+            out
         }));
         heads.clear();
         heads.extend(prepared.iter().map(RowHead::of));
@@ -143,7 +156,7 @@ pub(crate) fn start(
     let same = structure.same(heads, immovable, settings);
     // Energy removed so far by each body pair's clamped rows, J (clamp.rs): zero at the start.
     let pair_count = if same {
-        structure.restore_pairs(prepared)
+        structure.pair_count()
     } else {
         let count = assign_pairs(prepared, heads, pairs);
         structure.keep_pairs(prepared, count);

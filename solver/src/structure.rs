@@ -82,11 +82,17 @@ impl StructureMemo {
         self.pair_count = count;
     }
 
-    /// Gives `prepared` the pair numbers remembered for its structure; returns their count.
-    pub(crate) fn restore_pairs(&self, prepared: &mut [Prepared]) -> usize {
-        for (row, &pair) in prepared.iter_mut().zip(&self.pairs) {
-            row.set_pair(pair);
-        }
+    /// The pair number remembered for row `index` (0 past the remembered rows). The rows are
+    /// given it as they are prepared, before anyone knows whether their structure is the one
+    /// remembered: if it is, they have their numbers without another pass over them (which on two
+    /// threads wrote to rows the other core had just prepared); if not, `assign_pairs` numbers
+    /// them anew.
+    pub(crate) fn remembered_pair(&self, index: usize) -> u32 {
+        self.pairs.get(index).copied().unwrap_or(0)
+    }
+
+    /// The number of pairs remembered for the structure.
+    pub(crate) fn pair_count(&self) -> usize {
         self.pair_count
     }
 }
