@@ -525,9 +525,10 @@ mod tests {
         }
     }
 
-    /// Two wide islands, interleaved, each with many chunks of pairs and more rows than are joined
-    /// on one thread: solved as islands on a pool of two threads, the first gives the bits it
-    /// gives solved alone (the chunks built and joined side by side change nothing); with the
+    /// Two wide islands, interleaved, each with many chunks of pairs (built side by side, their
+    /// rows copied onto the first chunk's as a task of its own): solved as islands on a pool of
+    /// two threads, the first gives the bits it gives solved alone (where the chunks were built
+    /// and copied changes nothing); with the
     /// second refused, its bodies keep their velocities, its rows' impulses are zeroed, and the
     /// first is solved as before.
     #[test]
@@ -549,7 +550,7 @@ mod tests {
         };
         let (first, second) = (line(&|k| 2 * k as u32), line(&|k| 2 * k as u32 + 1));
         let contacts: Vec<ContactPoint> = first.iter().zip(&second).flat_map(|(x, y)| [*x, *y]).collect();
-        assert!(3 * first.len() >= 2 * crate::stages::island_rows::PARALLEL_APPEND_ROWS);
+        assert!(first.len() >= 8 * crate::stages::island_rows::PAIRS_PER_CHUNK);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
         let mut together = bodies.clone();
         let (report, rows) = pool.install(|| solve_pairs(&mut together, &contacts, |_, _| {}));
