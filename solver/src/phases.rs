@@ -174,11 +174,12 @@ pub(crate) fn start(
     };
     // The warm start reads the prepared rows and sets the impulses; everything else here reads
     // only the rows' heads: the shock order, then from its contact levels the velocity sweeps'
-    // runs and the dealing of their batches. The two go side by side, and the split pass's start
-    // goes after the warm start, the shorter of them for a heap of debris. The batches' rows
-    // (whose impulses are loaded from the warm start's as the sweeps begin) are written after
-    // both. The split sweeps' batches, which need the levels and the split runs, are built by the
-    // split pass itself (`finish`), beside the velocity sweeps.
+    // runs and the dealing of their batches. Where the structure changed the two go side by side,
+    // and the split pass's start goes after the warm start, the shorter of them for a heap of
+    // debris; otherwise only the warm start has work. The batches' rows (whose impulses are
+    // loaded from the warm start's as the sweeps begin) are written after both. The split sweeps'
+    // batches, which need the levels and the split runs, are built by the split pass itself
+    // (`finish`), beside the velocity sweeps.
     let prepared = &prepared[..];
     let immovable = &immovable[..];
     let velocity_plan = &mut structure.velocity_plan;

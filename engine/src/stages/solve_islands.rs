@@ -528,9 +528,8 @@ mod tests {
     /// Two wide islands, interleaved, each with many chunks of pairs (built side by side, their
     /// rows copied onto the first chunk's as a task of its own): solved as islands on a pool of
     /// two threads, the first gives the bits it gives solved alone (where the chunks were built
-    /// and copied changes nothing); with the
-    /// second refused, its bodies keep their velocities, its rows' impulses are zeroed, and the
-    /// first is solved as before.
+    /// and copied changes nothing); with the second refused, its bodies keep their velocities,
+    /// its rows' impulses are zeroed, and the first is solved as before.
     #[test]
     fn solve_islands_match_separate_solves_for_large_islands() {
         let dt = 1.0 / 30.0;
