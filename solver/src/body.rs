@@ -152,6 +152,13 @@ pub(crate) struct SlotMass {
 }
 
 impl SlotMass {
+    /// This slot's velocity change per unit impulse along its block `jacobian` of a row's `J`
+    /// (`M^-1 J^T`, m/s and rad/s per N s): what [`SolverBody::response`] gives, the same bits.
+    #[inline]
+    pub(crate) fn response(&self, jacobian: &Twist) -> Twist {
+        jacobian.response(self.inverse_mass, &self.inverse_inertia)
+    }
+
     /// The slots of `bodies` in order, then the world slot (zero).
     pub(crate) fn fill(bodies: &[SolverBody], out: &mut Vec<SlotMass>) {
         out.clear();

@@ -316,6 +316,7 @@ fn inverse(matrix: DMat3) -> Option<DMat3> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::body::SlotMass;
     use crate::head::heads_of;
     use crate::joint_block::{JointBlock, RowBlock, is_bilateral};
     use crate::joints::{JointAnchor, JointPose, JointSpec, fixed_joint_rows};
@@ -386,6 +387,12 @@ mod tests {
         (bodies, prepared)
     }
 
+    fn slot_masses(bodies: &[SolverBody]) -> Vec<SlotMass> {
+        let mut masses = Vec::new();
+        SlotMass::fill(bodies, &mut masses);
+        masses
+    }
+
     fn velocities(bodies: &[SolverBody]) -> Vec<Twist> {
         bodies
             .iter()
@@ -400,7 +407,8 @@ mod tests {
         let rows: Vec<usize> = (0..prepared.len()).filter(|&i| is_bilateral(&prepared[i])).collect();
         assert_eq!(rows.len(), prepared.len());
         let mut by_bodies = BodyBlock::new(&prepared, &rows, &bodies).expect("soft rows, more rows than velocities");
-        let mut by_rows = RowBlock::new(&prepared, rows.clone(), bodies.len() + 1);
+        let masses = slot_masses(&bodies);
+        let mut by_rows = RowBlock::new(&prepared, rows.clone(), &masses);
         let mut lambdas_bodies: Vec<f64> = (0..prepared.len()).map(|i| (i as f64 * 0.37).sin()).collect();
         let mut lambdas_rows = lambdas_bodies.clone();
         let (mut v_bodies, mut v_rows) = (velocities(&bodies), velocities(&bodies));
@@ -441,12 +449,12 @@ mod tests {
         agree(&lambdas_bodies, &lambdas_rows, &v_bodies, &v_rows);
         // The dispatcher picks the body space here, the row space once a row is rigid.
         assert!(matches!(
-            JointBlock::new(&prepared, &heads_of(&prepared), &bodies),
+            JointBlock::new(&prepared, &heads_of(&prepared), (&bodies, &masses)),
             Some(JointBlock::Bodies(_))
         ));
         let (bodies, prepared) = glued_grid(false);
         assert!(matches!(
-            JointBlock::new(&prepared, &heads_of(&prepared), &bodies),
+            JointBlock::new(&prepared, &heads_of(&prepared), (&bodies, &slot_masses(&bodies))),
             Some(JointBlock::Rows(_))
         ));
     }

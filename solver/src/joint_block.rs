@@ -22,7 +22,7 @@
 //! joints, e.g. two fixed joints on one pair) is replaced by `PIVOT_FLOOR` times its row's
 //! diagonal: those rows then behave as slightly soft instead of making the factorization fail.
 
-use crate::body::SolverBody;
+use crate::body::{SlotMass, SolverBody};
 use crate::body_block::BodyBlock;
 use crate::head::RowHead;
 use crate::pgs::Prepared;
@@ -36,6 +36,8 @@ const PIVOT_FLOOR: f64 = 1e-10;
 pub(crate) struct RowBlock {
     /// Row indices (into the prepared rows) in elimination order.
     order: Vec<usize>,
+    /// Each of those rows' responses `M^-1 J^T` on its two bodies.
+    responses: Vec<[Twist; 2]>,
     /// `J M^-1 J^T + CFM / h` over those rows, factored.
     matrix: Profile,
     /// Scratch of [`RowBlock::solve`], kept so sweeps do not allocate.
@@ -61,10 +63,14 @@ pub(crate) enum JointBlock {
 }
 
 impl JointBlock {
-    /// Factors the bilateral rows of `prepared` (found by their `heads`) for `bodies` (the
-    /// velocity slot after the last body is the world, which couples nothing); `None` when there
-    /// are none.
-    pub(crate) fn new(prepared: &[Prepared], heads: &[RowHead], bodies: &[SolverBody]) -> Option<Self> {
+    /// Factors the bilateral rows of `prepared` (found by their `heads`) for `bodies` and their
+    /// slots' inverse masses `masses` (the velocity slot after the last body is the world, which
+    /// couples nothing); `None` when there are none.
+    pub(crate) fn new(
+        prepared: &[Prepared],
+        heads: &[RowHead],
+        (bodies, masses): (&[SolverBody], &[SlotMass]),
+    ) -> Option<Self> {
         let rows: Vec<usize> = (0..heads.len()).filter(|&i| heads[i].bilateral()).collect();
         if rows.is_empty() {
             return None;
@@ -72,7 +78,7 @@ impl JointBlock {
         if let Some(block) = BodyBlock::new(prepared, &rows, bodies) {
             return Some(Self::Bodies(Box::new(block)));
         }
-        Some(Self::Rows(RowBlock::new(prepared, rows, bodies.len() + 1)))
+        Some(Self::Rows(RowBlock::new(prepared, rows, masses)))
     }
 
     /// Solves the block against the current velocities: every bilateral row's impulse changes so
@@ -96,9 +102,10 @@ impl JointBlock {
 }
 
 impl RowBlock {
-    /// Factors the block of the bilateral `rows` of `prepared` over `slots` velocity slots (the
-    /// last is the world, which couples nothing).
-    pub(crate) fn new(prepared: &[Prepared], rows: Vec<usize>, slots: usize) -> Self {
+    /// Factors the block of the bilateral `rows` of `prepared` over the velocity slots of inverse
+    /// masses `masses` (the last is the world, which couples nothing).
+    pub(crate) fn new(prepared: &[Prepared], rows: Vec<usize>, masses: &[SlotMass]) -> Self {
+        let slots = masses.len();
         let world = slots - 1;
         // Rows touching each body, and each row's neighbours (rows sharing a moving body).
         let mut by_body: Vec<Vec<usize>> = vec![Vec::new(); slots];
@@ -150,12 +157,20 @@ impl RowBlock {
             *matrix.diagonal_mut(p) = i.diagonal();
             for q in matrix.first(p)..p {
                 let j = &prepared[rows[order_local[q]]];
-                *matrix.lower_mut(p, q) = coupling(i, j, world);
+                *matrix.lower_mut(p, q) = coupling(i, j, masses, world);
             }
         }
         matrix.factor(PIVOT_FLOOR);
+        let order: Vec<usize> = order_local.iter().map(|&k| rows[k]).collect();
         Self {
-            order: order_local.iter().map(|&k| rows[k]).collect(),
+            responses: order
+                .iter()
+                .map(|&r| {
+                    let row = &prepared[r];
+                    [row.response_a(&masses[row.a()]), row.response_b(&masses[row.b()])]
+                })
+                .collect(),
+            order,
             matrix,
             scratch: Vec::with_capacity(n),
         }
@@ -173,10 +188,12 @@ impl RowBlock {
         }));
         let residual = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         self.matrix.solve(x);
-        for (p, &r) in self.order.iter().enumerate() {
+        for (p, (&r, [response_a, response_b])) in self.order.iter().zip(&self.responses).enumerate() {
             if x[p] != 0.0 {
+                let row = &prepared[r];
                 lambdas[r] += x[p];
-                prepared[r].apply(velocities, x[p]);
+                velocities[row.a()] = velocities[row.a()].add_scaled(response_a, x[p]);
+                velocities[row.b()] = velocities[row.b()].add_scaled(response_b, x[p]);
             }
         }
         residual
@@ -184,18 +201,18 @@ impl RowBlock {
 }
 
 /// `J_i M^-1 J_j^T`: the change of row `i`'s `J v` per unit impulse of row `j`, through the bodies
-/// they share (the world slot couples nothing).
-fn coupling(i: &Prepared, j: &Prepared, world: usize) -> f64 {
+/// they share (the world slot couples nothing), the slots' inverse masses in `masses`.
+fn coupling(i: &Prepared, j: &Prepared, masses: &[SlotMass], world: usize) -> f64 {
     let mut sum = 0.0;
     for (body_i, jacobian_i) in [(i.a(), &i.jacobian_a), (i.b(), &i.jacobian_b)] {
         if body_i == world {
             continue;
         }
         if j.a() == body_i {
-            sum += jacobian_i.dot(&j.response_a);
+            sum += jacobian_i.dot(&j.response_a(&masses[body_i]));
         }
         if j.b() == body_i {
-            sum += jacobian_i.dot(&j.response_b);
+            sum += jacobian_i.dot(&j.response_b(&masses[body_i]));
         }
     }
     sum

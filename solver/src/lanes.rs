@@ -67,9 +67,9 @@ type LaneTwist = [Lane; 6];
 /// `M^-1 J^T` are formed from the Jacobian and the two bodies' [`SlotMass`] as the row is swept,
 /// `J M^-1 J^T + CFM / h` from its two terms, and a friction row keeps its coefficient where
 /// other rows keep their lower bound. (Rows that stored the responses read 1080 bytes per four
-/// rows; these read 616. The same bits either way: `prepare` forms the responses with
-/// [`SolverBody::response`](crate::body::SolverBody::response), whose arithmetic the sweep
-/// repeats.) Nor does a row keep body B's linear block where it is body A's negated, bit for bit,
+/// rows; these read 616. The same bits either way: the sweep repeats the arithmetic of
+/// [`SolverBody::response`](crate::body::SolverBody::response), as the prepared rows' users do
+/// through [`SlotMass::response`].) Nor does a row keep body B's linear block where it is body A's negated, bit for bit,
 /// in every lane: a linear row's `(n, r_a x n, -n, -(r_b x n))`, every contact and friction row.
 /// The sweep negates A's block instead (negation is exact, so the products, sums and responses
 /// are the same bits); the other rows (twist and angular joint rows, whose zero blocks are both
@@ -1073,7 +1073,7 @@ mod tests {
             let (mut l, mut v, mut b) = (lambdas.clone(), velocities.clone(), budgets.clone());
             let mut report = SolveReport::default();
             let rowwise: Vec<f64> = (0..6)
-                .map(|_| sweep_rows(&prepared, &order, &mut v, &mut l, &mut b, &mut report))
+                .map(|_| sweep_rows((&prepared, &masses), &order, &mut v, &mut l, &mut b, &mut report))
                 .collect();
             clamped += report.scaled_increments + report.dropped_increments;
 
@@ -1124,7 +1124,7 @@ mod tests {
             let zero = vec![0.0; prepared.len()];
             let (mut l, mut u) = (zero.clone(), vec![Twist::default(); world + 1]);
             let rowwise: Vec<f64> = (0..10)
-                .map(|_| sweep_split_rows(&prepared, &order, &mut u, &mut l))
+                .map(|_| sweep_split_rows((&prepared, &masses), &order, &mut u, &mut l))
                 .collect();
             assert!(rowwise[0] > 0.0, "the first sweep pushes");
 

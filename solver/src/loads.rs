@@ -52,6 +52,7 @@
 
 use rayon::prelude::*;
 
+use crate::body::SlotMass;
 use crate::free_rows::Accuracy;
 use crate::pgs::Prepared;
 use crate::settings::SolveReport;
@@ -103,7 +104,7 @@ impl ShockOrder {
     /// Writes into `warm` the loads of the module docs, from the sweeps' impulses (`warm` as it
     /// comes in), the impulses after the shock pass (`lambdas`) and the velocities after it, for
     /// the rows of this order's groups with a held side (over `prepared`, whose energy-clamped
-    /// rows name `pairs` body pairs); every other row (joints, rows between
+    /// rows name `pairs` body pairs, and the slots' inverse `masses`); every other row (joints, rows between
     /// bodies of one level) keeps the sweeps' impulse. A wide level's groups are solved side by
     /// side on the rayon pool, as in the shock pass, with the bits of one after another.
     pub(crate) fn carry_loads(
@@ -111,7 +112,7 @@ impl ShockOrder {
         scratch: &mut LoadScratch,
         (prepared, pairs): (&[Prepared], usize),
         lambdas: &[f64],
-        velocities: &[Twist],
+        (velocities, masses): (&[Twist], &[SlotMass]),
         warm: &mut [f64],
         tolerance: f64,
     ) {
@@ -147,15 +148,23 @@ impl ShockOrder {
                     .map(|&(start, end)| {
                         let group = &self.rows[start..end];
                         let moving = moving_slot(prepared, group)?;
-                        Some(detached(group, moving, read_loads, read_v, read_budgets, |own| {
-                            solve_group(group, prepared, own, tolerance, Accuracy::Refined);
-                        }))
+                        Some(detached(
+                            group,
+                            moving,
+                            read_loads,
+                            (read_v, masses),
+                            read_budgets,
+                            |own| {
+                                solve_group(group, prepared, own, tolerance, Accuracy::Refined);
+                            },
+                        ))
                     })
                     .collect_into_vec(changes);
             }
             let mut shared = Shared {
                 lambdas: loads,
                 velocities: v,
+                masses,
                 budgets,
                 report: &mut report,
             };
@@ -178,8 +187,12 @@ impl ShockOrder {
                     let row = &prepared[index];
                     let change = loads[index] - warm[index];
                     match frozen {
-                        Frozen::A => owed[row.a()] = owed[row.a()].add_scaled(&row.response_a, change),
-                        Frozen::B => owed[row.b()] = owed[row.b()].add_scaled(&row.response_b, change),
+                        Frozen::A => {
+                            owed[row.a()] = owed[row.a()].add_scaled(&row.response_a(&masses[row.a()]), change)
+                        }
+                        Frozen::B => {
+                            owed[row.b()] = owed[row.b()].add_scaled(&row.response_b(&masses[row.b()]), change)
+                        }
                         Frozen::None => continue,
                     }
                     warm[index] = loads[index];

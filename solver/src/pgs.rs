@@ -69,7 +69,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
-use crate::body::SolverBody;
+use crate::body::{SlotMass, SolverBody};
 use crate::clamp::clamp_row_increment_within;
 use crate::error::SolverError;
 use crate::head::RowHead;
@@ -87,8 +87,10 @@ use shatter_integrators::ClampVerdict;
 /// Every pass over a large island's rows (the warm start, the sweeps, the shock and split passes,
 /// the batches' rows) streams them from memory, so a row keeps only what it cannot derive: its
 /// velocity slots and pair as 32-bit indices, no `J M^-1 J^T` or diagonal (each one addition from
-/// the bodies' parts and `CFM / h`), a friction row's coefficient in the lower bound it does not
-/// use: 288 bytes, where storing those took 336 (the same bits either way).
+/// the bodies' parts and `CFM / h`), no response `M^-1 J^T` (formed from the Jacobian and the
+/// slot's [`SlotMass`] where it is applied, as the lane sweeps do), a friction row's coefficient
+/// in the lower bound it does not use: 192 bytes, three cache lines, where storing those took 336
+/// (the same bits either way).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Prepared {
     /// Body A's velocity slot (the world's is one past the bodies).
@@ -99,10 +101,6 @@ pub(crate) struct Prepared {
     pub(crate) jacobian_a: Twist,
     /// Body B's block of `J`.
     pub(crate) jacobian_b: Twist,
-    /// Body A's block of `M^-1 J^T`: its velocity change per unit impulse.
-    pub(crate) response_a: Twist,
-    /// Body B's block of `M^-1 J^T`.
-    pub(crate) response_b: Twist,
     /// Body A's part of `J M^-1 J^T`, 1/kg.
     pub(crate) inverse_mass_a: f64,
     /// Body B's part of `J M^-1 J^T`, 1/kg.
@@ -148,8 +146,6 @@ impl Prepared {
             slot_b: 0,
             jacobian_a: Twist::default(),
             jacobian_b: Twist::default(),
-            response_a: Twist::default(),
-            response_b: Twist::default(),
             inverse_mass_a: 0.0,
             inverse_mass_b: 0.0,
             cfm_over_h: 0.0,
@@ -252,35 +248,36 @@ impl Prepared {
         self.jacobian_b.dot(vb)
     }
 
-    /// `v += M^-1 J^T delta`.
+    /// `v += M^-1 J^T delta`, the slots' inverse masses in `masses`.
     #[inline]
-    pub(crate) fn apply(&self, velocities: &mut [Twist], delta: f64) {
-        self.apply_a(velocities, delta);
-        self.apply_b(velocities, delta);
+    pub(crate) fn apply(&self, masses: &[SlotMass], velocities: &mut [Twist], delta: f64) {
+        velocities[self.a()] = self.pushed_a(&masses[self.a()], velocities[self.a()], delta);
+        velocities[self.b()] = self.pushed_b(&masses[self.b()], velocities[self.b()], delta);
     }
 
-    /// Body A's part of `v += M^-1 J^T delta`.
+    /// Body A's block of `M^-1 J^T` (its velocity change per unit impulse), body A's inverse mass
+    /// being `mass`.
     #[inline]
-    fn apply_a(&self, velocities: &mut [Twist], delta: f64) {
-        velocities[self.a()] = self.pushed_a(velocities[self.a()], delta);
+    pub(crate) fn response_a(&self, mass: &SlotMass) -> Twist {
+        mass.response(&self.jacobian_a)
     }
 
-    /// Body B's part of `v += M^-1 J^T delta`.
+    /// Body B's block of `M^-1 J^T`, body B's inverse mass being `mass`.
     #[inline]
-    fn apply_b(&self, velocities: &mut [Twist], delta: f64) {
-        velocities[self.b()] = self.pushed_b(velocities[self.b()], delta);
+    pub(crate) fn response_b(&self, mass: &SlotMass) -> Twist {
+        mass.response(&self.jacobian_b)
     }
 
-    /// Body A's velocity `va` after the impulse `delta` on this row.
+    /// Body A's velocity `va` after the impulse `delta` on this row, its inverse mass `mass`.
     #[inline]
-    pub(crate) fn pushed_a(&self, va: Twist, delta: f64) -> Twist {
-        va.add_scaled(&self.response_a, delta)
+    pub(crate) fn pushed_a(&self, mass: &SlotMass, va: Twist, delta: f64) -> Twist {
+        va.add_scaled(&self.response_a(mass), delta)
     }
 
-    /// Body B's velocity `vb` after the impulse `delta` on this row.
+    /// Body B's velocity `vb` after the impulse `delta` on this row, its inverse mass `mass`.
     #[inline]
-    pub(crate) fn pushed_b(&self, vb: Twist, delta: f64) -> Twist {
-        vb.add_scaled(&self.response_b, delta)
+    pub(crate) fn pushed_b(&self, mass: &SlotMass, vb: Twist, delta: f64) -> Twist {
+        vb.add_scaled(&self.response_b(mass), delta)
     }
 }
 
@@ -316,7 +313,7 @@ pub fn solve_with(
 /// updates `velocities`, `lambdas`, the pairs' energy `budgets` and the clamp counts of `report`,
 /// and returns the sweep's residual, the largest `|delta| * diagonal` (m/s).
 pub(crate) fn sweep_rows(
-    prepared: &[Prepared],
+    (prepared, masses): (&[Prepared], &[SlotMass]),
     runs: &[(usize, usize)],
     velocities: &mut [Twist],
     lambdas: &mut [f64],
@@ -327,6 +324,7 @@ pub(crate) fn sweep_rows(
     for &(start, end) in runs {
         let (a, b) = (prepared[start].a(), prepared[start].b());
         let (mut va, mut vb) = (velocities[a], velocities[b]);
+        let pair_masses = (&masses[a], &masses[b]);
         for (index, row) in prepared.iter().enumerate().take(end).skip(start) {
             let lambda = lambdas[index];
             let jv = row.relative_velocity_of(&va, &vb);
@@ -334,7 +332,15 @@ pub(crate) fn sweep_rows(
             let (lower, upper) = bounds(row, lambdas);
             let delta = clamp(lambda + wanted, lower, upper) - lambda;
             let budget = &mut budgets[row.pair()];
-            let applied = apply_increment(row, &mut lambdas[index], (&mut va, &mut vb), delta, jv, budget, report);
+            let applied = apply_increment(
+                row,
+                &mut lambdas[index],
+                (pair_masses, &mut va, &mut vb),
+                delta,
+                jv,
+                budget,
+                report,
+            );
             residual = residual.max(applied.abs() * row.diagonal());
         }
         velocities[a] = va;
@@ -366,8 +372,8 @@ pub(crate) fn clamp(value: f64, lower: f64, upper: f64) -> f64 {
     if raised > upper { upper } else { raised }
 }
 
-/// Applies `delta` to a row whose current `J v` is `jv` and whose bodies move at `va` and `vb`
-/// (updated in place), and returns the increment actually applied.
+/// Applies `delta` to a row whose current `J v` is `jv` and whose bodies, of inverse masses
+/// `masses`, move at `va` and `vb` (updated in place), and returns the increment actually applied.
 /// An energy-clamped row's increment is scaled so that it raises the kinetic energy by no more than
 /// its body pair's `budget` (the energy that pair's clamped rows removed so far, J), which is then
 /// charged with the increment's exact energy change (clamp.rs).
@@ -375,7 +381,7 @@ pub(crate) fn clamp(value: f64, lower: f64, upper: f64) -> f64 {
 fn apply_increment(
     row: &Prepared,
     lambda: &mut f64,
-    (va, vb): (&mut Twist, &mut Twist),
+    ((mass_a, mass_b), va, vb): ((&SlotMass, &SlotMass), &mut Twist, &mut Twist),
     delta: f64,
     jv: f64,
     budget: &mut f64,
@@ -397,8 +403,8 @@ fn apply_increment(
     }
     if delta != 0.0 {
         *lambda += delta;
-        *va = row.pushed_a(*va, delta);
-        *vb = row.pushed_b(*vb, delta);
+        *va = row.pushed_a(mass_a, *va, delta);
+        *vb = row.pushed_b(mass_b, *vb, delta);
     }
     delta
 }
@@ -536,8 +542,6 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
         slot_b: b as u32,
         jacobian_a: Twist::new(j.linear_a, j.angular_a),
         jacobian_b: Twist::new(j.linear_b, j.angular_b),
-        response_a: Twist::new(linear_a, angular_a),
-        response_b: Twist::new(linear_b, angular_b),
         inverse_mass_a,
         inverse_mass_b,
         cfm_over_h,

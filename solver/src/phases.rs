@@ -202,7 +202,8 @@ pub(crate) fn start(
     let report_ref = &mut report;
     let mut rest = || {
         if settings.warm_start {
-            warm_start(prepared, lambdas, velocities, (warm, warm_scratch), budgets, report_ref);
+            let slots = (&mut velocities[..], &masses[..]);
+            warm_start(prepared, lambdas, slots, (warm, warm_scratch), budgets, report_ref);
         }
         start_split(heads, body_count, split, same);
     };
@@ -314,7 +315,7 @@ pub(crate) fn finish(
     // The split pass reads the prepared rows and the shock order only, never the velocity solve's
     // results, so a large island runs the two at the same time: the same bits either way.
     let velocity_pass = || {
-        let mut joints = JointBlock::new(prepared, heads, body_data);
+        let mut joints = JointBlock::new(prepared, heads, (body_data, masses));
         if !swept {
             let buffers = (&mut *lanes, *batched, &masses[..]);
             sweep_alone(
@@ -340,7 +341,7 @@ pub(crate) fn finish(
         }
         shock_pass(
             prepared,
-            velocities,
+            (velocities, masses),
             lambdas,
             budgets,
             shock.map(|order| (order, shock_scratch)),
@@ -360,8 +361,9 @@ pub(crate) fn finish(
         if let Some(order) = shock.filter(|_| settings.carry_loads && resting(velocities)) {
             let pairs = budgets.len();
             warm_choice.keep_sweeps(warm);
-            order.carry_loads(loads, (prepared, pairs), lambdas, velocities, warm, settings.tolerance);
-            warm_choice.choose(warm, (prepared, runs, pairs), body_data, settings.tolerance);
+            let slots = (&velocities[..], &masses[..]);
+            order.carry_loads(loads, (prepared, pairs), lambdas, slots, warm, settings.tolerance);
+            warm_choice.choose(warm, (prepared, runs, pairs), (body_data, masses), settings.tolerance);
         }
     };
     // The split pass beside the velocity solve (a large island) keeps its shock pass's groups on
@@ -376,7 +378,7 @@ pub(crate) fn finish(
             build_split_batches((prepared, heads), settings, split_buffers, plan);
             sweep_split_alone(prepared, settings, split_buffers, masses);
         }
-        finish_split(prepared, world, settings, (shock, !beside), split_buffers)
+        finish_split((prepared, masses), world, settings, (shock, !beside), split_buffers)
     };
     let split = if beside {
         shatter_integrators::parallel::join(velocity_pass, split_pass).1
@@ -470,7 +472,7 @@ fn sweep_alone(
             report.dropped_increments += sweep.dropped.iter().sum::<usize>();
             sweep.residual.into_iter().fold(0.0, f64::max)
         } else {
-            sweep_rows(prepared, runs, velocities, lambdas, budgets, report)
+            sweep_rows((prepared, masses), runs, velocities, lambdas, budgets, report)
         };
         if let Some(block) = joints.as_deref_mut() {
             residual = residual.max(block.solve(prepared, lambdas, velocities));
@@ -514,11 +516,12 @@ fn sweeps_in_lanes(heads: &[RowHead], runs: &[(usize, usize)], settings: &Solver
 /// aligned pile at 60 Hz 1.83 -> 1.70 ms, the other scenes within the noise.
 const REFINED_BLOCK_SPEED: f64 = 1.0;
 
-/// The shock pass over `shock` when given, then the joints' block once more.
+/// The shock pass over `shock` when given, then the joints' block once more, on the `velocities`
+/// of slots with inverse masses `masses`.
 #[allow(clippy::too_many_arguments)]
 fn shock_pass(
     prepared: &[Prepared],
-    velocities: &mut [Twist],
+    (velocities, masses): (&mut [Twist], &[SlotMass]),
     lambdas: &mut [f64],
     budgets: &mut [f64],
     shock: Option<(&ShockOrder, &mut ShockScratch)>,
@@ -537,7 +540,7 @@ fn shock_pass(
                 scratch,
                 prepared,
                 lambdas,
-                velocities,
+                (&mut *velocities, masses),
                 budgets,
                 (settings.shock_iterations, accuracy),
                 settings.tolerance,

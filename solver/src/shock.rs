@@ -59,6 +59,7 @@
 //! run of this order keeps its groups on its own thread while the velocity solve runs beside it
 //! (phases.rs) and holds the other threads.
 
+use crate::body::SlotMass;
 use crate::clamp::clamp_row_increment_within;
 use crate::free_rows::Accuracy;
 use crate::head::RowHead;
@@ -68,7 +69,7 @@ use crate::settings::SolveReport;
 use crate::settings::SolverSettings;
 use crate::shock_block::solve_group;
 use crate::shock_state::{GroupChange, GroupState, Shared, detached};
-use crate::twist::Twist;
+use crate::twist::{Lanes, Twist};
 use shatter_integrators::parallel::for_each_mut;
 use smallvec::SmallVec;
 
@@ -302,15 +303,16 @@ impl ShockOrder {
         }
     }
 
-    /// Runs the pass once over the velocity solve: updates `lambdas` and `velocities`, charging
-    /// `budgets`; the groups solved as blocks are solved to `accuracy` ([`Accuracy`]).
+    /// Runs the pass once over the velocity solve: updates `lambdas` and `velocities` (of slots
+    /// with inverse masses `masses`), charging `budgets`; the groups solved as blocks are solved
+    /// to `accuracy` ([`Accuracy`]).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn sweep(
         &self,
         scratch: &mut ShockScratch,
         prepared: &[Prepared],
         lambdas: &mut [f64],
-        velocities: &mut [Twist],
+        (velocities, masses): (&mut [Twist], &[SlotMass]),
         budgets: &mut [f64],
         (group_iterations, accuracy): (usize, Accuracy),
         tolerance: f64,
@@ -319,6 +321,7 @@ impl ShockOrder {
         let mut shared = Shared {
             lambdas,
             velocities,
+            masses,
             budgets,
             report,
         };
@@ -333,7 +336,7 @@ impl ShockOrder {
     }
 
     /// Runs the pass once over the split solve (split.rs): updates the split impulses `lambdas`
-    /// and the pseudo velocities. With `share` the groups of a wide level go to the pool side by
+    /// and the pseudo velocities (of slots with inverse masses `masses`). With `share` the groups of a wide level go to the pool side by
     /// side; without, they are solved one after another on this thread (the same bits). Each
     /// group iterates up to `iterations.0` times, until its rows change by at most
     /// `iterations.1` (m/s).
@@ -342,7 +345,7 @@ impl ShockOrder {
         scratch: &mut ShockScratch,
         prepared: &[Prepared],
         lambdas: &mut [f64],
-        pseudo: &mut [Twist],
+        (pseudo, masses): (&mut [Twist], &[SlotMass]),
         iterations: (usize, f64),
         share: bool,
     ) {
@@ -350,6 +353,7 @@ impl ShockOrder {
         let mut shared = Shared {
             lambdas,
             velocities: pseudo,
+            masses,
             budgets: &mut [],
             report: &mut report,
         };
@@ -379,7 +383,8 @@ impl ShockOrder {
         for &(first, last, side_by_side) in batches.iter() {
             let groups = &groups[first..last];
             if share && side_by_side && threads > 1 && groups.len() >= SIDE_BY_SIDE_GROUPS {
-                let (lambdas, velocities, budgets) = (&*shared.lambdas, &*shared.velocities, &*shared.budgets);
+                let (lambdas, budgets) = (&*shared.lambdas, &*shared.budgets);
+                let slots = (&*shared.velocities, shared.masses);
                 changes.clear();
                 changes.resize_with(groups.len(), || None);
                 for_each_mut(changes, SIDE_BY_SIDE_RUN, &|k, change| {
@@ -387,7 +392,7 @@ impl ShockOrder {
                     let group = &rows[start..end];
                     // Side-by-side batches hold only groups with a moving body.
                     *change = moving_slot(prepared, group).map(|moving| {
-                        detached(group, moving, lambdas, velocities, budgets, |own| {
+                        detached(group, moving, lambdas, slots, budgets, |own| {
                             solve_moving_group(group, prepared, own, group_iterations, tolerance, pass);
                         })
                     });
@@ -537,6 +542,77 @@ impl Pass for SplitPass {
         state.set_lambda(index, lambda + delta);
         (delta * diagonal).abs()
     }
+
+    fn iterate<S: GroupState>(
+        &self,
+        group: &[(usize, Frozen)],
+        prepared: &[Prepared],
+        state: &mut S,
+        iterations: usize,
+        tolerance: f64,
+    ) {
+        if let Some(moving) = moving_slot(prepared, group) {
+            split_moving(group, prepared, state, moving, iterations, tolerance);
+        }
+    }
+}
+
+/// The split pass's Gauss-Seidel over the rows of `group`, which move slot `moving` against frozen
+/// supports, for up to `iterations` sweeps until they change by at most `tolerance` (m/s): the
+/// updates of [`SplitPass::update`], with the moving body's pseudo velocity held here and each
+/// row's frozen side of `J u` (its products, summed with the moving side's as the update sums
+/// them) and its response on the moving body formed once, not at every update: the same bits.
+fn split_moving<S: GroupState>(
+    group: &[(usize, Frozen)],
+    prepared: &[Prepared],
+    state: &mut S,
+    moving: usize,
+    iterations: usize,
+    tolerance: f64,
+) {
+    let mut velocity = state.velocity(moving);
+    let mass = state.mass(moving);
+    let fixed: SmallVec<[(Lanes, Twist); 16]> = group
+        .iter()
+        .map(|&(index, frozen)| {
+            let row = &prepared[index];
+            debug_assert!(frozen != Frozen::None, "a moving body's group holds its supports");
+            match frozen {
+                Frozen::A => (row.jacobian_a.products(&state.velocity(row.a())), row.response_b(mass)),
+                _ => (row.jacobian_b.products(&state.velocity(row.b())), row.response_a(mass)),
+            }
+        })
+        .collect();
+    for _ in 0..iterations {
+        let mut residual: f64 = 0.0;
+        for (&(index, frozen), (fixed, response)) in group.iter().zip(&fixed) {
+            let row = &prepared[index];
+            let Some(target) = row.split_target().filter(|_| row.friction().is_none()) else {
+                continue;
+            };
+            let moving_mass = moving_mass(row, frozen);
+            if !(moving_mass > 0.0) {
+                continue;
+            }
+            let diagonal = moving_mass + row.cfm_over_h;
+            let lambda = state.lambda(index);
+            let ju = match frozen {
+                Frozen::A => fixed.add(row.jacobian_b.products(&velocity)),
+                _ => row.jacobian_a.products(&velocity).add(*fixed),
+            };
+            let wanted = (target - ju.sum() - row.cfm_over_h * lambda) / diagonal;
+            let delta = clamp(lambda + wanted, row.lower(), row.upper) - lambda;
+            if delta != 0.0 {
+                velocity = velocity.add_scaled(response, delta);
+            }
+            state.set_lambda(index, lambda + delta);
+            residual = residual.max((delta * diagonal).abs());
+        }
+        if residual <= tolerance {
+            break;
+        }
+    }
+    state.set_velocity(moving, velocity);
 }
 
 /// Groups of one level below which they are solved one after another: each is a few microseconds,
@@ -609,14 +685,16 @@ fn gauss_seidel_moving<S: GroupState>(
     tolerance: f64,
 ) {
     let mut velocity = state.velocity(moving);
-    let fixed: SmallVec<[f64; 16]> = group
+    let mass = state.mass(moving);
+    // Each row's frozen side of `J v` and its response on the moving body.
+    let fixed: SmallVec<[(f64, Twist); 16]> = group
         .iter()
         .map(|&(index, frozen)| {
             let row = &prepared[index];
             match frozen {
-                Frozen::A => row.side_a(&state.velocity(row.a())),
-                Frozen::B => row.side_b(&state.velocity(row.b())),
-                Frozen::None => 0.0,
+                Frozen::A => (row.side_a(&state.velocity(row.a())), row.response_b(mass)),
+                Frozen::B => (row.side_b(&state.velocity(row.b())), row.response_a(mass)),
+                Frozen::None => (0.0, row.response_a(mass)),
             }
         })
         .collect();
@@ -626,7 +704,8 @@ fn gauss_seidel_moving<S: GroupState>(
     let mut schedule = Relaxation::default();
     for _ in 0..iterations {
         let mut residual: f64 = 0.0;
-        for (&(index, frozen), &fixed) in group.iter().zip(&fixed) {
+        for (&(index, frozen), (fixed, response)) in group.iter().zip(&fixed) {
+            let fixed = *fixed;
             let row = &prepared[index];
             let (side_a, side_b) = match frozen {
                 Frozen::A => (fixed, row.side_b(&velocity)),
@@ -636,10 +715,7 @@ fn gauss_seidel_moving<S: GroupState>(
                 continue;
             };
             if delta != 0.0 {
-                velocity = match frozen {
-                    Frozen::A => row.pushed_b(velocity, delta),
-                    _ => row.pushed_a(velocity, delta),
-                };
+                velocity = velocity.add_scaled(response, delta);
             }
             residual = residual.max((delta * diagonal).abs());
         }
@@ -737,10 +813,12 @@ fn apply_to<S: GroupState>(row: &Prepared, frozen: Frozen, state: &mut S, va: Tw
         return;
     }
     if frozen != Frozen::A {
-        state.set_velocity(row.a(), row.pushed_a(va, delta));
+        let va = row.pushed_a(state.mass(row.a()), va, delta);
+        state.set_velocity(row.a(), va);
     }
     if frozen != Frozen::B {
-        state.set_velocity(row.b(), row.pushed_b(vb, delta));
+        let vb = row.pushed_b(state.mass(row.b()), vb, delta);
+        state.set_velocity(row.b(), vb);
     }
 }
 
@@ -787,11 +865,11 @@ mod tests {
 
     /// A box (slot 0) on two supports (slots 1 and 2), moving and spinning at random: one patch
     /// lists the box first, the other the support, so both frozen sides occur; small energy
-    /// budgets make the clamp act.
+    /// budgets make the clamp act. Both passes: the velocity pass's and the split pass's.
     #[test]
     fn shock_gauss_seidel_with_the_moving_body_held_gives_the_bits_of_row_updates() {
         let mut rng = SplitMix64::new(11);
-        let mut clamped = 0;
+        let (mut clamped, mut pushed) = (0, 0);
         for _ in 0..200 {
             let bodies: Vec<SolverBody> = (0..3).map(|_| body(&mut rng)).collect();
             let mut rows = Vec::new();
@@ -846,6 +924,8 @@ mod tests {
                 .enumerate()
                 .map(|(k, row)| (k, if row.a() == 0 { Frozen::B } else { Frozen::A }))
                 .collect();
+            let mut masses = Vec::new();
+            SlotMass::fill(&bodies, &mut masses);
             let velocities: Vec<Twist> = bodies
                 .iter()
                 .map(|b| Twist::new(b.linear_velocity, b.angular_velocity))
@@ -856,36 +936,45 @@ mod tests {
             let pass = VelocityPass {
                 accuracy: Accuracy::Filtered,
             };
-            let run = |held: bool| {
+            let run = |held: bool, split: bool| {
                 let (mut l, mut v, mut b) = (lambdas.clone(), velocities.clone(), budgets.clone());
                 let mut report = SolveReport::default();
                 let mut state = Shared {
                     lambdas: &mut l,
                     velocities: &mut v,
+                    masses: &masses,
                     budgets: &mut b,
                     report: &mut report,
                 };
-                if held {
-                    pass.iterate(&group, &prepared, &mut state, 7, 1e-12);
-                } else {
-                    iterate_rows(&pass, &group, &prepared, &mut state, 7, 1e-12);
+                match (held, split) {
+                    (true, false) => pass.iterate(&group, &prepared, &mut state, 7, 1e-12),
+                    (false, false) => iterate_rows(&pass, &group, &prepared, &mut state, 7, 1e-12),
+                    (true, true) => SplitPass.iterate(&group, &prepared, &mut state, 7, 1e-12),
+                    (false, true) => iterate_rows(&SplitPass, &group, &prepared, &mut state, 7, 1e-12),
                 }
                 let clamped = (report.scaled_increments, report.dropped_increments);
                 (l, v.iter().map(Twist::components).collect::<Vec<_>>(), b, clamped)
             };
-            let (plain, held) = (run(false), run(true));
             let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&plain.0), bits(&held.0), "impulses");
-            assert_eq!(
-                plain.1.iter().map(|c| bits(c)).collect::<Vec<_>>(),
-                held.1.iter().map(|c| bits(c)).collect::<Vec<_>>(),
-                "velocities"
-            );
-            assert_eq!(bits(&plain.2), bits(&held.2), "budgets");
-            assert_eq!(plain.3, held.3, "clamp counts");
-            clamped += plain.3.0 + plain.3.1;
+            for split in [false, true] {
+                let (plain, held) = (run(false, split), run(true, split));
+                assert_eq!(bits(&plain.0), bits(&held.0), "impulses");
+                assert_eq!(
+                    plain.1.iter().map(|c| bits(c)).collect::<Vec<_>>(),
+                    held.1.iter().map(|c| bits(c)).collect::<Vec<_>>(),
+                    "velocities"
+                );
+                assert_eq!(bits(&plain.2), bits(&held.2), "budgets");
+                assert_eq!(plain.3, held.3, "clamp counts");
+                if split {
+                    pushed += usize::from(bits(&plain.0) != bits(&lambdas));
+                } else {
+                    clamped += plain.3.0 + plain.3.1;
+                }
+            }
         }
         assert!(clamped > 0, "the energy clamp never acted");
+        assert!(pushed > 0, "the split pass never pushed");
     }
 
     /// The order of a column of boxes on the ground with patches between the `pairs` of slots

@@ -221,11 +221,20 @@ fn gather<S: GroupState>(
     rows: &mut SmallVec<[MovingRow; MAX_BLOCK_ROWS]>,
 ) -> bool {
     let moving_velocity = state.velocity(moving);
+    let mass = state.mass(moving);
     for &(index, frozen) in group {
         let row = &prepared[index];
         let (jacobian, response, frozen) = match frozen {
-            Frozen::A => (row.jacobian_b, row.response_b, row.side_a(&state.velocity(row.a()))),
-            Frozen::B => (row.jacobian_a, row.response_a, row.side_b(&state.velocity(row.b()))),
+            Frozen::A => (
+                row.jacobian_b,
+                row.response_b(mass),
+                row.side_a(&state.velocity(row.a())),
+            ),
+            Frozen::B => (
+                row.jacobian_a,
+                row.response_a(mass),
+                row.side_b(&state.velocity(row.b())),
+            ),
             Frozen::None => return false,
         };
         let old = state.lambda(index);
@@ -495,7 +504,7 @@ mod tests {
     use shatter_integrators::SplitMix64;
 
     use super::*;
-    use crate::body::SolverBody;
+    use crate::body::{SlotMass, SolverBody};
     use crate::head::heads_of;
     use crate::pgs::{PairKeys, assign_pairs};
     use crate::settings::SolveReport;
@@ -545,6 +554,8 @@ mod tests {
             .map(|i| (i, Frozen::B))
             .collect();
         let mut lambdas = vec![0.5; rows.len()];
+        let mut masses = Vec::new();
+        SlotMass::fill(&bodies, &mut masses);
         let mut velocities: Vec<Twist> = bodies
             .iter()
             .map(|b| Twist::new(b.linear_velocity, b.angular_velocity))
@@ -555,6 +566,7 @@ mod tests {
         let mut state = Shared {
             lambdas: &mut lambdas,
             velocities: &mut velocities,
+            masses: &masses,
             budgets: &mut budgets,
             report: &mut report,
         };

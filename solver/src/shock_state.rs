@@ -14,6 +14,7 @@ use core::cell::RefCell;
 
 use smallvec::SmallVec;
 
+use crate::body::SlotMass;
 use crate::settings::SolveReport;
 use crate::twist::Twist;
 use shatter_integrators::ClampVerdict;
@@ -25,6 +26,8 @@ pub(crate) trait GroupState {
     fn velocity(&self, slot: usize) -> Twist;
     /// Sets the velocity of slot `slot`.
     fn set_velocity(&mut self, slot: usize, velocity: Twist);
+    /// Inverse mass of slot `slot`, from which a row's response `M^-1 J^T` on it is formed.
+    fn mass(&self, slot: usize) -> &SlotMass;
     /// Impulse of row `row`.
     fn lambda(&self, row: usize) -> f64;
     /// Sets the impulse of row `row`.
@@ -41,6 +44,7 @@ pub(crate) trait GroupState {
 pub(crate) struct Shared<'a> {
     pub(crate) lambdas: &'a mut [f64],
     pub(crate) velocities: &'a mut [Twist],
+    pub(crate) masses: &'a [SlotMass],
     pub(crate) budgets: &'a mut [f64],
     pub(crate) report: &'a mut SolveReport,
 }
@@ -53,6 +57,10 @@ impl GroupState for Shared<'_> {
     #[inline]
     fn set_velocity(&mut self, slot: usize, velocity: Twist) {
         self.velocities[slot] = velocity;
+    }
+    #[inline]
+    fn mass(&self, slot: usize) -> &SlotMass {
+        &self.masses[slot]
     }
     #[inline]
     fn lambda(&self, row: usize) -> f64 {
@@ -93,12 +101,13 @@ thread_local! {
 }
 
 /// Runs `work` on a [`Detached`] copy for the group `rows` (ascending by row) moving slot
-/// `moving`, over the solve's arrays, and returns what it changed.
+/// `moving`, over the solve's arrays (the slots' velocities and inverse masses), and returns what
+/// it changed.
 pub(crate) fn detached(
     rows: &[(usize, crate::shock::Frozen)],
     moving: usize,
     lambdas: &[f64],
-    velocities: &[Twist],
+    (velocities, masses): (&[Twist], &[SlotMass]),
     budgets: &[f64],
     work: impl FnOnce(&mut Detached<'_>),
 ) -> GroupChange {
@@ -113,6 +122,7 @@ pub(crate) fn detached(
         let mut own = Detached {
             lambdas,
             velocities,
+            masses,
             budgets,
             places: &places,
             rows,
@@ -137,6 +147,7 @@ pub(crate) struct Detached<'a> {
     places: &'a [u32],
     lambdas: &'a [f64],
     velocities: &'a [Twist],
+    masses: &'a [SlotMass],
     budgets: &'a [f64],
     /// The group's `(row, frozen side)` entries, ascending by row.
     rows: &'a [(usize, crate::shock::Frozen)],
@@ -184,6 +195,10 @@ impl GroupState for Detached<'_> {
     fn set_velocity(&mut self, slot: usize, velocity: Twist) {
         debug_assert_eq!(slot, self.moving, "a shock group moves only its own body");
         self.velocity = velocity;
+    }
+    #[inline]
+    fn mass(&self, slot: usize) -> &SlotMass {
+        &self.masses[slot]
     }
     #[inline]
     fn lambda(&self, row: usize) -> f64 {

@@ -179,7 +179,7 @@ pub(crate) fn sweep_split_alone(
             let sweep = lanes.sweep(pseudo, masses, &mut [], [true; LANES]);
             sweep.residual.into_iter().fold(0.0, f64::max)
         } else {
-            sweep_split_rows(prepared, runs, pseudo, lambdas)
+            sweep_split_rows((prepared, masses), runs, pseudo, lambdas)
         };
         *iterations += 1;
         if *residual <= settings.tolerance {
@@ -191,10 +191,10 @@ pub(crate) fn sweep_split_alone(
     }
 }
 
-/// One split sweep over `runs`, row by row: updates the pseudo velocities and split impulses and
-/// returns the largest `|delta| * diagonal` (m/s).
+/// One split sweep over `runs`, row by row, over the slots' `M^-1` (`masses`): updates the pseudo
+/// velocities and split impulses and returns the largest `|delta| * diagonal` (m/s).
 pub(crate) fn sweep_split_rows(
-    prepared: &[Prepared],
+    (prepared, masses): (&[Prepared], &[SlotMass]),
     runs: &[(usize, usize)],
     pseudo: &mut [Twist],
     lambdas: &mut [f64],
@@ -208,7 +208,7 @@ pub(crate) fn sweep_split_rows(
         let delta = clamp(*lambda + wanted, row.lower(), row.upper) - *lambda;
         if delta != 0.0 {
             *lambda += delta;
-            row.apply(pseudo, delta);
+            row.apply(masses, pseudo, delta);
         }
         residual = residual.max(delta.abs() * row.diagonal());
     }
@@ -219,8 +219,9 @@ pub(crate) fn sweep_split_rows(
 /// follows them, so that a stack's penetration is pushed out from the ground up rather than one
 /// contact per sweep; `share` says whether that pass may hand groups to the pool (not while the
 /// velocity solve runs beside it, shock.rs). Returns the pseudo velocities of the `world` bodies.
+/// `masses` are the slots' `M^-1`.
 pub(crate) fn finish_split(
-    prepared: &[Prepared],
+    (prepared, masses): (&[Prepared], &[SlotMass]),
     world: usize,
     settings: &SolverSettings,
     (shock, share): (Option<&ShockOrder>, bool),
@@ -244,7 +245,7 @@ pub(crate) fn finish_split(
                 scratch,
                 prepared,
                 lambdas,
-                pseudo,
+                (&mut pseudo[..], masses),
                 (settings.split_shock_iterations, settings.tolerance),
                 share,
             );

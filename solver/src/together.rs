@@ -170,11 +170,12 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
                 prepared,
                 runs,
                 velocities,
+                masses,
                 lambdas,
                 budgets,
                 ..
             } = &mut **workspace;
-            let residual = sweep_rows(prepared, runs, velocities, lambdas, budgets, report);
+            let residual = sweep_rows((prepared, masses), runs, velocities, lambdas, budgets, report);
             report.iterations += 1;
             report.residual = residual;
             going_on[lane] = residual > settings.tolerance;
@@ -188,8 +189,8 @@ fn sweep_together(members: &mut [(&mut SolverWorkspace, &mut SolveReport)], sett
         for (lane, (workspace, _)) in members.iter_mut().enumerate() {
             let split = &mut workspace.split;
             if split.work {
-                split.residual =
-                    sweep_split_rows(&workspace.prepared, &split.runs, &mut split.pseudo, &mut split.lambdas);
+                let rows = (&workspace.prepared[..], &workspace.masses[..]);
+                split.residual = sweep_split_rows(rows, &split.runs, &mut split.pseudo, &mut split.lambdas);
                 split.iterations += 1;
                 going_on[lane] = split.residual > settings.tolerance;
             }

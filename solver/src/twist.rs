@@ -3,7 +3,7 @@
 //!
 //! The sweeps spend most of their time on two operations per row, `J v` and `v += M^-1 J^T delta`.
 //! Here a twist is three pairs of lanes, `[linear x, linear y]`, `[angular x, angular y]` and
-//! `[linear z, angular z]` (48 bytes, no padding: a prepared row holds four twists and a large
+//! `[linear z, angular z]` (48 bytes, no padding: a prepared row holds two twists and a large
 //! island's rows are streamed from memory several times a step), and both operations are
 //! lane-wise: SSE2 on x86-64 (present on every such machine; the compiler does not find this form
 //! by itself), plain pairs elsewhere, and four-wide where the sweeps are compiled for AVX
@@ -215,6 +215,25 @@ impl Twist {
             linear_xy: self.linear_xy.add(step.linear_xy.mul(scale)),
             angular_xy: self.angular_xy.add(step.angular_xy.mul(scale)),
             z: self.z.add(step.z.mul(scale)),
+        }
+    }
+
+    /// The velocity change `M^-1 J^T` per unit impulse of a body with `inverse_mass` (1/kg) and the
+    /// world-frame `inverse_inertia` (1/(kg m^2), column by column), this twist being its block of
+    /// a Jacobian `J`: the products of [`SolverBody::response`](crate::body::SolverBody::response)
+    /// in the same order, so the same bits.
+    #[inline]
+    pub(crate) fn response(&self, inverse_mass: f64, inverse_inertia: &[f64; 9]) -> Self {
+        let m = inverse_inertia;
+        let (ax, ay, az) = (self.angular_xy.low(), self.angular_xy.high(), self.z.high());
+        let column = |c: usize| Pair::new(m[c], m[c + 1]);
+        Self {
+            linear_xy: self.linear_xy.mul(Pair::splat(inverse_mass)),
+            angular_xy: column(0)
+                .mul(Pair::splat(ax))
+                .add(column(3).mul(Pair::splat(ay)))
+                .add(column(6).mul(Pair::splat(az))),
+            z: Pair::new(self.z.low() * inverse_mass, m[2] * ax + m[5] * ay + m[8] * az),
         }
     }
 

@@ -6,6 +6,7 @@
 //! needs hundreds of sweeps from zero needs one). Each incoming impulse is first clamped to the row's
 //! bounds as they stand now, friction rows to `mu` times their normal row's incoming impulse.
 
+use crate::body::SlotMass;
 use crate::clamp::clamp_row_increment_within;
 use crate::pgs::{Prepared, bounds, clamp};
 use crate::settings::SolveReport;
@@ -35,11 +36,14 @@ use shatter_integrators::ClampVerdict;
 /// are tens of megabytes, so each pass over them costs what its memory traffic does: the seven
 /// passes this was written with first were a fifth of a 4000-body pile's solve, applying the set
 /// row by row (a fourth pass) was 4 percent of the 210-box pyramid's step on two threads, and
-/// reading the rows a third time for `Q` and the shares, 0.7 percent of its instructions.
+/// reading the rows a third time for `Q` and the shares, 0.7 percent of its instructions. The
+/// response is summed as `J^T lambda` per slot, `M^-1` (the slots' `masses`) applied once per
+/// slot: the prepared rows keep no `M^-1 J^T` (pgs.rs), and forming it row by row took 4 percent
+/// more instructions for the pyramid's whole step.
 pub(crate) fn warm_start(
     prepared: &[Prepared],
     lambdas: &mut [f64],
-    velocities: &mut [Twist],
+    (velocities, masses): (&mut [Twist], &[SlotMass]),
     (warm, scratch): (&mut Vec<f64>, &mut WarmScratch),
     budgets: &mut [f64],
     report: &mut SolveReport,
@@ -80,7 +84,7 @@ pub(crate) fn warm_start(
         for (index, row) in prepared.iter().enumerate() {
             if row.active && !row.energy_clamp && warm[index] != 0.0 {
                 lambdas[index] = warm[index];
-                row.apply(velocities, warm[index]);
+                row.apply(masses, velocities, warm[index]);
             }
         }
     }
@@ -97,10 +101,15 @@ pub(crate) fn warm_start(
             let lambda = warm[index];
             let before = lambda * row.relative_velocity(velocities);
             slope += before;
-            row.apply(response, lambda);
+            // `J^T lambda` on each slot here, `M^-1` applied once per slot below.
+            response[row.a()] = response[row.a()].add_scaled(&row.jacobian_a, lambda);
+            response[row.b()] = response[row.b()].add_scaled(&row.jacobian_b, lambda);
             pairs[row.pair()].add(row, lambda, before);
             clamped.push(index as u32);
         }
+    }
+    for (slot, mass) in response.iter_mut().zip(masses) {
+        *slot = mass.response(slot);
     }
     // Q = sum_i lambda_i J_i M^-1 sum_k J_k^T lambda_k: each pair's summed impulses against the
     // response of its two slots (what its rows' `J_i` read of it).
