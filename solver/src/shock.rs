@@ -69,7 +69,7 @@ use crate::settings::SolveReport;
 use crate::settings::SolverSettings;
 use crate::shock_block::solve_group;
 use crate::shock_state::{GroupChange, GroupState, Shared, detached};
-use crate::twist::{Lanes, Twist};
+use crate::twist::Twist;
 use shatter_integrators::parallel::for_each_mut;
 use smallvec::SmallVec;
 
@@ -421,8 +421,6 @@ impl ShockOrder {
 trait Pass {
     /// Whether groups are first solved as one block (shock_block.rs), and how closely.
     fn block(&self) -> Option<Accuracy>;
-    /// Whether a group's Gauss-Seidel under-relaxes once it stops converging ([`Relaxation`]).
-    const RELAXES: bool;
     /// One row update with `frozen` held still, its step scaled by `relaxation`; returns the
     /// change of the row's `J v`, m/s.
     fn update<S: GroupState>(
@@ -435,7 +433,9 @@ trait Pass {
     ) -> f64;
 
     /// Up to `iterations` Gauss-Seidel sweeps over a group with a moving body, until its rows
-    /// change by at most `tolerance` (m/s).
+    /// change by at most `tolerance` (m/s): [`Pass::update`] row by row (`iterate_rows`), with
+    /// the moving body's velocity held by [`Pass::held`] and what does not change while the group
+    /// is solved formed once.
     fn iterate<S: GroupState>(
         &self,
         group: &[(usize, Frozen)],
@@ -444,13 +444,24 @@ trait Pass {
         iterations: usize,
         tolerance: f64,
     ) {
-        iterate_rows(self, group, prepared, state, iterations, tolerance);
+        if let Some(moving) = moving_slot(prepared, group) {
+            self.held(group, prepared, state, (moving, iterations, tolerance));
+        }
     }
+
+    /// [`Pass::iterate`] over a group that moves one slot: `sweeps` is that slot, the most sweeps
+    /// and the tolerance. The same bits as `iterate_rows`.
+    fn held<S: GroupState>(&self, group: &[(usize, Frozen)], prepared: &[Prepared], state: &mut S, sweeps: HeldSweeps);
 }
 
-/// [`Pass::iterate`] row by row through [`Pass::update`], on the pass's relaxation schedule.
+/// What [`Pass::held`] sweeps to: the moving slot, the most sweeps and the tolerance (m/s).
+type HeldSweeps = (usize, usize, f64);
+
+/// [`Pass::iterate`] row by row through [`Pass::update`], under-relaxed as the velocity pass's
+/// held sweeps are where `relaxes` ([`Relaxation`]): the reference they are tested against.
+#[cfg(test)]
 fn iterate_rows<S: GroupState, P: Pass + ?Sized>(
-    pass: &P,
+    (pass, relaxes): (&P, bool),
     group: &[(usize, Frozen)],
     prepared: &[Prepared],
     state: &mut S,
@@ -459,7 +470,7 @@ fn iterate_rows<S: GroupState, P: Pass + ?Sized>(
 ) {
     let mut schedule = Relaxation::default();
     for _ in 0..iterations {
-        let factor = if P::RELAXES { schedule.factor } else { 1.0 };
+        let factor = if relaxes { schedule.factor } else { 1.0 };
         let mut residual: f64 = 0.0;
         for &(index, frozen) in group {
             residual = residual.max(pass.update(&prepared[index], frozen, index, factor, state));
@@ -480,7 +491,6 @@ impl Pass for VelocityPass {
     fn block(&self) -> Option<Accuracy> {
         Some(self.accuracy)
     }
-    const RELAXES: bool = true;
     #[inline]
     fn update<S: GroupState>(
         &self,
@@ -493,17 +503,8 @@ impl Pass for VelocityPass {
         update(row, frozen, index, relaxation, state)
     }
 
-    fn iterate<S: GroupState>(
-        &self,
-        group: &[(usize, Frozen)],
-        prepared: &[Prepared],
-        state: &mut S,
-        iterations: usize,
-        tolerance: f64,
-    ) {
-        if let Some(moving) = moving_slot(prepared, group) {
-            gauss_seidel_moving(group, prepared, state, moving, iterations, tolerance);
-        }
+    fn held<S: GroupState>(&self, group: &[(usize, Frozen)], prepared: &[Prepared], state: &mut S, sweeps: HeldSweeps) {
+        gauss_seidel_moving(group, prepared, state, sweeps);
     }
 }
 
@@ -515,8 +516,6 @@ impl Pass for SplitPass {
     fn block(&self) -> Option<Accuracy> {
         None
     }
-    /// Split rows carry no friction: their Gauss-Seidel converges without relaxation.
-    const RELAXES: bool = false;
     #[inline]
     fn update<S: GroupState>(
         &self,
@@ -543,17 +542,8 @@ impl Pass for SplitPass {
         (delta * diagonal).abs()
     }
 
-    fn iterate<S: GroupState>(
-        &self,
-        group: &[(usize, Frozen)],
-        prepared: &[Prepared],
-        state: &mut S,
-        iterations: usize,
-        tolerance: f64,
-    ) {
-        if let Some(moving) = moving_slot(prepared, group) {
-            split_moving(group, prepared, state, moving, iterations, tolerance);
-        }
+    fn held<S: GroupState>(&self, group: &[(usize, Frozen)], prepared: &[Prepared], state: &mut S, sweeps: HeldSweeps) {
+        split_moving(group, prepared, state, sweeps);
     }
 }
 
@@ -562,27 +552,15 @@ impl Pass for SplitPass {
 /// updates of [`SplitPass::update`], with the moving body's pseudo velocity held here and each
 /// row's frozen side of `J u` (its products, summed with the moving side's as the update sums
 /// them) and its response on the moving body formed once, not at every update: the same bits.
+/// Split rows carry no friction: their Gauss-Seidel converges without relaxation.
 fn split_moving<S: GroupState>(
     group: &[(usize, Frozen)],
     prepared: &[Prepared],
     state: &mut S,
-    moving: usize,
-    iterations: usize,
-    tolerance: f64,
+    (moving, iterations, tolerance): HeldSweeps,
 ) {
     let mut velocity = state.velocity(moving);
-    let mass = state.mass(moving);
-    let fixed: SmallVec<[(Lanes, Twist); 16]> = group
-        .iter()
-        .map(|&(index, frozen)| {
-            let row = &prepared[index];
-            debug_assert!(frozen != Frozen::None, "a moving body's group holds its supports");
-            match frozen {
-                Frozen::A => (row.jacobian_a.products(&state.velocity(row.a())), row.response_b(mass)),
-                _ => (row.jacobian_b.products(&state.velocity(row.b())), row.response_a(mass)),
-            }
-        })
-        .collect();
+    let fixed = held_sides(group, prepared, state, moving, Twist::products);
     for _ in 0..iterations {
         let mut residual: f64 = 0.0;
         for (&(index, frozen), (fixed, response)) in group.iter().zip(&fixed) {
@@ -613,6 +591,37 @@ fn split_moving<S: GroupState>(
         }
     }
     state.set_velocity(moving, velocity);
+}
+
+/// Each row of `group` (which moves slot `moving` against supports held still) as its Gauss-Seidel
+/// reads it again and again: `frozen_side` of the row's Jacobian block and velocity on its held
+/// side (which does not change while the group is solved), and the row's response `M^-1 J^T` on
+/// the moving body.
+fn held_sides<S: GroupState, T>(
+    group: &[(usize, Frozen)],
+    prepared: &[Prepared],
+    state: &S,
+    moving: usize,
+    frozen_side: impl Fn(&Twist, &Twist) -> T,
+) -> SmallVec<[(T, Twist); 16]> {
+    let mass = state.mass(moving);
+    group
+        .iter()
+        .map(|&(index, frozen)| {
+            let row = &prepared[index];
+            debug_assert!(frozen != Frozen::None, "a moving body's group holds its supports");
+            match frozen {
+                Frozen::A => (
+                    frozen_side(&row.jacobian_a, &state.velocity(row.a())),
+                    row.response_b(mass),
+                ),
+                _ => (
+                    frozen_side(&row.jacobian_b, &state.velocity(row.b())),
+                    row.response_a(mass),
+                ),
+            }
+        })
+        .collect()
 }
 
 /// Groups of one level below which they are solved one after another: each is a few microseconds,
@@ -680,24 +689,10 @@ fn gauss_seidel_moving<S: GroupState>(
     group: &[(usize, Frozen)],
     prepared: &[Prepared],
     state: &mut S,
-    moving: usize,
-    iterations: usize,
-    tolerance: f64,
+    (moving, iterations, tolerance): HeldSweeps,
 ) {
     let mut velocity = state.velocity(moving);
-    let mass = state.mass(moving);
-    // Each row's frozen side of `J v` and its response on the moving body.
-    let fixed: SmallVec<[(f64, Twist); 16]> = group
-        .iter()
-        .map(|&(index, frozen)| {
-            let row = &prepared[index];
-            match frozen {
-                Frozen::A => (row.side_a(&state.velocity(row.a())), row.response_b(mass)),
-                Frozen::B => (row.side_b(&state.velocity(row.b())), row.response_a(mass)),
-                Frozen::None => (0.0, row.response_a(mass)),
-            }
-        })
-        .collect();
+    let fixed = held_sides(group, prepared, state, moving, Twist::dot);
     // Friction can trap plain Gauss-Seidel in a cycle (a tipping box's corners pushing and
     // releasing in turn while it slides): once a sweep fails to halve the residual of the sweep
     // two before it, the updates are under-relaxed, which damps such a cycle out.
@@ -948,9 +943,9 @@ mod tests {
                 };
                 match (held, split) {
                     (true, false) => pass.iterate(&group, &prepared, &mut state, 7, 1e-12),
-                    (false, false) => iterate_rows(&pass, &group, &prepared, &mut state, 7, 1e-12),
+                    (false, false) => iterate_rows((&pass, true), &group, &prepared, &mut state, 7, 1e-12),
                     (true, true) => SplitPass.iterate(&group, &prepared, &mut state, 7, 1e-12),
-                    (false, true) => iterate_rows(&SplitPass, &group, &prepared, &mut state, 7, 1e-12),
+                    (false, true) => iterate_rows((&SplitPass, false), &group, &prepared, &mut state, 7, 1e-12),
                 }
                 let clamped = (report.scaled_increments, report.dropped_increments);
                 (l, v.iter().map(Twist::components).collect::<Vec<_>>(), b, clamped)
