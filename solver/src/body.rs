@@ -152,8 +152,9 @@ pub(crate) struct SlotMass {
 }
 
 impl SlotMass {
-    /// This slot's velocity change per unit impulse along its block `jacobian` of a row's `J`
-    /// (`M^-1 J^T`, m/s and rad/s per N s): what [`SolverBody::response`] gives, the same bits.
+    /// This slot's `M^-1` applied to `jacobian`: for its block of a row's `J`, the row's response
+    /// `M^-1 J^T` on it (m/s and rad/s per N s), what [`SolverBody::response`] gives, the same
+    /// bits; for a sum of such blocks times impulses (`J^T lambda`), the velocity change they make.
     #[inline]
     pub(crate) fn response(&self, jacobian: &Twist) -> Twist {
         jacobian.response(self.inverse_mass, &self.inverse_inertia)

@@ -1,11 +1,12 @@
 //! Row heads: what the solve's bookkeeping reads of each prepared row, packed apart from it.
 //!
 //! A prepared row holds everything its sweeps read that they cannot form from the bodies
-//! (Jacobians, bounds, targets: 192 bytes). Most passes that arrange the rows read only the row's two bodies and what kind of row
-//! it is: the shock order's contact levels and groups, the runs of rows between one body pair, the
-//! split pass's rows, the batches' plans, the energy budgets' pairs, the joints' block. For a heap
-//! of debris in one island each such pass streamed the tens of megabytes of prepared rows; the
-//! heads hold what they read in 20 bytes a row, written as the rows are prepared.
+//! (Jacobians, bounds, targets: 192 bytes). Most passes that arrange the rows read only the row's
+//! two bodies and what kind of row it is: the shock order's contact levels and groups, the runs of
+//! rows between one body pair, the split pass's rows, the batches' plans, the energy budgets'
+//! pairs, the joints' block. For a heap of debris in one island each such pass streamed the tens
+//! of megabytes of prepared rows; the heads hold what they read in 20 bytes a row, written as the
+//! rows are prepared.
 
 use crate::joint_block::is_bilateral;
 use crate::pgs::Prepared;

@@ -69,12 +69,12 @@ type LaneTwist = [Lane; 6];
 /// other rows keep their lower bound. (Rows that stored the responses read 1080 bytes per four
 /// rows; these read 616. The same bits either way: the sweep repeats the arithmetic of
 /// [`SolverBody::response`](crate::body::SolverBody::response), as the prepared rows' users do
-/// through [`SlotMass::response`].) Nor does a row keep body B's linear block where it is body A's negated, bit for bit,
-/// in every lane: a linear row's `(n, r_a x n, -n, -(r_b x n))`, every contact and friction row.
-/// The sweep negates A's block instead (negation is exact, so the products, sums and responses
-/// are the same bits); the other rows (twist and angular joint rows, whose zero blocks are both
-/// `+0`) keep theirs beside the rows ([`LaneBatches::linear_b`]). With the energy clamp's lanes
-/// as four bits, a row is 488 bytes.
+/// through [`SlotMass::response`].) Nor does a row keep body B's linear block where it is body
+/// A's negated, bit for bit, in every lane: a linear row's `(n, r_a x n, -n, -(r_b x n))`,
+/// every contact and friction row. The sweep negates A's block instead (negation is exact, so
+/// the products, sums and responses are the same bits); the other rows (twist and angular joint
+/// rows, whose zero blocks are both `+0`) keep theirs beside the rows
+/// ([`LaneBatches::linear_b`]). With the energy clamp's lanes as four bits, a row is 488 bytes.
 #[derive(Clone, Copy, Debug)]
 struct LaneRow {
     /// Body A's block of `J`.

@@ -104,9 +104,10 @@ impl ShockOrder {
     /// Writes into `warm` the loads of the module docs, from the sweeps' impulses (`warm` as it
     /// comes in), the impulses after the shock pass (`lambdas`) and the velocities after it, for
     /// the rows of this order's groups with a held side (over `prepared`, whose energy-clamped
-    /// rows name `pairs` body pairs, and the slots' inverse `masses`); every other row (joints, rows between
-    /// bodies of one level) keeps the sweeps' impulse. A wide level's groups are solved side by
-    /// side on the rayon pool, as in the shock pass, with the bits of one after another.
+    /// rows name `pairs` body pairs, and the slots' inverse `masses`); every other row (joints,
+    /// rows between bodies of one level) keeps the sweeps' impulse. A wide level's groups are
+    /// solved side by side on the rayon pool, as in the shock pass, with the bits of one after
+    /// another.
     pub(crate) fn carry_loads(
         &self,
         scratch: &mut LoadScratch,

@@ -137,6 +137,9 @@ pub(crate) struct Prepared {
     pub(crate) incoming: f64,
 }
 
+// The size the docs above give, which the setup passes' memory traffic is measured in.
+const _: () = assert!(size_of::<Prepared>() == 192);
+
 impl Prepared {
     /// A row that is never solved, only a place to prepare a row into: inactive, between no
     /// bodies, with zero Jacobians.
@@ -309,9 +312,10 @@ pub fn solve_with(
     phases::finish(workspace, bodies, rows, settings, report, false)
 }
 
-/// One Gauss-Seidel sweep over `runs` (ranges of `prepared` between one body pair), row by row:
-/// updates `velocities`, `lambdas`, the pairs' energy `budgets` and the clamp counts of `report`,
-/// and returns the sweep's residual, the largest `|delta| * diagonal` (m/s).
+/// One Gauss-Seidel sweep over `runs` (ranges of `prepared` between one body pair), row by row,
+/// the slots' inverse masses in `masses`: updates `velocities`, `lambdas`, the pairs' energy
+/// `budgets` and the clamp counts of `report`, and returns the sweep's residual, the largest
+/// `|delta| * diagonal` (m/s).
 pub(crate) fn sweep_rows(
     (prepared, masses): (&[Prepared], &[SlotMass]),
     runs: &[(usize, usize)],

@@ -336,10 +336,10 @@ impl ShockOrder {
     }
 
     /// Runs the pass once over the split solve (split.rs): updates the split impulses `lambdas`
-    /// and the pseudo velocities (of slots with inverse masses `masses`). With `share` the groups of a wide level go to the pool side by
-    /// side; without, they are solved one after another on this thread (the same bits). Each
-    /// group iterates up to `iterations.0` times, until its rows change by at most
-    /// `iterations.1` (m/s).
+    /// and the pseudo velocities (of slots with inverse masses `masses`). With `share` the groups
+    /// of a wide level go to the pool side by side; without, they are solved one after another on
+    /// this thread (the same bits). Each group iterates up to `iterations.0` times, until its rows
+    /// change by at most `iterations.1` (m/s).
     pub(crate) fn sweep_split(
         &self,
         scratch: &mut ShockScratch,

@@ -54,8 +54,8 @@ impl WarmChoice {
 
     /// Leaves in `warm` (the loads, as the load pass left them) whichever of the loads and the
     /// sweeps' impulses kept by [`WarmChoice::keep_sweeps`] a trial sweep from `bodies`'
-    /// velocities (those the step started with; `masses` their slots' `M^-1`) changes less, as the module docs say; returns
-    /// whether the loads were kept.
+    /// velocities (those the step started with; `masses` their slots' `M^-1`) changes less, as
+    /// the module docs say; returns whether the loads were kept.
     pub(crate) fn choose(
         &mut self,
         warm: &mut [f64],
