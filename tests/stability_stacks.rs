@@ -300,9 +300,10 @@ fn stability_stacks_walls_pyramid_and_plates_of_mesh_bodies_stand_still() {
 /// (printed). Most heaps are at rest by then (17 of these 24 hold every cube within 0.1 mm); at
 /// least half must, and no cube of any heap may move 1 cm.
 ///
-/// The rest is a known weakness: in some heaps a few cubes near the top still slide at 1 to 3
-/// mm/s at 15 s (seed 22: its top cubes 6 mm in those 5 s). Which heaps do is not a property of
-/// the heap: a change of round-off alone (the warm start summing `J^T lambda` per body before
+/// The rest is a known weakness: in some heaps a few cubes still slide at 0.02 to 3 mm/s at 15 s
+/// (seed 22: its top cubes 6 mm in those 5 s, at rest by 45 s; seeds 8, 9, 14 and 21 creep
+/// steadily through 60 s, their island's velocity sweeps not converging). Which heaps do is not a
+/// property of the heap: a change of round-off alone (the warm start summing `J^T lambda` per body before
 /// applying `M^-1`, instead of `M^-1 J^T lambda` per row, the same sum exactly) moved seed 3 from
 /// 1.8e-6 m to 1.9e-4 m and seed 1 from 1.7e-4 m to 4.7e-7 m; over seeds 1 to 72 the two
 /// orders left 13 and 18 heaps above 0.1 mm, the largest moving 4.1 and 6.3 mm. So this tests

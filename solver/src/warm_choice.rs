@@ -18,8 +18,8 @@
 //! residual is within the solver's tolerance. With it the five heaps above moved 7.5e-10 m to
 //! 1.2e-5 m from 15 s to 20 s, and the running-bond wall of tests/stability_stacks.rs 3.1e-5 m in
 //! 20 s at 30 Hz (7.8e-4 m with the loads always kept). Not every heap rests: of 72 lattices, 13
-//! to 18 (depending on round-off alone) still had cubes near their tops sliding at millimetres a
-//! second from 15 s to 20 s (tests/stability_stacks.rs). Its cost is the two sweeps, on one thread, in each step of an island at rest whose
+//! to 18 (depending on round-off alone) still had cubes sliding at up to millimetres a second
+//! from 15 s to 20 s (tests/stability_stacks.rs). Its cost is the two sweeps, on one thread, in each step of an island at rest whose
 //! sweeps did not converge: a step whose sweeps converge carries no loads and tries nothing.
 
 use crate::body::{SlotMass, SolverBody, fill_slot_velocities};
