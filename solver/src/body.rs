@@ -241,6 +241,38 @@ mod tests {
         );
     }
 
+    /// A slot's response formed in the solver's lane layout (`SlotMass::response`, what the
+    /// prepared rows' users apply) has the bits of the body's own (`SolverBody::response`, glam's
+    /// matrix product), for turned bodies with full inverse inertias and Jacobian blocks at random:
+    /// every component, so a lane or a column taken from the wrong place shows.
+    #[test]
+    fn body_slot_response_has_the_bits_of_the_body_response() {
+        let mut rng = shatter_integrators::SplitMix64::new(23);
+        for _ in 0..200 {
+            // A box's moments, which meet the triangle inequality.
+            let (m, [a, b, c]) = (rng.range(0.5, 4.0), [0; 3].map(|_| rng.range(0.2, 2.0)));
+            let moments = DVec3::new(b * b + c * c, a * a + c * c, a * a + b * b) * (m / 12.0);
+            let mass = MassProperties::try_new(m, moments).unwrap();
+            let turn = DQuat::from_axis_angle(rng.unit_vector(), rng.range(0.0, 3.0));
+            let state = RigidState::moving(DVec3::ZERO, turn, DVec3::ZERO, DVec3::ZERO);
+            let body = SolverBody::from_state(BodyKind::Dynamic, &state, &mass);
+            let mut slots = Vec::new();
+            SlotMass::fill(&[body], &mut slots);
+            let (linear, angular) = (
+                rng.unit_vector() * rng.range(0.1, 2.0),
+                rng.unit_vector() * rng.range(0.1, 2.0),
+            );
+            let (want_linear, want_angular) = body.response(linear, angular);
+            let got = slots[0].response(&Twist::new(linear, angular));
+            let bits = |v: DVec3| v.to_array().map(f64::to_bits);
+            assert_eq!(bits(got.linear()), bits(want_linear));
+            assert_eq!(bits(got.angular()), bits(want_angular));
+            // The world slot moves nothing.
+            let world = slots[1].response(&Twist::new(linear, angular));
+            assert!(world.linear() == DVec3::ZERO && world.angular() == DVec3::ZERO);
+        }
+    }
+
     #[test]
     fn body_validation_names_the_bad_value() {
         let mut body = SolverBody {
