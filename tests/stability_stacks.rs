@@ -297,12 +297,15 @@ fn stability_stacks_walls_pyramid_and_plates_of_mesh_bodies_stand_still() {
 /// Heaps of 64 unit cubes dropped in random orientations from a 4 x 4 x 4 lattice (1.1 m pitch)
 /// at 60 Hz with sleeping off, so that the solver holds them every step: 24 heaps (lattice seeds
 /// 1 to 24), each measured by the largest distance one of its cubes moves from 15 s to 20 s
-/// (printed). Most heaps are at rest by then (17 of these 24 hold every cube within 0.1 mm); at
-/// least half must, and no cube of any heap may move 1 cm.
+/// (printed). Most heaps are at rest by then (19 of these 24 hold every cube within 0.1 mm, the
+/// worst of the others moving 0.9 mm; 17 and 6.3 mm before the warm start summed each slot's
+/// `J^T lambda` pair by pair, warm_start.rs); at least half must, and no cube of any heap may
+/// move 1 cm.
 ///
 /// The rest is a known weakness: in some heaps a few cubes still slide at 0.02 to 3 mm/s at 15 s
-/// (seed 22: its top cubes 6 mm in those 5 s, at rest by 45 s; seeds 8, 9, 14 and 21 creep
-/// steadily through 60 s, their island's velocity sweeps not converging). Which heaps do is not a
+/// (measured at the earlier bits: seed 22's top cubes 6 mm in those 5 s, at rest by 45 s; seeds
+/// 8, 9, 14 and 21 creeping steadily through 60 s, their island's velocity sweeps not
+/// converging). Which heaps do is not a
 /// property of the heap: a change of round-off alone (the warm start summing `J^T lambda` per body before
 /// applying `M^-1`, instead of `M^-1 J^T lambda` per row, the same sum exactly) moved seed 3 from
 /// 1.8e-6 m to 1.9e-4 m and seed 1 from 1.7e-4 m to 4.7e-7 m; over seeds 1 to 72 the two

@@ -207,6 +207,16 @@ impl Twist {
         self.products(other).sum()
     }
 
+    /// `self + other`, component by component.
+    #[inline]
+    pub(crate) fn plus(&self, other: &Self) -> Self {
+        Self {
+            linear_xy: self.linear_xy.add(other.linear_xy),
+            angular_xy: self.angular_xy.add(other.angular_xy),
+            z: self.z.add(other.z),
+        }
+    }
+
     /// `self + step * scale`: a velocity after the impulse `scale` along the response `step`.
     #[inline]
     pub(crate) fn add_scaled(&self, step: &Self, scale: f64) -> Self {
