@@ -14,7 +14,8 @@
 //!
 //! After every stage that changes states, a body whose state is no longer finite is caught,
 //! put back where the step began with zero velocity, and quarantined (reported with its id),
-//! so NaN never spreads through contacts to its neighbours.
+//! so NaN never spreads through contacts to its neighbours. (After the stages that change only
+//! velocities, through the kinetic energy the step reports: `World::end_velocity_stage`.)
 //!
 //! The stages share their work among the threads of the rayon pool the step is called in, or
 //! the whole step runs on one thread, whichever the world measured faster lately
@@ -135,14 +136,35 @@ impl StageClock {
 
     /// Ends `stage`: its time (the energy sums excluded), item count and final kinetic energy.
     fn end(&mut self, stage: Stage, count: usize, bodies: &BodyStore, report: &mut StepReport) {
+        self.end_at(stage, count, report);
+        self.set_energy(stage, kinetic_energy(bodies), report);
+    }
+
+    /// Ends `stage` as [`StageClock::end`] does for a stage that changed no velocity: its final
+    /// kinetic energy is the one it began with, the same bits as summing it again.
+    fn end_unchanged(&mut self, stage: Stage, count: usize, bodies: &BodyStore, report: &mut StepReport) {
+        debug_assert_eq!(
+            kinetic_energy(bodies).to_bits(),
+            self.energy.to_bits(),
+            "{stage} changed a velocity"
+        );
+        self.end_at(stage, count, report);
+        self.set_energy(stage, self.energy, report);
+    }
+
+    /// Records `stage`'s time and item count and moves on to the next stage.
+    fn end_at(&mut self, stage: Stage, count: usize, report: &mut StepReport) {
         assert_eq!(stage.index(), self.next, "stage {stage} ends out of order");
-        let time = self.started.elapsed();
         let figures = &mut report.stages[stage.index()];
-        figures.time = time;
+        figures.time = self.started.elapsed();
         figures.count = count;
-        self.energy = kinetic_energy(bodies);
-        figures.kinetic_energy_after = self.energy;
         self.next += 1;
+    }
+
+    /// Sets the kinetic energy the last ended `stage` left, J.
+    fn set_energy(&mut self, stage: Stage, energy: f64, report: &mut StepReport) {
+        self.energy = energy;
+        report.stages[stage.index()].kinetic_energy_after = energy;
     }
 }
 
@@ -236,9 +258,15 @@ impl World {
                 return Err(error);
             }
         };
+        let quarantined = report.quarantined.len();
         self.quarantine_non_finite(Stage::BroadPhase, &overflowed, &mut report);
         report.pairs = pairs.len();
-        clock.end(Stage::BroadPhase, pairs.len(), &self.bodies, &mut report);
+        // Finding pairs moves nothing; only a quarantine (which stops a body) changes a velocity.
+        if report.quarantined.len() == quarantined {
+            clock.end_unchanged(Stage::BroadPhase, pairs.len(), &self.bodies, &mut report);
+        } else {
+            clock.end(Stage::BroadPhase, pairs.len(), &self.bodies, &mut report);
+        }
 
         clock.begin(Stage::Collide, &self.bodies, &mut report);
         // The narrow phase fails only on a non-finite pose or margin, which validation and
@@ -271,13 +299,11 @@ impl World {
         report.collision_impulses = collisions.impulses;
         report.clamped_collisions = collisions.clamped;
         report.energy_removed_by_clamping += collisions.energy_removed;
-        self.quarantine_non_finite(Stage::Collide, &[], &mut report);
-        clock.end(Stage::Collide, report.contacts, &self.bodies, &mut report);
+        self.end_velocity_stage(&mut clock, Stage::Collide, report.contacts, &mut report);
 
         clock.begin(Stage::ApplyForces, &self.bodies, &mut report);
         let pushed = forces::run(&mut self.bodies, self.settings.gravity, dt);
-        self.quarantine_non_finite(Stage::ApplyForces, &[], &mut report);
-        clock.end(Stage::ApplyForces, pushed, &self.bodies, &mut report);
+        self.end_velocity_stage(&mut clock, Stage::ApplyForces, pushed, &mut report);
 
         clock.begin(Stage::SolveConstraints, &self.bodies, &mut report);
         let mut solved = solve::run(self, &mut contacts, dt);
@@ -288,7 +314,6 @@ impl World {
         report.solver_velocity_iterations = solved.velocity_iterations;
         report.clamped_solver_increments = solved.clamped;
         report.solver_failures = solved.failures.clone();
-        self.quarantine_non_finite(Stage::SolveConstraints, &[], &mut report);
         // A joint that carried more than its breaking impulse did its work this step and is gone
         // from the next; fracture hooks no longer see it.
         for &id in &solved.broken {
@@ -297,7 +322,7 @@ impl World {
             }
         }
         solved.joints.retain(|joint| !solved.broken.contains(&joint.id));
-        clock.end(Stage::SolveConstraints, solved.rows, &self.bodies, &mut report);
+        self.end_velocity_stage(&mut clock, Stage::SolveConstraints, solved.rows, &mut report);
 
         clock.begin(Stage::Fracture, &self.bodies, &mut report);
         let hooks = self.fracture_stage(&contacts, &solved.joints, dt, &mut report);
@@ -351,6 +376,24 @@ impl World {
         );
         report.potential_energy_after = potential_energy(&self.bodies, self.settings.gravity);
         Ok(report)
+    }
+
+    /// Ends a stage that changes only the velocities of awake dynamic bodies, no pose (collisions,
+    /// forces, the solve), and quarantines what it made non-finite. The stage's final kinetic
+    /// energy, which the clock sums anyway, is finite only if every such velocity is (`m |v|^2`
+    /// and `w . I w` of a body with finite positive mass; an infinite or NaN component makes its
+    /// term infinite or NaN), and the poses were checked when the broad phase ended; so the
+    /// bodies are checked one by one only when that sum is not finite. Checked one by one after
+    /// each of these stages, and the broad phase's energy summed again, the step took 2.1
+    /// percent more instructions for the aligned 1000-box pile (20.23 against 19.80 million,
+    /// `tools/instructions.sh pile_1000 --hz 60`) and 0.7 percent more for the pyramid, all of
+    /// it on the step's own thread.
+    fn end_velocity_stage(&mut self, clock: &mut StageClock, stage: Stage, count: usize, report: &mut StepReport) {
+        clock.end(stage, count, &self.bodies, report);
+        if !clock.energy.is_finite() {
+            self.quarantine_non_finite(stage, &[], report);
+            clock.set_energy(stage, kinetic_energy(&self.bodies), report);
+        }
     }
 
     /// The step's contact and joint links as dense indices of live bodies (after the command

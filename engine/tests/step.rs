@@ -254,6 +254,35 @@ fn step_quarantines_a_body_whose_state_would_overflow() {
     assert!((world.pose(wild).unwrap().position.y - (5.0 + FRAME)).abs() < 1e-14);
 }
 
+/// A stage that changes only velocities is checked through the kinetic energy it sums anyway
+/// (step.rs, `end_velocity_stage`): a velocity it makes infinite must still quarantine the body
+/// at that stage, and a finite velocity too large for its energy to be finite must not.
+#[test]
+fn step_quarantines_a_body_whose_velocity_a_velocity_stage_made_infinite() {
+    let mut world = World::try_with_settings(shatter_engine::WorldSettings {
+        gravity: DVec3::new(0.0, -1e308, 0.0),
+        ..shatter_engine::WorldSettings::default()
+    })
+    .unwrap();
+    let wild = world
+        .add_body(BodyDesc::dynamic(ball(0.5)).with_position(DVec3::X * 5.0))
+        .unwrap();
+    // Finite, with an infinite kinetic energy (the collision stage, before gravity, must let it
+    // be); gravity's `g dt` then takes it past `f64::MAX`.
+    world
+        .set_velocity(wild, DVec3::new(0.0, -f64::MAX, 0.0), DVec3::ZERO)
+        .unwrap();
+    let report = world.step(FRAME).unwrap();
+    assert_eq!(report.quarantined.len(), 1, "{:?}", report.quarantined);
+    assert_eq!(report.quarantined[0].id, wild);
+    assert_eq!(report.quarantined[0].stage, Stage::ApplyForces);
+    assert_eq!(world.pose(wild).unwrap().position, DVec3::X * 5.0);
+    assert_eq!(world.linear_velocity(wild).unwrap(), DVec3::ZERO);
+    // The energy the stage reports is the quarantined body's, none.
+    assert_eq!(report.stage(Stage::ApplyForces).kinetic_energy_after, 0.0);
+    assert_eq!(report.kinetic_energy_after, 0.0);
+}
+
 #[test]
 fn step_a_moving_kinematic_body_pushes_what_it_meets() {
     // Su 2009 section 3.2 measures energy in the kinematic body's frame; measured in the world
