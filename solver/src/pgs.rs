@@ -515,7 +515,7 @@ pub(crate) fn prepare(row: &Row, bodies: &[SolverBody], dt: f64, settings: &Solv
         Some(body) => body.response(linear, angular),
         None => (DVec3::ZERO, DVec3::ZERO),
     };
-    let j = row.jacobian;
+    let j = &row.jacobian;
     let (linear_a, angular_a) = inverse(a, j.linear_a, j.angular_a);
     let (linear_b, angular_b) = inverse(b, j.linear_b, j.angular_b);
     let inverse_mass_a = j.linear_a.dot(linear_a) + j.angular_a.dot(angular_a);
