@@ -305,12 +305,12 @@ fn stability_stacks_walls_pyramid_and_plates_of_mesh_bodies_stand_still() {
 /// The rest is a known weakness: in some heaps a few cubes still slide at 0.02 to 3 mm/s at 15 s
 /// (measured at the earlier bits: seed 22's top cubes 6 mm in those 5 s, at rest by 45 s; seeds
 /// 8, 9, 14 and 21 creeping steadily through 60 s, their island's velocity sweeps not
-/// converging). Which heaps do is not a
-/// property of the heap: a change of round-off alone (the warm start summing `J^T lambda` per body before
-/// applying `M^-1`, instead of `M^-1 J^T lambda` per row, the same sum exactly) moved seed 3 from
-/// 1.8e-6 m to 1.9e-4 m and seed 1 from 1.7e-4 m to 4.7e-7 m; over seeds 1 to 72 the two
-/// orders left 13 and 18 heaps above 0.1 mm, the largest moving 4.1 and 6.3 mm. So this tests
-/// the share of heaps that hold, not chosen seeds. Earlier, with the load pass's loads as the
+/// converging). Which heaps do is not a property of the heap: a change of round-off alone (the
+/// warm start summing `J^T lambda` per body before applying `M^-1`, instead of `M^-1 J^T
+/// lambda` per row, the same sum exactly) moved seed 3 from 1.8e-6 m to 1.9e-4 m and seed 1
+/// from 1.7e-4 m to 4.7e-7 m; over seeds 1 to 72 the two orders left 13 and 18 heaps above
+/// 0.1 mm, the largest moving 4.1 and 6.3 mm. So this tests the share of heaps that hold, not
+/// chosen seeds. Earlier, with the load pass's loads as the
 /// warm start every step, heaps crept centimetres (loads.rs); the trial sweep's choice between
 /// them and the sweeps' impulses (warm_choice.rs) and the side contacts' friction bounded by last
 /// step's normal impulse (engine patches.rs) brought them to the figures above.
