@@ -54,8 +54,14 @@ impl World {
     }
 
     /// Quarantines every body whose state is not finite, and the bodies in `failed` (dense
-    /// index, reason): back to its start-of-step pose, zero velocity, held still.
-    pub(crate) fn quarantine_non_finite(&mut self, stage: Stage, failed: &[(usize, String)], report: &mut StepReport) {
+    /// index, reason): back to its start-of-step pose, zero velocity, held still. Returns how many
+    /// it quarantined.
+    pub(crate) fn quarantine_non_finite(
+        &mut self,
+        stage: Stage,
+        failed: &[(usize, String)],
+        report: &mut StepReport,
+    ) -> usize {
         let mut caught: Vec<(usize, String)> = failed.to_vec();
         // Only a body that moves this step can have changed (sleeping, static and quarantined
         // bodies keep their checked states), so a resting world costs nothing here.
@@ -69,6 +75,7 @@ impl World {
                 caught.push((dense, detail));
             }
         }
+        let count = caught.len();
         for (dense, detail) in caught {
             let id = self.bodies.records()[dense].id;
             let start = self.scratch.start.get(id.index as usize).copied().flatten();
@@ -90,6 +97,7 @@ impl World {
             });
             report.quarantined.push(Quarantine { id, stage, detail });
         }
+        count
     }
 }
 

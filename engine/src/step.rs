@@ -258,11 +258,10 @@ impl World {
                 return Err(error);
             }
         };
-        let quarantined = report.quarantined.len();
-        self.quarantine_non_finite(Stage::BroadPhase, &overflowed, &mut report);
+        let quarantined = self.quarantine_non_finite(Stage::BroadPhase, &overflowed, &mut report);
         report.pairs = pairs.len();
         // Finding pairs moves nothing; only a quarantine (which stops a body) changes a velocity.
-        if report.quarantined.len() == quarantined {
+        if quarantined == 0 {
             clock.end_unchanged(Stage::BroadPhase, pairs.len(), &self.bodies, &mut report);
         } else {
             clock.end(Stage::BroadPhase, pairs.len(), &self.bodies, &mut report);
