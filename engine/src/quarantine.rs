@@ -10,31 +10,49 @@ use shatter_integrators::RigidState;
 use crate::handle::BodyId;
 use crate::report::{Quarantine, StepReport};
 use crate::step::Stage;
-use crate::store::{BodyMotion, BodyStore};
+use crate::store::BodyMotion;
 use crate::world::World;
 
-/// A body's state at the start of the step, by slot index (for quarantine).
+/// A body's pose at the start of the step, by slot index (for quarantine, which stops the body
+/// there: its velocities are not kept).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct StartState {
     /// The step (a count of [`World::remember_start_states`] calls) it was recorded in.
     step: u64,
     generation: u32,
-    state: RigidState,
+    /// Position of the centre of mass, m.
+    position: DVec3,
+    /// Rotation from the body frame to world frame.
+    orientation: DQuat,
+}
+
+impl StartState {
+    /// The pose of `state`, as step number `step` began, of the body whose handle has generation
+    /// `generation`.
+    fn of(state: &RigidState, step: u64, generation: u32) -> Self {
+        Self {
+            step,
+            generation,
+            position: state.position,
+            orientation: state.orientation,
+        }
+    }
 }
 
 impl World {
-    /// Records the state of every moving body by slot, to put a quarantined body back. Only a
+    /// Records the pose of every moving body by slot, to put a quarantined body back. Only a
     /// moving body can go non-finite; a body woken during the step is recorded as it wakes
-    /// ([`World::remember_woken`]).
+    /// ([`World::remember_woken`]). The pose alone is kept (the quarantine stops the body): 72
+    /// bytes a body rather than the whole state's 128, read straight from the store's arrays,
+    /// took the aligned 1000-box pile's step from 19.70 to 19.63 million instructions
+    /// (`tools/instructions.sh pile_1000 --hz 60`).
     pub(crate) fn remember_start_states(&mut self) {
         self.scratch.start_step += 1;
+        let step = self.scratch.start_step;
+        let (records, states) = (self.bodies.records(), self.bodies.states());
+        let start = &mut self.scratch.start;
         for &dense in self.bodies.moving() {
-            remember(
-                &self.bodies,
-                &mut self.scratch.start,
-                self.scratch.start_step,
-                dense as usize,
-            );
+            remember(start, step, records[dense as usize].id, &states[dense as usize]);
         }
     }
 
@@ -42,15 +60,22 @@ impl World {
     /// the next step's start records them again.
     pub(crate) fn remember_woken(&mut self, woken: &[usize]) {
         for &dense in woken {
-            remember(&self.bodies, &mut self.scratch.start, self.scratch.start_step, dense);
+            self.remember_one(dense);
         }
     }
 
     /// Records the start state of a body that appeared during the step (a spawn).
     pub(crate) fn remember_spawn(&mut self, id: BodyId) {
         if let Ok(dense) = self.bodies.dense_index(id) {
-            remember(&self.bodies, &mut self.scratch.start, self.scratch.start_step, dense);
+            self.remember_one(dense);
         }
+    }
+
+    /// Records the pose of the body at `dense` in this step's start states.
+    fn remember_one(&mut self, dense: usize) {
+        let id = self.bodies.records()[dense].id;
+        let state = &self.bodies.states()[dense];
+        remember(&mut self.scratch.start, self.scratch.start_step, id, state);
     }
 
     /// Quarantines every body whose state is not finite, and the bodies in `failed` (dense
@@ -82,7 +107,8 @@ impl World {
             let state = &mut self.bodies.states_mut()[dense];
             let step = self.scratch.start_step;
             if let Some(start) = start.filter(|s| s.generation == id.generation && s.step == step) {
-                *state = start.state;
+                state.position = start.position;
+                state.orientation = start.orientation;
             }
             state.linear_velocity = DVec3::ZERO;
             state.body_angular_velocity = DVec3::ZERO;
@@ -101,16 +127,56 @@ impl World {
     }
 }
 
-/// Records in `start` the state of the body at `dense` as it is in step number `step`.
-fn remember(bodies: &BodyStore, start: &mut Vec<Option<StartState>>, step: u64, dense: usize) {
-    let view = bodies.view(dense);
-    let slot = view.record.id.index as usize;
+/// Records in `start` the pose `state` of body `id` as step number `step` begins.
+fn remember(start: &mut Vec<Option<StartState>>, step: u64, id: BodyId, state: &RigidState) {
+    let slot = id.index as usize;
     if start.len() <= slot {
         start.resize(slot + 1, None);
     }
-    start[slot] = Some(StartState {
-        step,
-        generation: view.record.id.generation,
-        state: *view.state,
-    });
+    start[slot] = Some(StartState::of(state, step, id.generation));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::desc::BodyDesc;
+    use shatter_collision::{Collider, Shape, Sphere};
+
+    /// The stages keep a failed body's pose unwritten, so no step leaves one for the quarantine
+    /// to put back; here a pose is broken by hand after the step's start was recorded, and the
+    /// body must go back to that start, stopped, whatever it did in between.
+    #[test]
+    fn quarantine_puts_a_body_back_at_its_start_pose_and_stops_it() {
+        let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.5).unwrap()), 0.2).unwrap();
+        let mut world = World::new();
+        let start = (DVec3::new(1.0, 2.0, 3.0), DQuat::from_rotation_y(0.4));
+        let id = world
+            .add_body(
+                BodyDesc::dynamic(ball.clone())
+                    .with_position(start.0)
+                    .with_orientation(start.1)
+                    .with_velocity(DVec3::X, DVec3::Y),
+            )
+            .unwrap();
+        let other = world
+            .add_body(BodyDesc::dynamic(ball).with_position(DVec3::Y * 9.0))
+            .unwrap();
+        world.remember_start_states();
+        let dense = world.bodies.dense_index(id).unwrap();
+        let state = world.bodies.edit_state(dense);
+        state.position = DVec3::new(5.0, f64::NAN, 0.0);
+        state.orientation = DQuat::from_rotation_x(1.0);
+        let mut report = StepReport::default();
+        assert_eq!(world.quarantine_non_finite(Stage::Integrate, &[], &mut report), 1);
+        assert_eq!(report.quarantined[0].id, id);
+        let state = world.bodies.states()[dense];
+        assert_eq!((state.position, state.orientation), start);
+        assert_eq!(
+            (state.linear_velocity, state.body_angular_velocity),
+            (DVec3::ZERO, DVec3::ZERO)
+        );
+        assert!(world.bodies.motion()[dense].is_quarantined());
+        let untouched = world.bodies.states()[world.bodies.dense_index(other).unwrap()];
+        assert_eq!(untouched.position, DVec3::Y * 9.0);
+    }
 }
