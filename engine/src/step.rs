@@ -282,7 +282,8 @@ impl World {
         )
         .and_then(|()| self.wake_touched(&mut pairs, &mut contacts, &mut manifolds, &connected, dt));
         self.scratch.pairs = pairs;
-        report.woken += narrow?;
+        let woken_here = narrow?;
+        report.woken += woken_here;
         report.carried_manifolds = std::mem::take(&mut self.scratch.narrow.carried);
         self.manifold_cache.swap(&mut manifolds);
         self.scratch.manifolds = manifolds;
@@ -298,7 +299,16 @@ impl World {
         report.collision_impulses = collisions.impulses;
         report.clamped_collisions = collisions.clamped;
         report.energy_removed_by_clamping += collisions.energy_removed;
-        self.end_velocity_stage(&mut clock, Stage::Collide, report.contacts, &mut report);
+        // Only the collision pass's impulses change a velocity here, and waking puts bodies (at
+        // rest) on the list the energy is summed over: with neither, the stage ends with the
+        // energy it began with, bit for bit, and one sum over the moving bodies is saved. With
+        // the same at the sleep stage's end: 19.63 -> 19.55 million instructions a step for the
+        // aligned 1000-box pile at 60 Hz (`tools/instructions.sh pile_1000 --hz 60`).
+        if collisions.impulses == 0 && woken_here == 0 {
+            clock.end_unchanged(Stage::Collide, report.contacts, &self.bodies, &mut report);
+        } else {
+            self.end_velocity_stage(&mut clock, Stage::Collide, report.contacts, &mut report);
+        }
 
         clock.begin(Stage::ApplyForces, &self.bodies, &mut report);
         let pushed = forces::run(&mut self.bodies, self.settings.gravity, dt);
@@ -360,7 +370,13 @@ impl World {
         );
         report.fell_asleep = rested.fell_asleep;
         report.woken += rested.woken;
-        clock.end(Stage::Sleep, rested.fell_asleep, &self.bodies, &mut report);
+        // Only a body falling asleep (it is stopped) changes a velocity here; with none, and
+        // none woken, the energy is the one the stage began with, bit for bit.
+        if rested.fell_asleep == 0 && rested.woken == 0 {
+            clock.end_unchanged(Stage::Sleep, rested.fell_asleep, &self.bodies, &mut report);
+        } else {
+            clock.end(Stage::Sleep, rested.fell_asleep, &self.bodies, &mut report);
+        }
 
         contacts.retain(|pair| self.bodies.contains(pair.body_a) && self.bodies.contains(pair.body_b));
         self.contact_cache.rebuild(&contacts);
