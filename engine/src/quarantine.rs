@@ -42,9 +42,9 @@ impl StartState {
 impl World {
     /// Records the pose of every moving body by slot, to put a quarantined body back. Only a
     /// moving body can go non-finite; a body woken during the step is recorded as it wakes
-    /// ([`World::remember_woken`]). The pose alone is kept (the quarantine stops the body): 72
-    /// bytes a body rather than the whole state's 128, read straight from the store's arrays,
-    /// took the aligned 1000-box pile's step from 19.70 to 19.63 million instructions
+    /// ([`World::remember_woken`]). The pose alone is kept (the quarantine stops the body): 80
+    /// bytes a remembered body rather than the whole state's 128, read straight from the store's
+    /// arrays, took the aligned 1000-box pile's step from 19.70 to 19.63 million instructions
     /// (`tools/instructions.sh pile_1000 --hz 60`).
     pub(crate) fn remember_start_states(&mut self) {
         self.scratch.start_step += 1;
