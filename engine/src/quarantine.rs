@@ -142,9 +142,11 @@ mod tests {
     use crate::desc::BodyDesc;
     use shatter_collision::{Collider, Shape, Sphere};
 
-    /// The stages keep a failed body's pose unwritten, so no step leaves one for the quarantine
-    /// to put back; here a pose is broken by hand after the step's start was recorded, and the
-    /// body must go back to that start, stopped, whatever it did in between.
+    /// The integrator leaves a failed body's pose unwritten, so no step in the other tests breaks
+    /// a pose for the quarantine to put back; here one is broken by hand after the step's start
+    /// was recorded, and the body must go back to that start, stopped, whatever it did in
+    /// between. (It fails if the position or the orientation is not restored, or if the start
+    /// is recorded under another step's number.)
     #[test]
     fn quarantine_puts_a_body_back_at_its_start_pose_and_stops_it() {
         let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.5).unwrap()), 0.2).unwrap();
