@@ -166,7 +166,16 @@ pub(crate) fn run(
 }
 
 /// Pairs from which the test at the start of a pass is made on the pool.
-const PARALLEL_PAIRS: usize = 1024;
+///
+/// It was 1024, which left the 210-box pyramid (400 pairs) and the aligned 1000-box pile while
+/// it lands (about 850 pairs a step on average over its first three seconds) testing on one
+/// thread, at about 40 ns a pair (each pair's record is most of a kilobyte). At 256, on two
+/// threads (`cargo run --release -p shatter-peers --example stage_times -- --threads 2 --runs 3
+/// --pool-use shared`, temporary timers): the pass took 13 us a step instead of 17 for the
+/// pyramid and 42 instead of 58 for the aligned pile at 60 Hz; median step over four
+/// interleaved rounds 0.386 -> 0.372 ms and 1.034 -> 1.005 ms, the 1000 spheres on the table
+/// unchanged.
+const PARALLEL_PAIRS: usize = 256;
 
 /// Whether any contact of `pair` collides ([`PairMotion::collides`]) with its bodies at `states`
 /// (a pair none of whose bodies is awake and dynamic never does: nothing moves it, `as_seen`).
