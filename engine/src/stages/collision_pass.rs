@@ -104,8 +104,10 @@ impl PairMotion {
 /// The pass's lists, kept from step to step for their memory.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CollisionScratch {
-    /// Per pair, whether it collides at the velocities a pass starts from.
-    colliding: Vec<bool>,
+    /// Per pair, its two bodies' dense indices and whether it collides at the velocities a pass
+    /// starts from: what the walk in pair order reads of a pair it passes over, a few bytes
+    /// instead of the pair's record (most of a kilobyte).
+    colliding: Vec<([u32; 2], bool)>,
     /// Per body, the last pass whose impulses moved it (passes count from 1; 0 for none).
     moved_in: Vec<usize>,
 }
@@ -129,16 +131,21 @@ pub(crate) fn run(
         // parallel, and the walk in pair order tests afresh only the pairs the pass has moved.
         // The same tests at the same velocities, so the same impulses in the same order.
         let states = bodies.states();
-        let collides = |pair: &PairContacts| collides_at(bodies, states, pair, dt, threshold);
+        let collides = |pair: &PairContacts| (pair.dense, collides_at(bodies, states, pair, dt, threshold));
         if pairs.len() >= PARALLEL_PAIRS {
             pairs.par_iter().map(collides).collect_into_vec(colliding);
         } else {
             colliding.clear();
             colliding.extend(pairs.iter().map(collides));
         }
+        // The walk applies impulses only where a pair collides or a body was moved by this pass:
+        // with no pair colliding at its start, nothing moves, and the pass (the last) is skipped.
+        if !colliding.iter().any(|&(_, collides)| collides) {
+            break;
+        }
         let mut any = false;
-        for (pair, &collides) in pairs.iter_mut().zip(colliding.iter()) {
-            let [a, b] = pair.dense.map(|i| i as usize);
+        for (pair, &(dense, collides)) in pairs.iter_mut().zip(colliding.iter()) {
+            let [a, b] = dense.map(|i| i as usize);
             if !collides && moved_in[a] != pass && moved_in[b] != pass {
                 continue;
             }
