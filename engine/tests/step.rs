@@ -615,14 +615,13 @@ fn step_bodies_advanced_in_place_match_bodies_advanced_through_copies() {
     }
 }
 
-/// A lattice of unit boxes at rest, each a fraction of the contact margin from its neighbours,
-/// takes the broad phase's read of its fat pairs, which keeps the pairs' dense indices from step
-/// to step. Removing a plane (no box, so the fat pairs stay as they were) moves the store's last
-/// box into the plane's dense place, and adding it back moves nothing: the pairs must follow
-/// both, each time exactly the pairs of overlapping swept boxes counted by testing every pair
-/// (bodies at rest: a swept box is the world box grown by half the contact margin).
-#[test]
-fn broad_phase_fat_pairs_kept_from_step_to_step_follow_bodies_moved_in_the_store() {
+/// A lattice of `size` unit boxes at rest, each a fraction of the contact margin from its
+/// neighbours, takes the broad phase's read of its fat pairs, which keeps the pairs' dense indices
+/// from step to step. Removing a plane (no box, so the fat pairs stay as they were) moves the
+/// store's last box into the plane's dense place, and adding it back moves nothing: the pairs
+/// must follow both, each time exactly the pairs of overlapping swept boxes counted by testing
+/// every pair (bodies at rest: a swept box is the world box grown by half the contact margin).
+fn lattice_pairs_follow_bodies_moved_in_the_store(size: [usize; 3]) {
     let mut world = weightless();
     let margin = world.settings().contact_margin;
     let plane = || {
@@ -631,9 +630,11 @@ fn broad_phase_fat_pairs_kept_from_step_to_step_follow_bodies_moved_in_the_store
     };
     let first_plane = world.add_body(plane()).unwrap();
     let pitch = 1.0 + 0.4 * margin;
+    let [nx, ny, nz] = size;
+    let count = nx * ny * nz;
     let mut boxes = Vec::new();
-    for k in 0..48 {
-        let centre = DVec3::new((k % 4) as f64, (k / 16) as f64, (k / 4 % 4) as f64) * pitch;
+    for k in 0..count {
+        let centre = DVec3::new((k % nx) as f64, (k / (nx * nz)) as f64, (k / nx % nz) as f64) * pitch;
         boxes.push((
             centre - DVec3::splat(0.5 + 0.5 * margin),
             centre + DVec3::splat(0.5 + 0.5 * margin),
@@ -647,10 +648,11 @@ fn broad_phase_fat_pairs_kept_from_step_to_step_follow_bodies_moved_in_the_store
         .flat_map(|i| (i + 1..boxes.len()).map(move |j| (i, j)))
         .filter(|&(i, j)| overlap(&boxes[i], &boxes[j]))
         .count();
-    // Every box pairs with its face, edge and corner neighbours in the 4 x 3 x 4 lattice: over
-    // the offsets of -1, 0 or 1 along each axis, (4 + 2 * 3) * (3 + 2 * 2) * (4 + 2 * 3) places
-    // with a neighbour there, less the 48 zero offsets, each pair counted from both ends.
-    assert_eq!(expected, (10 * 7 * 10 - 48) / 2);
+    // Every box pairs with its face, edge and corner neighbours: over the offsets of -1, 0 or 1
+    // along each axis, (n + 2 (n - 1)) places a side with a neighbour there, less the boxes'
+    // zero offsets, each pair counted from both ends.
+    let places = |n: usize| 3 * n - 2;
+    assert_eq!(expected, (places(nx) * places(ny) * places(nz) - count) / 2);
     for _ in 0..2 {
         assert_eq!(world.step(FRAME).unwrap().pairs, expected);
     }
@@ -660,6 +662,18 @@ fn broad_phase_fat_pairs_kept_from_step_to_step_follow_bodies_moved_in_the_store
     for _ in 0..2 {
         assert_eq!(world.step(FRAME).unwrap().pairs, expected, "after a plane came back");
     }
+}
+
+#[test]
+fn broad_phase_fat_pairs_kept_from_step_to_step_follow_bodies_moved_in_the_store() {
+    lattice_pairs_follow_bodies_moved_in_the_store([4, 3, 4]);
+}
+
+/// The same with 512 boxes: thousands of fat pairs, whose bodies are looked up and whose swept
+/// boxes are tested in fixed runs on the pool.
+#[test]
+fn broad_phase_fat_pairs_of_a_large_lattice_read_on_the_pool_are_every_overlapping_pair() {
+    lattice_pairs_follow_bodies_moved_in_the_store([8, 8, 8]);
 }
 
 /// Bodies pushed out of each other by the solve's split velocities take those displacements in
