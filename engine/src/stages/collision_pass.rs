@@ -139,7 +139,8 @@ pub(crate) fn run(
             colliding.extend(pairs.iter().map(collides));
         }
         // The walk applies impulses only where a pair collides or a body was moved by this pass:
-        // with no pair colliding at its start, nothing moves, and the pass (the last) is skipped.
+        // with no pair colliding at its start nothing moves, in this pass or any after it, so
+        // the passes end here.
         if !colliding.iter().any(|&(_, collides)| collides) {
             break;
         }
