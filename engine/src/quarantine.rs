@@ -10,14 +10,14 @@ use shatter_integrators::RigidState;
 use crate::handle::BodyId;
 use crate::report::{Quarantine, StepReport};
 use crate::step::Stage;
-use crate::store::BodyMotion;
+use crate::store::{BodyMotion, BodyStore};
 use crate::world::World;
 
 /// A body's pose at the start of the step, by slot index (for quarantine, which stops the body
 /// there: its velocities are not kept).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct StartState {
-    /// The step (a count of [`World::remember_start_states`] calls) it was recorded in.
+    /// The step (a count of [`World::begin_start_states`] calls) it was recorded in.
     step: u64,
     generation: u32,
     /// Position of the centre of mass, m.
@@ -40,20 +40,20 @@ impl StartState {
 }
 
 impl World {
-    /// Records the pose of every moving body by slot, to put a quarantined body back. Only a
-    /// moving body can go non-finite; a body woken during the step is recorded as it wakes
-    /// ([`World::remember_woken`]). The pose alone is kept (the quarantine stops the body): 80
-    /// bytes a remembered body rather than the whole state's 128, read straight from the store's
-    /// arrays, took the aligned 1000-box pile's step from 19.70 to 19.63 million instructions
-    /// (`tools/instructions.sh pile_1000 --hz 60`).
-    pub(crate) fn remember_start_states(&mut self) {
+    /// Begins a step's record of start poses, to put a quarantined body back: returns the step's
+    /// number, under which [`remember_moving`] then records every moving body (the step does that
+    /// beside its broad phase) and a body woken during the step is recorded as it wakes
+    /// ([`World::remember_woken`]).
+    pub(crate) fn begin_start_states(&mut self) -> u64 {
         self.scratch.start_step += 1;
-        let step = self.scratch.start_step;
-        let (records, states) = (self.bodies.records(), self.bodies.states());
-        let start = &mut self.scratch.start;
-        for &dense in self.bodies.moving() {
-            remember(start, step, records[dense as usize].id, &states[dense as usize]);
-        }
+        self.scratch.start_step
+    }
+
+    /// [`World::begin_start_states`] and [`remember_moving`] one after the other.
+    #[cfg(test)]
+    pub(crate) fn remember_start_states(&mut self) {
+        let step = self.begin_start_states();
+        remember_moving(&self.bodies, &mut self.scratch.start, step);
     }
 
     /// Records the start states of bodies woken during the step (dense indices); between steps,
@@ -127,6 +127,18 @@ impl World {
     }
 }
 
+/// Records in `start`, by slot, the pose of every moving body of `bodies` as step number `step`
+/// begins. Only a moving body can go non-finite. The pose alone is kept (the quarantine stops the
+/// body): 80 bytes a remembered body rather than the whole state's 128, read straight from the
+/// store's arrays, took the aligned 1000-box pile's step from 19.70 to 19.63 million instructions
+/// (`tools/instructions.sh pile_1000 --hz 60`).
+pub(crate) fn remember_moving(bodies: &BodyStore, start: &mut Vec<Option<StartState>>, step: u64) {
+    let (records, states) = (bodies.records(), bodies.states());
+    for &dense in bodies.moving() {
+        remember(start, step, records[dense as usize].id, &states[dense as usize]);
+    }
+}
+
 /// Records in `start` the pose `state` of body `id` as step number `step` begins.
 fn remember(start: &mut Vec<Option<StartState>>, step: u64, id: BodyId, state: &RigidState) {
     let slot = id.index as usize;
@@ -180,5 +192,53 @@ mod tests {
         assert!(world.bodies.motion()[dense].is_quarantined());
         let untouched = world.bodies.states()[world.bodies.dense_index(other).unwrap()];
         assert_eq!(untouched.position, DVec3::Y * 9.0);
+    }
+
+    /// A step records every moving body's start pose under its own number, beside its broad
+    /// phase on the pool (the bodies are enough to share the step's work): each moving body's
+    /// record must be the pose it began the step with, under that step's number, and a static
+    /// body has none. Stepped in a pool of two threads, twice, so the second step's record must
+    /// replace the first's. (It fails with the poses not recorded, recorded after a stage moved
+    /// them, or under another step's number.)
+    #[test]
+    fn quarantine_a_step_records_each_moving_body_start_pose_under_its_number() {
+        let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.2).unwrap()), 0.05).unwrap();
+        let mut world = World::new();
+        let ground = world
+            .add_body(BodyDesc::fixed(ball.clone()).with_position(DVec3::new(0.0, -5.0, 0.0)))
+            .unwrap();
+        let ids: Vec<BodyId> = (0..100)
+            .map(|i| {
+                let position = DVec3::new((i % 10) as f64, 1.0 + (i / 10) as f64, 0.0);
+                let spin = DVec3::new(0.0, 0.1 * i as f64, 0.3);
+                let desc = BodyDesc::dynamic(ball.clone())
+                    .with_position(position)
+                    .with_orientation(DQuat::from_rotation_z(0.01 * i as f64))
+                    .with_velocity(DVec3::X, spin);
+                world.add_body(desc).unwrap()
+            })
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for step in 1..=2 {
+            let state = |world: &World, id: BodyId| world.bodies.states()[world.bodies.dense_index(id).unwrap()];
+            let poses: Vec<_> = ids.iter().map(|&id| state(&world, id)).collect();
+            pool.install(|| world.step(1.0 / 30.0)).unwrap();
+            assert_eq!(world.scratch.start_step, step);
+            for (&id, pose) in ids.iter().zip(&poses) {
+                let start = world.scratch.start[id.index as usize].expect("a moving body's start");
+                assert_eq!((start.step, start.generation), (step, id.generation));
+                assert_eq!((start.position, start.orientation), (pose.position, pose.orientation));
+                assert_ne!(state(&world, id).position, pose.position, "the step moved it");
+            }
+        }
+        assert!(
+            world
+                .scratch
+                .start
+                .get(ground.index as usize)
+                .copied()
+                .flatten()
+                .is_none()
+        );
     }
 }

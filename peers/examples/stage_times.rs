@@ -1,7 +1,8 @@
 //! Where shatter's step spends its time in one benchmark case: the median time per step of each
 //! stage of the step (`StepReport::stage`), of the work between the stages (the report's energy
-//! sums, the start states kept for quarantine, the contact cache's rebuild: the step's wall time
-//! less its stages), and of the whole step, over the case's run of [`shatter_peers::HORIZON`]
+//! sums, setting the pool's threads to watch for work: the step's wall time less its stages; the
+//! start states kept for quarantine and the contact cache's rebuild run beside the broad phase and
+//! the integration, and count in theirs), and of the whole step, over the case's run of [`shatter_peers::HORIZON`]
 //! simulated seconds from a fresh world, repeated `--runs` times. Also the solver's rows, islands
 //! and sweeps (median per step). One engine runs at a time; the peer table (`shatter-peers`)
 //! compares the two.
