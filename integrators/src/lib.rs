@@ -28,6 +28,7 @@ pub mod integrate;
 pub mod lanes;
 pub mod mass;
 pub mod parallel;
+pub mod prefetch;
 pub mod principal_axes;
 pub mod random;
 pub mod state;

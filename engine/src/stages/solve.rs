@@ -31,6 +31,7 @@
 
 use glam::{DMat3, DVec3};
 use shatter_integrators::parallel::{for_each_mut, join};
+use shatter_integrators::prefetch::prefetch;
 use shatter_integrators::{BodyKind, RigidState};
 use shatter_solver::{
     ContactPatch, DEFAULT_CONTACT_ERP, JointAnchor, JointPose, JointRows, JointSpec, NO_BODY, PatchPoint, PatchRows,
@@ -267,11 +268,17 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
     );
     let (bodies, cache) = (&solver.bodies, &world.contact_cache);
     let up = (-world.settings.gravity).normalize_or_zero();
-    islands.build_rows(|p, chunk| {
-        let remembered = cache.span(cache_spans[p]);
-        let step = RowStep { up, dt };
-        pair_rows(p, &contacts[p], pair_slots[p], store, bodies, &remembered, step, chunk)
-    });
+    islands.build_rows(
+        |p, chunk| {
+            let remembered = cache.span(cache_spans[p]);
+            let step = RowStep { up, dt };
+            pair_rows(p, &contacts[p], pair_slots[p], store, bodies, &remembered, step, chunk)
+        },
+        |p| {
+            prefetch(&contacts[p]);
+            cache.span(cache_spans[p]).prefetch();
+        },
+    );
     add_tension_inertia(
         store,
         world.joints.joints(),

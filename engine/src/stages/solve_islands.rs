@@ -414,11 +414,14 @@ mod tests {
         let pairs: Vec<(u32, u32)> = contacts.iter().map(|c| (c.a, c.b)).collect();
         scratch.find(bodies, &pairs, &[]);
         let global = &*bodies;
-        scratch.build_rows(|p, chunk| {
-            let start = chunk.rows.len();
-            push_contact_rows(&mut chunk.rows, global, &contacts[p], dt).unwrap();
-            edit(p, &mut chunk.rows[start..]);
-        });
+        scratch.build_rows(
+            |p, chunk| {
+                let start = chunk.rows.len();
+                push_contact_rows(&mut chunk.rows, global, &contacts[p], dt).unwrap();
+                edit(p, &mut chunk.rows[start..]);
+            },
+            |_| {},
+        );
         assert!(scratch.finish_rows(bodies, &[], &[]).is_empty());
         let report = scratch.solve(bodies, dt, &SolverSettings::default());
         let rows = (0..contacts.len())
