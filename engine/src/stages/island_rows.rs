@@ -12,6 +12,7 @@
 
 use rayon::prelude::*;
 use shatter_integrators::parallel::{for_each_mut, join};
+use shatter_integrators::prefetch::prefetch;
 use shatter_solver::{Row, SolverBody};
 
 use crate::contacts::PairContacts;
@@ -265,33 +266,48 @@ impl IslandScratch {
     /// they were built, and its island's rows. Each pair's patches are written by that pair's
     /// visits alone, so with many patches the pairs are visited side by side on the pool: the same
     /// writes in the same order for every pair.
+    ///
+    /// The patches of the pair after each are fetched while its own are visited (prefetch.rs):
+    /// they lie in their islands' lists, which the pairs visit in no order of theirs. Measured on
+    /// the aligned 1000-box pile at 60 Hz (temporary timers, mean step): 75 -> 70 us on two
+    /// threads, 113 -> 99 us on one. Fetching the rows the patches read as well (seven of 208
+    /// bytes each) took longer than waiting for them: 75 -> 89 us.
     pub(crate) fn visit_patches(
         &self,
         contacts: &mut [PairContacts],
         visit: impl Fn(&mut PairContacts, &SolvedPatch, &[Row]) + Sync,
     ) {
-        let visit_pair = |(pair, &(slot, holder, first, len)): (&mut PairContacts, &(u32, u32, u32, u32))| {
-            if slot == u32::MAX {
-                return;
+        // The patches of the pair `entry` (from `pair_patches`) and its island's rows.
+        let patches_of = |&(slot, holder, first, len): &(u32, u32, u32, u32)| {
+            (slot != u32::MAX).then(|| {
+                let own = &self.slots[slot as usize].rows;
+                let patches = if holder == u32::MAX {
+                    &own.patches
+                } else {
+                    &self.chunks[holder as usize].patches
+                };
+                (&patches[first as usize..(first + len) as usize], &own.rows[..])
+            })
+        };
+        let pair_patches = &self.pair_patches;
+        let visit_pair = |p: usize, pair: &mut PairContacts| {
+            if let Some((patches, _)) = pair_patches.get(p + 1).and_then(patches_of) {
+                prefetch(patches);
             }
-            let own = &self.slots[slot as usize].rows;
-            let patches = if holder == u32::MAX {
-                &own.patches
-            } else {
-                &self.chunks[holder as usize].patches
-            };
-            for patch in &patches[first as usize..(first + len) as usize] {
-                visit(pair, patch, &own.rows);
+            if let Some((patches, rows)) = patches_of(&pair_patches[p]) {
+                for patch in patches {
+                    visit(pair, patch, rows);
+                }
             }
         };
-        let patches: usize = self.pair_patches.iter().map(|entry| entry.3 as usize).sum();
+        let patches: usize = pair_patches.iter().map(|entry| entry.3 as usize).sum();
         if patches >= PARALLEL_PATCHES {
-            let pair_patches = &self.pair_patches;
-            for_each_mut(contacts, PAIRS_PER_CHUNK, &|p, pair| {
-                visit_pair((pair, &pair_patches[p]))
-            });
+            for_each_mut(contacts, PAIRS_PER_CHUNK, &visit_pair);
         } else {
-            contacts.iter_mut().zip(&self.pair_patches).for_each(visit_pair);
+            contacts
+                .iter_mut()
+                .enumerate()
+                .for_each(|(p, pair)| visit_pair(p, pair));
         }
     }
 }
