@@ -275,8 +275,21 @@ fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &m
             pair_rows(p, &contacts[p], pair_slots[p], store, bodies, &remembered, step, chunk)
         },
         |p| {
-            prefetch(&contacts[p]);
+            // What `pair_rows` reads of the pair: its contacts, their cached impulses, and its
+            // bodies' solver bodies and states (the last two: 210 -> 201 us a step on two threads
+            // for the aligned pile at 60 Hz, as measured in `build_rows`).
+            let pair = &contacts[p];
+            prefetch(pair);
             cache.span(cache_spans[p]).prefetch();
+            let (a, b) = pair_slots[p];
+            for slot in [a, b] {
+                if let Some(body) = bodies.get(slot as usize) {
+                    prefetch(body);
+                }
+            }
+            for dense in pair.dense {
+                prefetch(&store.states()[dense as usize]);
+            }
         },
     );
     add_tension_inertia(
