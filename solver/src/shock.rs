@@ -71,6 +71,7 @@ use crate::shock_block::solve_group;
 use crate::shock_state::{GroupChange, GroupState, Shared, detached};
 use crate::twist::Twist;
 use shatter_integrators::parallel::for_each_mut;
+use shatter_integrators::prefetch::prefetch;
 use smallvec::SmallVec;
 
 /// Which side of a row the shock pass holds still.
@@ -378,6 +379,18 @@ impl ShockOrder {
             rows, groups, batches, ..
         } = self;
         let changes = &mut scratch.changes;
+        // The next group's rows are fetched while a group is solved: a group's rows lie wherever
+        // its contacts' pairs put them among the island's, which in a heap of debris is all over
+        // a few megabytes. Measured on the random 1000-cube pile on two threads (temporary
+        // timers, mean per pass): the velocity pass 375 -> 356 us at 30 Hz and 514 -> 495 us at
+        // 60 Hz, the split pass 426 -> 394 and 589 -> 561 us; median step 7.38 -> 7.04 ms and
+        // 6.92 -> 6.61 ms over three runs each of one build switched at run time, 6.96 -> 6.90 ms
+        // and 6.61 -> 6.51 ms over four interleaved rounds of two builds (a noisier machine).
+        let ahead = |group: Option<&(usize, usize)>| {
+            for &(index, _) in group.map_or(&[][..], |&(start, end)| &rows[start..end]) {
+                prefetch(&prepared[index]);
+            }
+        };
         // One thread gains nothing from the copies; the bits are the same either way.
         let threads = rayon::current_num_threads();
         for &(first, last, side_by_side) in batches.iter() {
@@ -388,6 +401,7 @@ impl ShockOrder {
                 changes.clear();
                 changes.resize_with(groups.len(), || None);
                 for_each_mut(changes, SIDE_BY_SIDE_RUN, &|k, change| {
+                    ahead(groups.get(k + 1));
                     let (start, end) = groups[k];
                     let group = &rows[start..end];
                     // Side-by-side batches hold only groups with a moving body.
@@ -401,7 +415,8 @@ impl ShockOrder {
                     change.commit(shared);
                 }
             } else {
-                for &(start, end) in groups {
+                for (k, &(start, end)) in groups.iter().enumerate() {
+                    ahead(groups.get(k + 1));
                     let group = &rows[start..end];
                     if group[0].1 == Frozen::None {
                         for &(index, frozen) in group {
