@@ -76,9 +76,9 @@ impl IslandScratch {
     /// built, to fetch what `build` will read of it (prefetch.rs): an island's pairs lie apart
     /// in the pair list wherever its bodies' handles are not in order (the aligned 1000-box
     /// pile's columns of ten, handles going layer by layer), and each pair's contacts (about 700
-    /// bytes) were waited for. Median time of this over three runs of that pile at 60 Hz
-    /// (temporary timers, four rounds): 240 -> 217 us a step on two threads, 380 -> 349 us on
-    /// one; with the pair's cached contacts fetched too, 212 us; fetched two pairs ahead, 224 us.
+    /// bytes) were waited for. Mean time a step of this for that pile at 60 Hz (temporary timers,
+    /// three runs, averaged over four rounds): 240 -> 217 us on two threads, 380 -> 349 us on
+    /// one; with the pair's cached contacts fetched too, 212 us; fetched two pairs ahead, 225 us.
     /// The pyramid's and the random pile's, whose islands' pairs lie in order, did not change.
     pub(crate) fn build_rows(&mut self, build: impl Fn(usize, &mut ContactChunk) + Sync, ahead: impl Fn(usize) + Sync) {
         let count = self.count;
