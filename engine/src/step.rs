@@ -37,6 +37,7 @@ use crate::stages::integrate::{IntegrateScratch, SplitVelocity};
 use crate::stages::{broad_phase, collide, collision_pass, forces, integrate, joint_positions, sleep, solve};
 use rayon::prelude::*;
 use shatter_integrators::BodyKind;
+use shatter_integrators::parallel::join_if;
 
 use crate::store::BodyStore;
 use crate::world::World;
@@ -246,7 +247,8 @@ impl World {
         // and nothing reads the record before a stage ends (a quarantine): the pool's other
         // thread records them while the step's thread finds pairs. On the step's thread before
         // the broad phase, they were 10 us of the aligned 1000-box pile's step on two threads.
-        let (found, ()) = shatter_integrators::parallel::join(
+        let (found, ()) = join_if(
+            shares,
             || {
                 broad_phase::find_pairs(
                     &self.bodies,
@@ -325,7 +327,7 @@ impl World {
         self.end_velocity_stage(&mut clock, Stage::ApplyForces, pushed, &mut report);
 
         clock.begin(Stage::SolveConstraints, &self.bodies, &mut report);
-        let mut solved = solve::run(self, &mut contacts, dt);
+        let mut solved = solve::run(self, &mut contacts, dt, shares);
         report.solver_rows = solved.rows;
         report.warm_started = solved.warm_started;
         report.solver_islands = solved.islands;
@@ -364,7 +366,8 @@ impl World {
         contacts.retain(|pair| self.bodies.contains(pair.body_a) && self.bodies.contains(pair.body_b));
         clock.begin(Stage::Integrate, &self.bodies, &mut report);
         let split = self.split_displacements(&solved.split);
-        let (moved, ()) = shatter_integrators::parallel::join(
+        let (moved, ()) = join_if(
+            shares,
             || {
                 integrate::run(
                     &mut self.bodies,

@@ -73,6 +73,26 @@ where
     )
 }
 
+/// [`join`] where `share` says the two are worth handing to the pool; otherwise `a` and then `b` on
+/// the calling thread, with no job for the pool and no thread woken. A join costs a few
+/// microseconds when the pool's threads are at hand, and far more when they have gone to sleep or
+/// the caller is not one of them (rayon then hands the pair to the pool and blocks until it is
+/// done): more than two small pieces of work take together.
+pub fn join_if<A, B, RA, RB>(share: bool, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    if share {
+        join(a, b)
+    } else {
+        let first = a();
+        (first, b())
+    }
+}
+
 /// Calls `visit(index, item)` for every item of `items`, shared among the pool's threads by
 /// halving the list (through [`join`], so no thread that waits for the other half sleeps) down to
 /// runs of at most `min_len` items (at least one), each visited in order on one thread.
@@ -142,5 +162,22 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Unshared, both pieces run on the calling thread, also where that thread is none of a
+    /// pool's (where a join would hand them to the global pool and wait); shared, they go to the
+    /// pool as a join's do. Either way both results come back, in order.
+    #[test]
+    fn parallel_join_if_keeps_unshared_work_on_the_calling_thread() {
+        let outside = std::thread::spawn(|| {
+            let unshared = join_if(false, rayon::current_thread_index, || {
+                (rayon::current_thread_index(), 2)
+            });
+            let shared = join_if(true, rayon::current_thread_index, || (rayon::current_thread_index(), 2));
+            (unshared, shared)
+        });
+        let ((a, (b, two)), (c, (d, again))) = outside.join().unwrap();
+        assert_eq!((a, b, two), (None, None, 2));
+        assert!(c.is_some() && d.is_some() && again == 2, "{c:?} {d:?}");
     }
 }
