@@ -37,7 +37,7 @@ use crate::stages::integrate::{IntegrateScratch, SplitVelocity};
 use crate::stages::{broad_phase, collide, collision_pass, forces, integrate, joint_positions, sleep, solve};
 use rayon::prelude::*;
 use shatter_integrators::BodyKind;
-use shatter_integrators::parallel::join_if;
+use shatter_integrators::parallel::{alone, join};
 
 use crate::store::BodyStore;
 use crate::world::World;
@@ -215,7 +215,14 @@ impl World {
         // the choice is put back after the step, whether it failed or not.
         let shares = self.bodies.moving().len() >= AWAKE_POOL_BODIES;
         let mut choice = std::mem::take(&mut self.pool_choice);
-        let (stepped, threads) = choice.run(self.settings.pool_use, shares, || self.step_here(dt, shares));
+        // A step with too few moving bodies to share its work hands none of it to the pool.
+        let (stepped, threads) = choice.run(self.settings.pool_use, shares, || {
+            if shares {
+                self.step_here(dt, shares)
+            } else {
+                alone(|| self.step_here(dt, shares))
+            }
+        });
         self.pool_choice = choice;
         let mut report = stepped?;
         report.threads = threads;
@@ -247,8 +254,7 @@ impl World {
         // and nothing reads the record before a stage ends (a quarantine): the pool's other
         // thread records them while the step's thread finds pairs. On the step's thread before
         // the broad phase, they were 10 us of the aligned 1000-box pile's step on two threads.
-        let (found, ()) = join_if(
-            shares,
+        let (found, ()) = join(
             || {
                 broad_phase::find_pairs(
                     &self.bodies,
@@ -327,7 +333,7 @@ impl World {
         self.end_velocity_stage(&mut clock, Stage::ApplyForces, pushed, &mut report);
 
         clock.begin(Stage::SolveConstraints, &self.bodies, &mut report);
-        let mut solved = solve::run(self, &mut contacts, dt, shares);
+        let mut solved = solve::run(self, &mut contacts, dt);
         report.solver_rows = solved.rows;
         report.warm_started = solved.warm_started;
         report.solver_islands = solved.islands;
@@ -366,8 +372,7 @@ impl World {
         contacts.retain(|pair| self.bodies.contains(pair.body_a) && self.bodies.contains(pair.body_b));
         clock.begin(Stage::Integrate, &self.bodies, &mut report);
         let split = self.split_displacements(&solved.split);
-        let (moved, ()) = join_if(
-            shares,
+        let (moved, ()) = join(
             || {
                 integrate::run(
                     &mut self.bodies,

@@ -30,7 +30,7 @@
 //! [`BiasMode::Velocity`]: shatter_solver::BiasMode::Velocity
 
 use glam::{DMat3, DVec3};
-use shatter_integrators::parallel::{for_each_mut, join_if};
+use shatter_integrators::parallel::{for_each_mut, join};
 use shatter_integrators::prefetch::prefetch;
 use shatter_integrators::{BodyKind, RigidState};
 use shatter_solver::{
@@ -198,22 +198,16 @@ impl JointSlices {
 }
 
 /// Solves the step's contacts and joints, writing impulses into `contacts`, the store's velocities
-/// and the joints' warm-start impulses. `shares` says whether the step has enough moving bodies to
-/// share its work among the pool's threads at all.
-pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64, shares: bool) -> SolveOutcome {
+/// and the joints' warm-start impulses.
+pub(crate) fn run(world: &mut World, contacts: &mut [PairContacts], dt: f64) -> SolveOutcome {
     let mut scratch = core::mem::take(&mut world.scratch.solve);
-    let outcome = run_in(world, contacts, (dt, shares), &mut scratch);
+    let outcome = run_in(world, contacts, dt, &mut scratch);
     world.scratch.solve = scratch;
     outcome
 }
 
 /// [`run`] with the stage's lists in `scratch`.
-fn run_in(
-    world: &mut World,
-    contacts: &mut [PairContacts],
-    (dt, shares): (f64, bool),
-    scratch: &mut SolveScratch,
-) -> SolveOutcome {
+fn run_in(world: &mut World, contacts: &mut [PairContacts], dt: f64, scratch: &mut SolveScratch) -> SolveOutcome {
     let mut outcome = SolveOutcome::default();
     let store = &world.bodies;
     let SolveScratch {
@@ -239,8 +233,7 @@ fn run_in(
     // the pyramid's; side by side 44, 140 and 13 us (temporary timers, means over three runs).
     let (joints, cache) = (&world.joints, &world.contact_cache);
     let pairs: &[PairContacts] = contacts;
-    let (mut joint_failures, ()) = join_if(
-        shares,
+    let (mut joint_failures, ()) = join(
         || {
             // Solver slots in pair order, then joint order, one thread: the numbering is the
             // order of first use.
@@ -273,7 +266,7 @@ fn run_in(
         },
         || cache.pair_spans(pairs, cache_spans),
     );
-    let (bodies, cache) = (&solver.bodies, &world.contact_cache);
+    let bodies = &solver.bodies;
     let up = (-world.settings.gravity).normalize_or_zero();
     islands.build_rows(
         |p, chunk| {
