@@ -79,7 +79,8 @@ where
 }
 
 /// Runs `work` on the calling thread with every [`join`] and [`for_each_mut`] it makes there done
-/// in order on that thread, handing nothing to the pool: for a step with too few moving bodies to
+/// in order on that thread, and every rayon iterator whose tasks are [`task_len`] long left whole
+/// on it, handing nothing to the pool: for a step with too few moving bodies to
 /// share its work (the engine's test). A join costs a few microseconds when the pool's threads
 /// are at hand and far more when they sleep or the caller is none of them (rayon then hands the
 /// pair to the pool and blocks until it is done), which is more than such a step's pieces take:
@@ -95,6 +96,15 @@ pub fn alone<R>(work: impl FnOnce() -> R) -> R {
     }
     let _restore = Restore(ALONE.with(|alone| alone.replace(true)));
     work()
+}
+
+/// The fewest items one task of a rayon parallel iterator takes, for its `with_min_len`: `min`
+/// (at least one), or every item inside [`alone`], where the iterator is then never split and
+/// runs on the calling thread. A rayon iterator splits its items among the pool's threads however
+/// few they are, and from outside the pool each split hands a task to the pool and blocks until
+/// it is done, as a join does ([`alone`]).
+pub fn task_len(min: usize) -> usize {
+    if is_alone() { usize::MAX } else { min.max(1) }
 }
 
 thread_local! {
@@ -133,6 +143,7 @@ fn for_each_mut_from<T: Send>(first: usize, items: &mut [T], min_len: usize, vis
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rayon::prelude::*;
 
     /// Both results come back, on one thread and on several, whichever half ends first.
     #[test]
@@ -186,18 +197,31 @@ mod tests {
     fn parallel_alone_keeps_joins_and_loops_on_the_calling_thread() {
         let outside = std::thread::spawn(|| {
             let before = join(rayon::current_thread_index, || (rayon::current_thread_index(), 2));
+            // Where each of 100 items of a rayon iterator with tasks of `task_len(1)` is visited.
+            let visited = || -> Vec<Option<usize>> {
+                let mut out = Vec::new();
+                (0..100)
+                    .into_par_iter()
+                    .with_min_len(task_len(1))
+                    .map(|_| rayon::current_thread_index())
+                    .collect_into_vec(&mut out);
+                out
+            };
             let inside = alone(|| {
                 let joined = join(rayon::current_thread_index, || (rayon::current_thread_index(), 2));
                 let mut items = vec![(0, Some(7)); 100];
                 for_each_mut(&mut items, 1, &|k, item| *item = (k, rayon::current_thread_index()));
-                (joined, items)
+                (joined, items, visited())
             });
             let after = join(rayon::current_thread_index, || (rayon::current_thread_index(), 2));
-            (before, inside, after)
+            (before, inside, after, visited())
         });
-        let (before, ((a, (b, two)), items), after) = outside.join().unwrap();
+        let (before, ((a, (b, two)), items, iterated), after, iterated_after) = outside.join().unwrap();
         assert_eq!((a, b, two), (None, None, 2));
         assert!(items.iter().enumerate().all(|(k, &item)| item == (k, None)));
+        assert_eq!(iterated, vec![None; 100]);
+        // Outside `alone` the iterator is split: every item is visited on the pool.
+        assert!(iterated_after.iter().all(Option::is_some), "{iterated_after:?}");
         for (c, (d, again)) in [before, after] {
             assert!(c.is_some() && d.is_some() && again == 2, "{c:?} {d:?}");
         }

@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use shatter_collision::narrow_phase::pair_margin;
 use shatter_collision::{Closing, Contact, ContactManifold, collide_within_margin_into};
 use shatter_integrators::BodyKind;
+use shatter_integrators::parallel::task_len;
 
 use crate::contact_cache::WarmStart;
 use crate::contacts::{ContactPoint, PairContacts, tangent_basis};
@@ -318,9 +319,11 @@ pub(crate) fn narrow_phase(
         scratch.entries.clear();
         return Ok(());
     }
+    // Left whole on the step's thread in a step too small to share work (`parallel::alone`).
     scratch.motions.par_extend(
         (0..bodies.len())
             .into_par_iter()
+            .with_min_len(task_len(1))
             .map(|dense| BodyMotion::of(bodies, dense, job.gravity, job.dt)),
     );
     let (chunks, motions) = (&mut scratch.chunks[..tasks], &scratch.motions[..]);

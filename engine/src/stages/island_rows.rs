@@ -11,7 +11,7 @@
 //! the rows are the same however the pairs are chunked, whatever the thread count.
 
 use rayon::prelude::*;
-use shatter_integrators::parallel::{for_each_mut, join};
+use shatter_integrators::parallel::{for_each_mut, join, task_len};
 use shatter_integrators::prefetch::prefetch;
 use shatter_solver::{Row, SolverBody};
 
@@ -192,8 +192,10 @@ impl IslandScratch {
         };
         let slots = &mut self.slots[..count];
         if count > 1 {
+            // Left whole on the step's thread in a step too small to share work (`parallel::alone`).
             (slots.par_iter_mut().zip(own_chunks.into_par_iter()))
                 .zip(by_size.par_iter())
+                .with_min_len(task_len(1))
                 .for_each(finish);
         } else {
             slots.iter_mut().zip(own_chunks).zip(by_size.iter()).for_each(finish);
