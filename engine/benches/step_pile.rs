@@ -6,11 +6,16 @@
 //! `step_few_awake`: one 30 Hz step of a world where one ball moves and a 10 x 10 x 10 lattice of
 //! touching boxes sleeps (no gravity, so nothing else ever moves): the cost of a step should
 //! follow the moving bodies, not the sleeping ones. Throughput counts every body in the world.
+//!
+//! `step_small`: one 30 Hz step of a world too small to share work (three balls rolling on the
+//! ground; a chain of ten balls hanging from ball joints), stepped from the bench's own thread,
+//! outside any rayon pool, as a game loop steps it: such a step should cost what its bodies do,
+//! not a hand-over to the pool. Throughput counts the moving bodies.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::{DQuat, DVec3};
 use shatter_collision::{Collider, Cuboid, HalfSpace, Shape, Sphere};
-use shatter_engine::{BodyDesc, PoolUse, World, WorldSettings};
+use shatter_engine::{BodyDesc, JointDesc, JointKind, PoolUse, World, WorldSettings};
 use shatter_integrators::SplitMix64;
 
 const FRAME: f64 = 1.0 / 30.0;
@@ -112,5 +117,53 @@ fn step_few_awake(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, step_pile, step_few_awake);
+/// Three balls rolling on the ground, 2 m apart, or ten balls 1 m apart hanging in a chain of
+/// ball joints from a point 12 m up; sleeping off, so they stay in every step.
+fn small_world(chain: bool) -> World {
+    let mut settings = WorldSettings::default();
+    settings.sleep.enabled = false;
+    let mut world = World::try_with_settings(settings).expect("valid settings");
+    let ground = Collider::from_shape(Shape::HalfSpace(HalfSpace::ground(0.0).expect("plane")), 1.0).expect("ground");
+    world.add_body(BodyDesc::fixed(ground)).expect("ground");
+    let ball = Collider::from_shape(Shape::Sphere(Sphere::try_new(0.5).expect("ball")), 0.5 / 3.0).expect("ball");
+    if !chain {
+        for k in 0..3 {
+            let desc = BodyDesc::dynamic(ball.clone())
+                .with_position(DVec3::new(2.0 * k as f64, 0.5, 0.0))
+                .with_velocity(DVec3::X * 2.0, DVec3::ZERO);
+            world.add_body(desc).expect("ball");
+        }
+        return world;
+    }
+    let mut above = None;
+    for k in 0..10 {
+        let x = k as f64 + 1.0;
+        let link = world
+            .add_body(BodyDesc::dynamic(ball.clone()).with_position(DVec3::new(x, 12.0, 0.0)))
+            .expect("link");
+        let anchor = DVec3::new(x - 0.5, 12.0, 0.0);
+        let joint = match above {
+            None => JointDesc::new(JointKind::Ball, link, None, DVec3::new(0.0, 12.0, 0.0)),
+            Some(above) => JointDesc::new(JointKind::Ball, above, Some(link), anchor),
+        };
+        world.add_joint(joint).expect("joint");
+        above = Some(link);
+    }
+    world
+}
+
+fn step_small(c: &mut Criterion) {
+    let mut group = c.benchmark_group("step_small");
+    for (name, chain, moving) in [("three_rolling_balls", false, 3), ("chain_of_ten_links", true, 10)] {
+        group.throughput(Throughput::Elements(moving));
+        let mut world = small_world(chain);
+        for _ in 0..60 {
+            world.step(FRAME).expect("step");
+        }
+        group.bench_function(name, |b| b.iter(|| world.step(FRAME).expect("step").awake_bodies));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, step_pile, step_few_awake, step_small);
 criterion_main!(benches);

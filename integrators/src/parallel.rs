@@ -1,5 +1,7 @@
 //! Work shared among the rayon pool's threads with the waiting thread kept awake: two pieces side
-//! by side ([`join`]), and a list halved down to runs of items ([`for_each_mut`]).
+//! by side ([`join`]), and a list halved down to runs of items ([`for_each_mut`]); and work kept
+//! on the calling thread where it is too short to share ([`alone`], with [`task_len`] for rayon's
+//! own parallel iterators).
 //!
 //! `rayon::join(a, b)` runs `a` on the calling thread and lets another thread take `b`. When `a`
 //! ends first, the calling thread waits for `b` as any idle rayon thread does: it looks for other
