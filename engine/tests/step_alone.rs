@@ -34,6 +34,7 @@ fn hold_the_pool() -> Hold {
     hold
 }
 
+/// Lets the threads `hold_the_pool` holds go back to the pool's work.
 fn let_go(hold: &Hold) {
     let (released, wake) = &**hold;
     *released.lock().unwrap() = true;
@@ -59,7 +60,8 @@ fn rolling_balls(balls: usize, pool_use: PoolUse) -> World {
     world
 }
 
-/// Steps `world` 30 frames on a new thread (outside the pool); what comes back once it is done.
+/// Steps `world` 30 frames on a new thread (outside the pool); its count of moving bodies comes
+/// back once it is done.
 fn stepping(mut world: World) -> mpsc::Receiver<usize> {
     let (done, steps) = mpsc::channel();
     std::thread::spawn(move || {
