@@ -95,12 +95,12 @@ pub(crate) struct ShockOrder {
     /// `(level, moving body, row, frozen side)` per active row, sorted ([`NO_MOVER`] for a row
     /// with no moving body): 16 bytes an entry, which the sorts stream twice.
     keyed: Vec<Entry>,
-    /// Scratch of the counting sorts: the entries in their new order, and one count per key.
+    /// Scratch of the counting sort: the entries in their new order, and one count per place.
     sorted: Vec<Entry>,
     counts: Vec<usize>,
     /// Scratch of the level search.
     levels: Levels,
-    /// The counting sort's key of each entry, from the levels.
+    /// The places the counting sort orders the entries by, laid out from the levels.
     buckets: Buckets,
 }
 
@@ -180,6 +180,8 @@ impl Buckets {
     /// The place of shock order entry `(level, moving body, _, _)`.
     fn of(&self, (level, moving, _, _): &Entry) -> usize {
         if *moving != NO_MOVER {
+            // A moving body has a level (the order's keying moves only bodies of one).
+            debug_assert_ne!(self.body[*moving as usize], u32::MAX, "a moving body of no level");
             self.body[*moving as usize] as usize
         } else if *level == u32::MAX {
             self.loose[self.loose.len() - 1] as usize
